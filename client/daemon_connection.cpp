@@ -1,0 +1,132 @@
+#include "client/daemon_connection.hpp"
+
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "proto/api.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json/parse.hpp>
+
+#include <exception>
+
+namespace pybox::client {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using Local = net::local::stream_protocol;
+using Stream = beast::basic_stream<Local, net::any_io_executor, beast::unlimited_rate_policy>;
+
+namespace {
+
+constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
+constexpr std::uint64_t k_max_response_bytes = 32 * 1024 * 1024;
+
+// pyboxd when it sits next to this program.
+std::optional<fs::path> sibling_pyboxd()
+{
+    std::error_code ec;
+    const auto self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::nullopt;
+    return find_executable("pyboxd", {self.parent_path()});
+}
+
+Error transport_error(const boost::system::error_code& ec, std::string_view doing)
+{
+    if (ec == beast::error::timeout)
+        return make_error("daemon_timeout", "pyboxd did not answer in time (while " + std::string(doing) + ").");
+    return make_error("daemon_io", "The connection to pyboxd failed while " + std::string(doing) + ": " +
+                                       ec.message() + ".");
+}
+
+net::awaitable<void> exchange_on(fs::path socket, http::request<http::string_body> request,
+                                 std::chrono::milliseconds timeout, Expected<DaemonReply>& outcome)
+{
+    Stream stream(co_await net::this_coro::executor);
+    stream.expires_after(timeout);
+    auto [connect_ec] = co_await stream.async_connect(Local::endpoint(socket.string()), k_tuple);
+    if (connect_ec == net::error::connection_refused || connect_ec == boost::system::errc::no_such_file_or_directory) {
+        outcome = make_error("daemon_not_running", not_running_message(sibling_pyboxd()));
+        co_return;
+    }
+    if (connect_ec) {
+        outcome = transport_error(connect_ec, "connecting to " + socket.string());
+        co_return;
+    }
+    auto [write_ec, written] = co_await http::async_write(stream, request, k_tuple);
+    if (write_ec) {
+        outcome = transport_error(write_ec, "sending the request");
+        co_return;
+    }
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(k_max_response_bytes);
+    auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
+    if (read_ec) {
+        outcome = transport_error(read_ec, "reading the answer");
+        co_return;
+    }
+    outcome = DaemonReply{parser.get().result_int(), std::move(parser.get().body())};
+}
+
+}  // namespace
+
+std::string not_running_message(const std::optional<fs::path>& pyboxd)
+{
+    return "pyboxd is not running. Start it with: " + (pyboxd ? pyboxd->string() : std::string("pyboxd")) +
+           " &   (or, as a service: systemctl --user start pyboxd)";
+}
+
+Expected<DaemonConnection> DaemonConnection::from_environment()
+{
+    auto paths = RuntimePaths::from_environment();
+    if (!paths) return paths.error();
+    return DaemonConnection(paths->daemon_socket());
+}
+
+Expected<DaemonReply> DaemonConnection::exchange(std::string_view method, std::string_view target,
+                                                 std::string_view body, std::chrono::milliseconds timeout) const
+{
+    http::request<http::string_body> request{http::string_to_verb(method), target, 11};
+    request.set(http::field::host, proto::k_host);
+    request.set(http::field::user_agent, "pybox/" PYBOX_VERSION);
+    if (!body.empty()) request.set(http::field::content_type, "application/json");
+    request.body() = std::string(body);
+    request.prepare_payload();
+
+    net::io_context io;
+    Expected<DaemonReply> outcome = make_error("daemon_io", "The exchange with pyboxd did not finish.");
+    net::co_spawn(io, exchange_on(m_socket, std::move(request), timeout, outcome), [&](std::exception_ptr failure) {
+        if (!failure) return;
+        try {
+            std::rethrow_exception(failure);
+        } catch (const std::exception& error) {
+            outcome = make_error("daemon_io", "Cannot talk to pyboxd at " + m_socket.string() + ": " + error.what());
+        }
+    });
+    io.run();
+    return outcome;
+}
+
+Expected<json::value> DaemonConnection::call(std::string_view method, std::string_view target, std::string_view body,
+                                             std::chrono::milliseconds timeout) const
+{
+    auto reply = exchange(method, target, body, timeout);
+    if (!reply) return reply.error();
+    if (reply->status != 200) return proto::parse_error_body(reply->status, reply->body);
+    boost::system::error_code ec;
+    auto document = json::parse(reply->body, ec);
+    if (ec) return make_error("daemon_io", "pyboxd answered with JSON that cannot be read: " + ec.message() + ".");
+    return document;
+}
+
+}  // namespace pybox::client

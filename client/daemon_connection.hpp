@@ -1,0 +1,47 @@
+// DaemonConnection: the client's side of the socket API (docs/api.md). Each call is one
+// synchronous HTTP/1.1 exchange on a fresh connection to pyboxd's unix socket, run on a private
+// io_context so the caller never sees Asio.
+//
+// Timeouts: connect, write and read together must finish within the timeout given per call.
+// Responses are read with a 32 MiB body limit. Failure: "daemon_not_running" (no socket, or
+// nobody listening; the message says how to start pyboxd), "daemon_timeout", "daemon_io", or
+// for a non-200 answer the daemon's own error (proto::parse_error_body).
+#pragma once
+
+#include "common/error.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pybox::client {
+
+struct DaemonReply {
+    unsigned status = 0;
+    std::string body;
+};
+
+class DaemonConnection {
+public:
+    // The socket of the runtime folder ($PYBOX_HOME respected).
+    static Expected<DaemonConnection> from_environment();
+    explicit DaemonConnection(std::filesystem::path socket) : m_socket(std::move(socket)) {}
+
+    Expected<DaemonReply> exchange(std::string_view method, std::string_view target, std::string_view body,
+                                   std::chrono::milliseconds timeout) const;
+    // exchange(), then the JSON body of a 200 answer, or the daemon's error for any other.
+    Expected<boost::json::value> call(std::string_view method, std::string_view target, std::string_view body,
+                                      std::chrono::milliseconds timeout) const;
+
+private:
+    std::filesystem::path m_socket;
+};
+
+// What to tell the user when pyboxd does not answer; names the pyboxd binary when one is given.
+std::string not_running_message(const std::optional<std::filesystem::path>& pyboxd);
+
+}  // namespace pybox::client

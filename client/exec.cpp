@@ -1,0 +1,108 @@
+// `pybox exec FILE|-`: run one program in a fresh sealed box and print what it printed.
+#include "client/commands.hpp"
+#include "client/daemon_connection.hpp"
+
+#include "common/files.hpp"
+#include "common/limits.hpp"
+#include "proto/receipt.hpp"
+#include "proto/run_request.hpp"
+#include "proto/short_view.hpp"
+
+#include <CLI/CLI.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+namespace pybox::client {
+
+namespace {
+
+// The daemon answers within the program's deadline plus its own budgets; this is the margin.
+constexpr std::chrono::seconds k_answer_margin{30};
+
+constexpr const char* k_exit_codes =
+    "Exit codes:\n"
+    "  N    the program's own exit code, when it ended by itself\n"
+    "  124  PyBox stopped the program at the deadline\n"
+    "  125  PyBox could not run it (bad request, daemon or engine unreachable, image or\n"
+    "       policy check failed); nothing was run\n"
+    "  137  out of memory: the kernel killed it, as reported by the engine\n"
+    "The receipt (--json) always says more.";
+
+struct ExecOptions {
+    std::string program;
+    double timeout_s = limits::k_default_timeout_s;
+    bool json = false;
+    std::string image = "stdlib";
+    std::size_t output_limit_bytes = limits::k_default_output_limit_bytes;
+};
+
+Error too_large()
+{
+    return make_error("source_too_large",
+                      "The program is larger than " + std::to_string(limits::k_max_source_bytes) + " bytes.");
+}
+
+int run_exec(const ExecOptions& options)
+{
+    auto source = read_program(options.program, std::cin);
+    if (!source) return fail(source.error());
+    const proto::RunRequest request{std::move(*source), options.timeout_s, options.image, options.output_limit_bytes};
+    if (auto valid = proto::validate_run_request(request); !valid) return fail(valid.error());
+
+    auto connection = DaemonConnection::from_environment();
+    if (!connection) return fail(connection.error());
+    const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
+    auto answer = connection->call("POST", "/v1/runs", proto::serialize_run_request(request), timeout);
+    if (!answer) return fail(answer.error());
+    auto receipt = proto::receipt_from_json(*answer);
+    if (!receipt)
+        return fail(make_error("daemon_io", "The daemon's receipt cannot be read: " + receipt.error().message));
+
+    if (options.json) {
+        write_bytes(stdout, boost::json::serialize(*answer) + "\n");
+    } else {
+        write_bytes(stdout, receipt->capture.stdout_stream.bytes);
+        write_bytes(stderr, receipt->capture.stderr_stream.bytes);
+        write_bytes(stderr, proto::render_short_receipt(*receipt));
+    }
+    return proto::exit_code_for(*receipt);
+}
+
+}  // namespace
+
+Expected<std::string> read_program(const std::string& name, std::istream& input)
+{
+    if (name != "-") {
+        auto bytes = read_file_capped(name, limits::k_max_source_bytes);
+        if (!bytes && bytes.error().code == "too_large") return too_large();
+        return bytes;
+    }
+    std::string bytes(limits::k_max_source_bytes + 1, '\0');
+    input.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (input.bad()) return make_error("file_unreadable", "Cannot read the program from standard input.");
+    bytes.resize(static_cast<std::size_t>(input.gcount()));
+    if (bytes.size() > limits::k_max_source_bytes) return too_large();
+    return bytes;
+}
+
+Action configure_exec(CLI::App& command)
+{
+    auto options = std::make_shared<ExecOptions>();
+    command.add_option("program", options->program, "Python file to run, or - for standard input")->required();
+    command.add_option("--timeout", options->timeout_s, "Deadline in seconds (0.1-30)")->capture_default_str();
+    command.add_flag("--json", options->json, "Print the full receipt as JSON on stdout, nothing else");
+    command.add_option("--image", options->image, "Image to run in (stdlib, data)")->capture_default_str();
+    command.add_option("--output-limit", options->output_limit_bytes, "Bytes kept per stream (1-65536)")
+        ->check(CLI::Range(static_cast<double>(limits::k_min_output_limit_bytes),
+                           static_cast<double>(limits::k_max_output_limit_bytes)))
+        ->capture_default_str();
+    command.footer(k_exit_codes);
+    return [options] { return run_exec(*options); };
+}
+
+}  // namespace pybox::client

@@ -1,0 +1,45 @@
+// pybox: the thin client of pyboxd. Wires the subcommand table into CLI11; nothing else.
+#include "client/commands.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iterator>
+
+namespace {
+
+using pybox::client::Command;
+
+constexpr Command k_commands[] = {
+    {"exec", "Run a Python program in a fresh sealed box and print its output and a receipt",
+     pybox::client::configure_exec},
+    {"vm", "Start, stop or check the private container engine", pybox::client::configure_vm},
+    {"setup", "Build the images (or confirm they are up to date)", pybox::client::configure_setup},
+    {"image", "List the built images", pybox::client::configure_image},
+    {"version", "Print the version", pybox::client::configure_version},
+};
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    std::signal(SIGPIPE, SIG_IGN);  // a closed stdout or socket is an error to report, not a crash
+
+    CLI::App app{"pybox: run Python programs in fresh, locked-down containers and get a receipt."};
+    app.require_subcommand(1);
+    pybox::client::Action actions[std::size(k_commands)];
+    CLI::App* commands[std::size(k_commands)];
+    for (std::size_t i = 0; i < std::size(k_commands); ++i) {
+        commands[i] = app.add_subcommand(std::string(k_commands[i].name), std::string(k_commands[i].description));
+        actions[i] = k_commands[i].configure(*commands[i]);
+    }
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& error) {
+        const int code = app.exit(error);
+        return code == 0 ? 0 : pybox::client::k_exit_pybox_failed;
+    }
+    for (std::size_t i = 0; i < std::size(k_commands); ++i)
+        if (commands[i]->parsed()) return actions[i]();
+    return pybox::client::k_exit_pybox_failed;
+}

@@ -1,0 +1,141 @@
+#include "common/files.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+namespace pybox {
+
+namespace {
+
+std::string errno_text() { return std::strerror(errno); }
+
+class Fd {
+public:
+    explicit Fd(int fd) : m_fd(fd) {}
+    ~Fd() { if (m_fd >= 0) ::close(m_fd); }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return m_fd; }
+    int release() { return std::exchange(m_fd, -1); }
+
+private:
+    int m_fd;
+};
+
+}  // namespace
+
+Expected<std::string> read_file_capped(const std::filesystem::path& file, std::size_t max_bytes)
+{
+    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        if (errno == ENOENT)
+            return make_error("not_found", file.string() + " does not exist.");
+        return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text() + ".");
+    }
+    std::string bytes;
+    char buffer[64 * 1024];
+    for (;;) {
+        const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text() + ".");
+        }
+        if (got == 0) break;
+        if (bytes.size() + static_cast<std::size_t>(got) > max_bytes)
+            return make_error("too_large", file.string() + " is larger than " + std::to_string(max_bytes) + " bytes.");
+        bytes.append(buffer, static_cast<std::size_t>(got));
+    }
+    return bytes;
+}
+
+Expected<void> write_file_atomic(const std::filesystem::path& file, std::string_view bytes, unsigned mode)
+{
+    const std::filesystem::path temporary = file.string() + ".tmp." + std::to_string(::getpid());
+    Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                 static_cast<mode_t>(mode)));
+    if (fd.get() < 0)
+        return make_error("file_unwritable", "Cannot write " + temporary.string() + ": " + errno_text() + ".");
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
+        if (put < 0) {
+            if (errno == EINTR) continue;
+            const std::string why = errno_text();
+            ::unlink(temporary.c_str());
+            return make_error("file_unwritable", "Writing " + temporary.string() + " failed: " + why + ".");
+        }
+        written += static_cast<std::size_t>(put);
+    }
+    if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0 || ::fsync(fd.get()) != 0) {
+        const std::string why = errno_text();
+        ::unlink(temporary.c_str());
+        return make_error("file_unwritable", "Syncing " + temporary.string() + " failed: " + why + ".");
+    }
+    ::close(fd.release());
+    if (::rename(temporary.c_str(), file.c_str()) != 0) {
+        const std::string why = errno_text();
+        ::unlink(temporary.c_str());
+        return make_error("file_unwritable", "Cannot replace " + file.string() + ": " + why + ".");
+    }
+    return {};
+}
+
+namespace {
+
+// Opens (creating if needed) and flocks the file; returns the owning fd.
+Expected<int> lock_file(const std::filesystem::path& file, bool wait)
+{
+    Fd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (fd.get() < 0)
+        return make_error("lock_unavailable", "Cannot open " + file.string() + ": " + errno_text() + ".");
+    int result;
+    do {
+        result = ::flock(fd.get(), LOCK_EX | (wait ? 0 : LOCK_NB));
+    } while (result != 0 && errno == EINTR);
+    if (result != 0) {
+        if (errno == EWOULDBLOCK)
+            return make_error("lock_busy", file.string() + " is held by another process.");
+        return make_error("lock_unavailable", "Cannot lock " + file.string() + ": " + errno_text() + ".");
+    }
+    return fd.release();
+}
+
+}  // namespace
+
+Expected<FileLock> FileLock::try_acquire(const std::filesystem::path& file)
+{
+    auto fd = lock_file(file, false);
+    if (!fd) return fd.error();
+    return FileLock(*fd);
+}
+
+Expected<FileLock> FileLock::acquire(const std::filesystem::path& file)
+{
+    auto fd = lock_file(file, true);
+    if (!fd) return fd.error();
+    return FileLock(*fd);
+}
+
+FileLock::FileLock(FileLock&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept
+{
+    if (this != &other) {
+        if (m_fd >= 0) ::close(m_fd);
+        m_fd = std::exchange(other.m_fd, -1);
+    }
+    return *this;
+}
+
+FileLock::~FileLock()
+{
+    if (m_fd >= 0) ::close(m_fd);
+}
+
+}  // namespace pybox

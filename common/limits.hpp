@@ -1,0 +1,41 @@
+// Every fixed number of PyBox in one place (the seed's Reference page). Nothing here can be
+// changed by a request; requests may only choose values inside the ranges below.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+namespace pybox::limits {
+
+inline constexpr std::size_t k_max_source_bytes = 65'536;
+inline constexpr std::size_t k_max_output_limit_bytes = 65'536;
+inline constexpr std::size_t k_min_output_limit_bytes = 1;
+inline constexpr std::size_t k_default_output_limit_bytes = 65'536;
+
+inline constexpr double k_default_timeout_s = 2.0;
+inline constexpr double k_min_timeout_s = 0.1;
+inline constexpr double k_max_timeout_s = 30.0;
+// The box timer (`timeout -s KILL`) fires this long after the deadline.
+inline constexpr double k_box_timer_margin_s = 1.0;
+
+inline constexpr std::chrono::milliseconds k_create_timeout{5'000};
+inline constexpr std::chrono::milliseconds k_min_start_timeout{2'000};
+inline constexpr std::chrono::milliseconds k_inspect_timeout{2'000};
+inline constexpr std::chrono::milliseconds k_query_timeout{2'000};
+inline constexpr std::chrono::milliseconds k_stop_timeout{2'000};
+inline constexpr std::chrono::milliseconds k_remove_timeout{3'000};
+inline constexpr std::chrono::milliseconds k_cleanup_budget{15'000};
+
+inline constexpr std::int64_t k_box_expiry_s = 120;
+inline constexpr std::int64_t k_settle_after_expiry_s = 60;
+
+// The daemon's socket API.
+inline constexpr std::size_t k_max_request_body_bytes = 256 * 1024;
+inline constexpr std::size_t k_max_request_header_bytes = 16 * 1024;
+inline constexpr std::chrono::milliseconds k_request_read_timeout{10'000};
+
+// Engine responses other than the attach stream.
+inline constexpr std::size_t k_max_engine_response_bytes = 8 * 1024 * 1024;
+
+}  // namespace pybox::limits

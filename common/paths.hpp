@@ -1,0 +1,43 @@
+// Where PyBox keeps its files. Everything lives under one runtime folder:
+// $PYBOX_HOME if set, else ~/.pybox/runtime. The folder and its subfolders are 0700.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <filesystem>
+
+namespace pybox {
+
+class RuntimePaths {
+public:
+    // Resolves the runtime folder from the environment; does not touch the disk.
+    static Expected<RuntimePaths> from_environment();
+    explicit RuntimePaths(std::filesystem::path root) : m_root(std::move(root)) {}
+
+    // Creates the runtime folder tree with mode 0700 and refuses one owned by another user
+    // or writable by group/others.
+    Expected<void> ensure_private() const;
+
+    const std::filesystem::path& root() const { return m_root; }
+    std::filesystem::path installation_file() const { return m_root / "installation.json"; }
+    std::filesystem::path config_file() const { return m_root / "config.json"; }
+    std::filesystem::path images_file() const { return m_root / "images.json"; }
+    std::filesystem::path images_lock() const { return m_root / "images.lock"; }
+    std::filesystem::path recipes_dir() const { return m_root / "recipes"; }
+    std::filesystem::path attempts_dir() const { return m_root / "attempts"; }
+    std::filesystem::path lifecycle_lock() const { return m_root / "lifecycle.lock"; }
+    std::filesystem::path daemon_socket() const { return m_root / "pyboxd.sock"; }
+    std::filesystem::path daemon_pid_file() const { return m_root / "pyboxd.pid"; }
+    std::filesystem::path engine_dir() const { return m_root / "engine"; }
+    std::filesystem::path engine_socket() const { return engine_dir() / "docker.sock"; }
+    std::filesystem::path engine_data_root() const { return engine_dir() / "data"; }
+    std::filesystem::path engine_exec_root() const { return engine_dir() / "exec"; }
+    std::filesystem::path engine_pid_file() const { return engine_dir() / "dockerd.pid"; }
+    std::filesystem::path engine_log_file() const { return engine_dir() / "dockerd.log"; }
+    std::filesystem::path build_dir() const { return m_root / "build"; }
+
+private:
+    std::filesystem::path m_root;
+};
+
+}  // namespace pybox

@@ -1,0 +1,257 @@
+#include "common/process.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace pybox {
+
+namespace {
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+// argv and envp as the C arrays posix_spawn wants; owns the strings.
+class CArgs {
+public:
+    explicit CArgs(const std::vector<std::string>& strings) : m_strings(strings)
+    {
+        for (auto& s : m_strings) m_pointers.push_back(s.data());
+        m_pointers.push_back(nullptr);
+    }
+    char* const* get() { return m_pointers.data(); }
+
+private:
+    std::vector<std::string> m_strings;
+    std::vector<char*> m_pointers;
+};
+
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra)
+{
+    std::vector<std::string> env;
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+        std::string_view text(*entry);
+        const auto name = text.substr(0, text.find('='));
+        if (extra.find(std::string(name)) == extra.end()) env.emplace_back(text);
+    }
+    for (const auto& [name, value] : extra) env.push_back(name + "=" + value);
+    return env;
+}
+
+Expected<void> require_absolute(const std::vector<std::string>& argv)
+{
+    if (argv.empty() || argv[0].empty() || argv[0][0] != '/')
+        return make_error("spawn_failed", "A program to run must be named by an absolute path.");
+    return {};
+}
+
+void close_fd(int& fd)
+{
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+}
+
+}  // namespace
+
+namespace {
+
+// The parent's ends of the pipes to one child; -1 once closed.
+struct ChildPipes {
+    int input = -1;
+    int output = -1;
+    int error = -1;
+    ~ChildPipes()
+    {
+        close_fd(input);
+        close_fd(output);
+        close_fd(error);
+    }
+};
+
+bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC) == 0; }
+
+void keep_bounded(std::string& kept, std::size_t& dropped, std::size_t cap, std::string_view bytes)
+{
+    const std::size_t room = cap - std::min(cap, kept.size());
+    kept.append(bytes.substr(0, std::min(room, bytes.size())));
+    dropped += bytes.size() - std::min(room, bytes.size());
+}
+
+}  // namespace
+
+Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const ProcessOptions& options)
+{
+    if (auto ok = require_absolute(argv); !ok) return ok.error();
+    int out_pipe[2], err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
+    if (!make_pipe(out_pipe) || (options.separate_stderr && !make_pipe(err_pipe)) ||
+        (options.input && !make_pipe(in_pipe)))
+        return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
+    ChildPipes pipes;
+    pipes.output = out_pipe[0];
+    pipes.error = err_pipe[0];
+    pipes.input = in_pipe[1];
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    if (options.input)
+        posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
+    else
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, options.separate_stderr ? err_pipe[1] : out_pipe[1], 2);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    if (options.working_dir)
+        posix_spawn_file_actions_addchdir_np(&actions, options.working_dir->c_str());
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+
+    CArgs c_argv(argv);
+    CArgs c_env(merged_environment(options.env));
+    pid_t pid = -1;
+    const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, c_argv.get(), c_env.get());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    for (int child_end : {out_pipe[1], err_pipe[1], in_pipe[0]})
+        if (child_end >= 0) ::close(child_end);
+    if (spawned != 0)
+        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
+
+    if (options.input) ::signal(SIGPIPE, SIG_IGN);  // a child that exits early must not kill us
+    ProcessResult result;
+    std::string_view pending_input = options.input ? std::string_view(*options.input) : std::string_view();
+    if (pipes.input >= 0) ::fcntl(pipes.input, F_SETFL, O_NONBLOCK);
+    if (pipes.input >= 0 && pending_input.empty()) close_fd(pipes.input);
+    const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+    char buffer[16 * 1024];
+    while (pipes.output >= 0 || pipes.error >= 0) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            result.timed_out = true;
+            ::kill(-pid, SIGKILL);
+            break;
+        }
+        pollfd watched[3] = {{pipes.output, POLLIN, 0}, {pipes.error, POLLIN, 0}, {pipes.input, POLLOUT, 0}};
+        const int ready = ::poll(watched, 3, static_cast<int>(std::min<long long>(left.count(), 1000)));
+        if (ready < 0 && errno != EINTR) break;
+        if (ready <= 0) continue;
+        if (watched[2].revents != 0) {
+            const ssize_t put = ::write(pipes.input, pending_input.data(), pending_input.size());
+            if (put > 0) pending_input.remove_prefix(static_cast<std::size_t>(put));
+            if ((put < 0 && errno != EAGAIN && errno != EINTR) || pending_input.empty()) close_fd(pipes.input);
+        }
+        for (int index : {0, 1}) {
+            if (watched[index].revents == 0) continue;
+            int& fd = index == 0 ? pipes.output : pipes.error;
+            const ssize_t got = ::read(fd, buffer, sizeof buffer);
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) {
+                close_fd(fd);
+                continue;
+            }
+            keep_bounded(index == 0 ? result.output : result.error_output, result.output_dropped,
+                         options.max_output, std::string_view(buffer, static_cast<std::size_t>(got)));
+        }
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    return result;
+}
+
+Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::filesystem::path& log_file)
+{
+    if (auto ok = require_absolute(argv); !ok) return ok.error();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    // Sockets the daemon holds (its listening socket among them) must not leak into a child
+    // that outlives it.
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    sigset_t no_signals;
+    sigemptyset(&no_signals);
+    posix_spawnattr_setsigmask(&attributes, &no_signals);
+    sigset_t all_signals;
+    sigfillset(&all_signals);
+    posix_spawnattr_setsigdefault(&attributes, &all_signals);
+
+    CArgs c_argv(argv);
+    pid_t pid = -1;
+    const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, c_argv.get(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (spawned != 0)
+        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
+    return static_cast<int>(pid);
+}
+
+bool process_alive(int pid)
+{
+    if (pid <= 0) return false;
+    // Reap it if it is our own child that has exited.
+    int status = 0;
+    if (::waitpid(pid, &status, WNOHANG) == pid) return false;
+    return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+bool send_signal(int pid, int signal)
+{
+    if (pid <= 0) return false;
+    if (::kill(pid, signal) == 0) return true;
+    return errno == ESRCH && signal == SIGKILL;
+}
+
+unsigned current_uid() { return static_cast<unsigned>(::geteuid()); }
+
+int current_pid() { return static_cast<int>(::getpid()); }
+
+Expected<unsigned> socket_peer_uid(int fd)
+{
+    ucred credentials{};
+    socklen_t length = sizeof credentials;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0)
+        return make_error("peer_unknown", "Cannot read the peer's credentials: " + errno_text(errno) + ".");
+    return static_cast<unsigned>(credentials.uid);
+}
+
+std::optional<std::filesystem::path> find_executable(const std::string& name,
+                                                     const std::vector<std::filesystem::path>& dirs)
+{
+    for (const auto& dir : dirs) {
+        const auto candidate = dir / name;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return std::nullopt;
+}
+
+std::size_t open_fd_count()
+{
+    std::size_t count = 0;
+    if (DIR* dir = ::opendir("/proc/self/fd")) {
+        while (const dirent* entry = ::readdir(dir))
+            if (entry->d_name[0] != '.') ++count;
+        ::closedir(dir);
+        return count - 1;  // the directory stream's own fd
+    }
+    return 0;
+}
+
+}  // namespace pybox

@@ -1,0 +1,69 @@
+// Child processes and other platform calls (the only place besides the .cpp files of
+// common/ that knows about pids, signals and fds).
+#pragma once
+
+#include "common/error.hpp"
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pybox {
+
+struct ProcessResult {
+    int exit_code = -1;          // valid when signal == 0
+    int signal = 0;              // the signal that ended it, 0 if it exited
+    bool timed_out = false;      // killed by run_process because the time limit passed
+    std::string output;          // stdout (and stderr unless separate_stderr), at most max_output bytes kept
+    std::string error_output;    // stderr when separate_stderr, at most max_output bytes kept
+    std::size_t output_dropped = 0;  // bytes beyond max_output, both streams together
+};
+
+struct ProcessOptions {
+    std::chrono::milliseconds timeout{60'000};
+    std::size_t max_output = 1 << 20;
+    // Bytes written to the child's stdin (then closed); without it stdin is /dev/null.
+    // Using it sets SIGPIPE to ignored in this process.
+    std::optional<std::string> input;
+    bool separate_stderr = false;
+    // Extra environment entries (the rest is inherited).
+    std::map<std::string, std::string> env;
+    std::optional<std::filesystem::path> working_dir;
+};
+
+// Runs argv[0] (an absolute path; $PATH is never searched) to completion, blocking the
+// calling thread; the whole process group is killed when the timeout passes. Fails only
+// when the process cannot be started.
+Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
+                                    const ProcessOptions& options = {});
+
+// Starts argv in a new session, detached from this process: stdin /dev/null, stdout and
+// stderr appended to log_file, no other inherited fds. Returns its pid.
+Expected<int> spawn_detached(const std::vector<std::string>& argv,
+                             const std::filesystem::path& log_file);
+
+inline constexpr int k_signal_terminate = 15;  // SIGTERM on Linux and macOS
+inline constexpr int k_signal_kill = 9;        // SIGKILL
+
+bool process_alive(int pid);
+// Sends a signal; true if it was delivered (or the process is already gone, for SIGKILL).
+bool send_signal(int pid, int signal);
+
+// The effective uid and the pid of this process.
+unsigned current_uid();
+int current_pid();
+// The uid of the process at the other end of a connected unix socket (SO_PEERCRED).
+Expected<unsigned> socket_peer_uid(int fd);
+
+// Searches the given folders (never $PATH) for an executable.
+std::optional<std::filesystem::path> find_executable(const std::string& name,
+                                                     const std::vector<std::filesystem::path>& dirs);
+
+// Number of open file descriptors of this process (for leak checks).
+std::size_t open_fd_count();
+
+}  // namespace pybox

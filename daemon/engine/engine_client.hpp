@@ -1,0 +1,157 @@
+// EngineClient: a Docker Engine API client over a pluggable byte stream (HTTP/1.1, JSON).
+//
+// Every call opens its own connection through the EngineDialer (no pooling: a unix-socket
+// connect costs microseconds), applies the timeout it is given to the whole exchange, bounds
+// every response body (limits::k_max_engine_response_bytes) and maps failures to Error values:
+//   "engine_unreachable"  connect failed (socket missing, refused)
+//   "engine_timeout"      the exchange did not finish in time
+//   "engine_protocol"     malformed HTTP or JSON from the engine, or a body over the cap
+//   "not_found"           the engine answered 404
+//   "engine_error"        any other non-2xx answer (message carries the engine's "message")
+// All calls are coroutines on the executor given at construction; the object is not
+// thread-safe and must outlive the calls made on it. The API version is negotiated by ping()
+// (min of the engine's Api-Version and k_max_api_version); before that, calls use the
+// unversioned path.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pybox::engine {
+
+namespace net = boost::asio;
+namespace json = boost::json;
+using Stream = net::local::stream_protocol::socket;
+using Timeout = std::chrono::milliseconds;
+
+inline constexpr std::string_view k_max_api_version = "1.41";
+
+// Opens a fresh connected byte stream to the engine. Implementations: a unix socket
+// (UnixSocketDialer); a remote engine over ssh would return one end of a socketpair that it
+// pumps to `docker system dial-stdio` in an exec channel.
+class EngineDialer {
+public:
+    virtual ~EngineDialer() = default;
+    virtual net::awaitable<Expected<Stream>> dial(Timeout timeout) = 0;
+    // Human-readable address for messages, e.g. "unix:///home/u/.pybox/runtime/engine/docker.sock".
+    virtual std::string describe() const = 0;
+};
+
+std::unique_ptr<EngineDialer> make_unix_socket_dialer(net::any_io_executor executor,
+                                                      std::filesystem::path socket_path);
+
+struct PingResult {
+    std::string api_version;  // what the engine advertised
+    std::string negotiated;   // what this client now uses
+    std::string os_type;
+};
+
+struct EngineResponse {
+    unsigned status = 0;
+    json::value body;  // parsed JSON, or null for an empty body / non-JSON body
+};
+
+struct CreateResult {
+    std::string id;
+    std::vector<std::string> warnings;
+};
+
+enum class KillOutcome { killed, not_running };
+
+struct WaitResult {
+    std::int64_t status_code = -1;
+    std::string error;  // the engine's Error.Message, empty if none
+};
+
+// A long-poll `POST /containers/{id}/wait?condition=next-exit` whose response headers have
+// already arrived, so the engine has registered the wait. result() reads the body.
+class WaitHandle {
+public:
+    virtual ~WaitHandle() = default;
+    // Completes when the container exits (or the timeout passes: "engine_timeout").
+    virtual net::awaitable<Expected<WaitResult>> result(Timeout timeout) = 0;
+    // Abandons the wait (closes the connection); result() then fails promptly.
+    virtual void cancel() = 0;
+};
+
+// A hijacked attach connection (stdin, stdout, stderr; Tty=false, so the output is the
+// engine's multiplexed frame stream, handed out raw: parse it with StreamDemuxer). Bytes
+// that arrived together with the 101 response are returned by the first read_some().
+class AttachSession {
+public:
+    virtual ~AttachSession() = default;
+    // Writes all bytes to the container's stdin.
+    virtual net::awaitable<Expected<void>> write_stdin(std::string_view bytes, Timeout timeout) = 0;
+    // Half-closes the connection (shutdown SHUT_WR); with StdinOnce the engine closes stdin.
+    virtual Expected<void> close_stdin() = 0;
+    // Reads the next chunk of raw multiplexed bytes; returns an empty string at end of stream.
+    // No timeout: the caller bounds it (cancel() or the run's deadline).
+    virtual net::awaitable<Expected<std::string>> read_some() = 0;
+    // Closes the connection; a pending read_some() completes with an error.
+    virtual void cancel() = 0;
+};
+
+class EngineClient {
+public:
+    EngineClient(net::any_io_executor executor, std::unique_ptr<EngineDialer> dialer);
+    ~EngineClient();
+    EngineClient(const EngineClient&) = delete;
+    EngineClient& operator=(const EngineClient&) = delete;
+
+    const EngineDialer& dialer() const { return *m_dialer; }
+    const std::string& api_version() const { return m_api_version; }
+
+    net::awaitable<Expected<PingResult>> ping(Timeout timeout);
+    net::awaitable<Expected<json::value>> info(Timeout timeout);
+
+    // Any JSON call: target is the path after the version prefix, e.g. "/containers/json?all=1".
+    // A non-2xx status is returned as a value here (no Error), so callers can read it.
+    net::awaitable<Expected<EngineResponse>> request(std::string_view method, std::string_view target,
+                                                    const json::value* body, Timeout timeout);
+
+    net::awaitable<Expected<CreateResult>> create_container(const json::object& spec,
+                                                            std::string_view name, Timeout timeout);
+    net::awaitable<Expected<json::value>> inspect_container(std::string_view id, Timeout timeout);
+    net::awaitable<Expected<void>> start_container(std::string_view id, Timeout timeout);
+    net::awaitable<Expected<KillOutcome>> kill_container(std::string_view id, std::string_view signal,
+                                                         Timeout timeout);
+    // DELETE ?force=1&v=1. A 404 counts as success (already gone).
+    net::awaitable<Expected<void>> remove_container(std::string_view id, Timeout timeout);
+    // GET /containers/json?all=1&filters={"label":[...]}.
+    net::awaitable<Expected<json::array>> list_containers(const std::vector<std::string>& label_filters,
+                                                          Timeout timeout);
+    net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id, Timeout timeout);
+    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout);
+
+    net::awaitable<Expected<json::value>> inspect_image(std::string_view ref, Timeout timeout);
+    // POST /images/create?fromSrc=-&repo=..&tag=.. streaming the tar file as the body.
+    // Returns the new image ID ("sha256:...") from the progress stream.
+    net::awaitable<Expected<std::string>> import_image(const std::filesystem::path& tar_file,
+                                                       std::string_view repo, std::string_view tag,
+                                                       Timeout timeout);
+    // DELETE /images/{ref}?force=1 (404 counts as success).
+    net::awaitable<Expected<void>> remove_image(std::string_view ref, Timeout timeout);
+
+private:
+    std::string versioned(std::string_view target) const;
+
+    net::any_io_executor m_executor;
+    std::unique_ptr<EngineDialer> m_dialer;
+    std::string m_api_version;
+};
+
+}  // namespace pybox::engine

@@ -1,0 +1,84 @@
+// Image recipes and lock files (images/NAME/recipe, images/NAME/lock), parsed strictly, and
+// the one definition of an image's recipe SHA-256.
+//
+// A recipe says how to build the image (mmdebstrap variant, apt sources, extra packages, a
+// fixed SOURCE_DATE_EPOCH); its lock pins `package=version` for every package the image
+// holds. Both are plain text written by people and committed; the parsers refuse anything
+// outside the grammar (unknown keys, repeated keys, unsafe characters, oversize files), so the
+// values can be passed to mmdebstrap and apt without further quoting. Pure functions except
+// load_recipe_files(), which reads two small files. Failures are Errors with code
+// "recipe_invalid" or "lock_invalid" and a message naming the line.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pybox::images {
+
+inline constexpr std::size_t k_max_recipe_bytes = 16 * 1024;
+inline constexpr std::size_t k_max_lock_bytes = 256 * 1024;
+
+struct AptSource {
+    std::string uri;                      // http:// or https://
+    std::string suite;
+    std::vector<std::string> components;  // at least one
+    bool operator==(const AptSource&) const = default;
+};
+
+struct Recipe {
+    std::string variant;                 // an mmdebstrap variant, e.g. "essential"
+    std::vector<AptSource> sources;      // in file order, at least one
+    std::vector<std::string> includes;   // sorted, unique, at least one
+    std::int64_t source_date_epoch = 0;  // > 0
+    bool operator==(const Recipe&) const = default;
+};
+
+// package name -> version, for every package the image holds.
+using Lock = std::map<std::string, std::string>;
+
+// Image names are folder names under images/: [a-z][a-z0-9_-]{0,31}.
+bool is_valid_image_name(std::string_view name);
+// Debian policy 5.6.1 (names) and 5.6.12 (versions).
+bool is_valid_package_name(std::string_view name);
+bool is_valid_package_version(std::string_view version);
+
+Expected<Recipe> parse_recipe(std::string_view text);
+// Lines `package=version`; '#' comment lines and blank lines ignored; a package at most once.
+Expected<Lock> parse_lock(std::string_view text);
+
+// The lock as committed: a comment header naming the image, then one sorted line per package.
+std::string render_lock_file(std::string_view image_name, const Lock& lock);
+
+// The normalized recipe plus lock of one image: the text whose SHA-256 is the image's recipe
+// SHA-256, and what the daemon keeps as <runtime>/recipes/NAME.lock. Comments, blank lines
+// and the order of includes and lock lines do not change it.
+std::string image_spec_text(std::string_view image_name, const Recipe& recipe, const Lock& lock);
+std::string image_spec_sha256(std::string_view image_name, const Recipe& recipe, const Lock& lock);
+
+// The images/ folder of the source tree this daemon was built from (PYBOX_IMAGES_SOURCE_DIR).
+std::filesystem::path default_recipes_source_dir();
+
+struct RecipeFiles {
+    Recipe recipe;
+    std::optional<Lock> lock;  // nullopt when the lock file does not exist
+};
+
+std::filesystem::path recipe_file(const std::filesystem::path& source_dir, std::string_view image_name);
+std::filesystem::path lock_file(const std::filesystem::path& source_dir, std::string_view image_name);
+
+// Reads source_dir/NAME/recipe and source_dir/NAME/lock. A missing recipe is
+// "unknown_image"; a missing lock is not an error (see RecipeFiles::lock).
+Expected<RecipeFiles> load_recipe_files(const std::filesystem::path& source_dir,
+                                        std::string_view image_name);
+
+// Names of the folders under source_dir that hold a recipe, sorted.
+std::vector<std::string> list_recipes(const std::filesystem::path& source_dir);
+
+}  // namespace pybox::images

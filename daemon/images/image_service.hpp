@@ -1,0 +1,65 @@
+// RecipeImageService: `pybox setup` and `pybox image ls` (daemon::ImageService) for images
+// built from the recipes under images/ with mmdebstrap and imported through the Engine API.
+//
+// setup(): per image, computes the recipe SHA-256 (recipe + lock); if images.json records that
+// SHA and the engine still holds the recorded image ID, the image is "up_to_date" (one inspect
+// call). Otherwise it builds <runtime>/build/NAME.tar on the service's own build thread, imports
+// it as pybox-NAME:<first 12 hex of the recipe SHA>, writes recipes/NAME.lock and the record,
+// deletes the tar and removes the image the record named before. refresh_lock=true builds with
+// the newest package versions and rewrites the lock in the recipes source folder first.
+// Result: {"images": [{"name", "image_id", "recipe_sha256", "status": "built"|"up_to_date",
+// "seconds", "tar_sha256", "lock_refreshed"}]}. Errors: see mmdebstrap_build.hpp, plus
+// "unknown_image", "lock_missing", "setup_busy" (one setup at a time), the registry's and the
+// engine's.
+//
+// Lifetime: the engine client and executor must outlive the service. All calls run on
+// `executor` (the daemon's io_context); only mmdebstrap and file hashing run on the build
+// thread, which the destructor joins (waiting for a running build to end).
+#pragma once
+
+#include "common/paths.hpp"
+#include "daemon/images/image_registry.hpp"
+#include "daemon/server/services.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace boost::asio {
+class thread_pool;
+}
+
+namespace pybox::engine {
+class EngineClient;
+}
+
+namespace pybox::images {
+
+class RecipeImageService final : public daemon::ImageService {
+public:
+    RecipeImageService(boost::asio::any_io_executor executor, RuntimePaths paths, engine::EngineClient& engine,
+                       std::filesystem::path recipes_source_dir);
+    ~RecipeImageService() override;
+    RecipeImageService(const RecipeImageService&) = delete;
+    RecipeImageService& operator=(const RecipeImageService&) = delete;
+
+    boost::asio::awaitable<Expected<boost::json::value>> setup(std::vector<std::string> images,
+                                                               bool refresh_lock) override;
+    // {"images": [{"name", "image_id", "recipe_sha256", "built_at", "tar_sha256", "present"}]}
+    boost::asio::awaitable<Expected<boost::json::value>> list() override;
+
+private:
+    boost::asio::awaitable<Expected<boost::json::value>> setup_one(const std::string& name, bool refresh_lock);
+
+    boost::asio::any_io_executor m_executor;
+    ImageRegistry m_registry;
+    engine::EngineClient& m_engine;
+    std::filesystem::path m_source_dir;
+    std::unique_ptr<boost::asio::thread_pool> m_build_thread;
+    bool m_busy = false;
+};
+
+}  // namespace pybox::images

@@ -1,0 +1,62 @@
+// Building an image tar with mmdebstrap, the blocking half of `pybox setup`.
+//
+// build_image_tar() runs /usr/bin/mmdebstrap (never found through $PATH) with the recipe's
+// variant, sources and SOURCE_DATE_EPOCH, and reads back what was installed. With a lock it
+// pins every package (apt preferences at priority 1001 plus `--include=pkg=version`) and
+// fails unless the installed set equals the lock exactly; without one it installs the newest
+// versions and returns them as the new lock. It blocks its thread for up to
+// k_build_timeout: call it only off the event loop. Failures:
+//   "lock_outdated"       the archive no longer has a pinned version, or the build differs
+//                         from the lock (the message says how to refresh it)
+//   "image_build_failed"  mmdebstrap failed otherwise or the image misses python3 (the
+//                         message carries the tail of mmdebstrap's output)
+//   "spawn_failed"        mmdebstrap could not be started
+// The argv and output parsers are exposed for unit tests.
+#pragma once
+
+#include "common/error.hpp"
+#include "daemon/images/image_recipe.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pybox::images {
+
+inline constexpr const char* k_mmdebstrap = "/usr/bin/mmdebstrap";
+inline constexpr std::chrono::minutes k_build_timeout{20};
+
+struct BuildRequest {
+    std::string image_name;
+    Recipe recipe;
+    std::optional<Lock> pins;         // nullopt: resolve the newest versions (refresh)
+    std::filesystem::path tar_file;   // written by mmdebstrap; replaced if present
+    std::filesystem::path temp_dir;   // mmdebstrap's TMPDIR (it unpacks the tree there)
+    std::string lock_display_path;    // how messages name the lock, e.g. "images/stdlib/lock"
+};
+
+// The mmdebstrap command line (argv[0] is k_mmdebstrap).
+std::vector<std::string> mmdebstrap_argv(const BuildRequest& request);
+
+// The packages the customize hook reported, or "image_build_failed" when it reported none,
+// a package that is not fully installed, or no working python3.
+Expected<Lock> parse_build_report(std::string_view output);
+
+struct MissingPin {
+    std::string package;
+    std::string version;
+};
+// apt's "Version 'V' for 'P' was not found", if the output holds it.
+std::optional<MissingPin> find_missing_pin(std::string_view output);
+
+// The "lock_outdated" error when `built` differs from `pins`, else nothing.
+std::optional<Error> compare_with_lock(const Lock& pins, const Lock& built,
+                                       std::string_view lock_display_path);
+
+// Runs mmdebstrap (blocking) and returns the installed packages.
+Expected<Lock> build_image_tar(const BuildRequest& request);
+
+}  // namespace pybox::images

@@ -1,0 +1,120 @@
+// pyboxd: the per-user PyBox daemon. Parses options and wires the services; nothing else.
+#include "common/files.hpp"
+#include "common/paths.hpp"
+#include "common/process.hpp"
+#include "daemon/engine/engine_client.hpp"
+#include "daemon/images/image_recipe.hpp"
+#include "daemon/images/image_registry.hpp"
+#include "daemon/images/image_service.hpp"
+#include "daemon/reconcile/sweeper.hpp"
+#include "daemon/run/attempts.hpp"
+#include "daemon/run/installation.hpp"
+#include "daemon/run/sealed_run.hpp"
+#include "daemon/server/http_server.hpp"
+#include "daemon/vm/daemon_config.hpp"
+#include "daemon/vm/private_engine.hpp"
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iostream>
+
+namespace net = boost::asio;
+using namespace pybox;
+
+namespace {
+
+constexpr std::chrono::seconds k_sweep_interval{30};
+
+[[noreturn]] void fail(const Error& error)
+{
+    std::cerr << "pyboxd: " << error.message << "\n";
+    std::exit(1);
+}
+
+template <class T>
+T or_fail(Expected<T> result)
+{
+    if (!result) fail(result.error());
+    return std::move(*result);
+}
+
+void or_fail(Expected<void> result)
+{
+    if (!result) fail(result.error());
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app{"pyboxd: the PyBox daemon. Serves the pybox client and scripts on\n"
+                 "<runtime>/pyboxd.sock (HTTP + JSON, see docs/api.md) and runs each program in a\n"
+                 "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
+                 "Runs in the foreground; stop it with SIGTERM or Ctrl-C."};
+    app.set_version_flag("--version", "pyboxd 0.1.0");
+    CLI11_PARSE(app, argc, argv);
+
+    const auto paths = or_fail(RuntimePaths::from_environment());
+    or_fail(paths.ensure_private());
+    auto lifecycle = FileLock::try_acquire(paths.lifecycle_lock());
+    if (!lifecycle)
+        fail(make_error("daemon_already_running",
+                        "another pyboxd is already running for " + paths.root().string() + "."));
+    const auto config = or_fail(vm::load_daemon_config(paths));
+    const std::string installation_id = or_fail(daemon::load_or_create_installation_id(paths));
+
+    net::io_context io;
+    const auto executor = io.get_executor();
+    engine::EngineClient engine(executor,
+                                engine::make_unix_socket_dialer(executor, vm::engine_socket_path(config, paths)));
+    const images::ImageRegistry registry(paths);
+    images::RecipeImageService image_service(executor, paths, engine,
+                                             config.recipes_dir.value_or(images::default_recipes_source_dir()));
+    vm::PrivateEngine engine_control(executor, paths, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
+        auto records = registry.load();
+        if (!records) return records.error();
+        std::vector<vm::RecordedImage> recorded;
+        for (const auto& record : *records) recorded.push_back({record.name, record.image_id});
+        return recorded;
+    });
+
+    const daemon::AttemptLog attempts(paths);
+    daemon::Sweeper sweeper(engine, attempts, installation_id);
+    daemon::SealedRunService runs(
+        executor, engine,
+        [&engine, registry](std::string name) -> net::awaitable<Expected<daemon::VerifiedImage>> {
+            auto record = co_await images::verify_image_for_run(registry, engine, name);
+            if (!record) co_return record.error();
+            co_return daemon::VerifiedImage{record->image_id, record->recipe_sha256};
+        },
+        attempts, installation_id, [&sweeper] { return sweeper.last_summary(); });
+
+    daemon::HttpServer server(executor, paths.daemon_socket(), runs, engine_control, image_service);
+    or_fail(server.start());
+    or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));
+
+    net::cancellation_signal stop_sweeping;
+    net::co_spawn(executor, sweeper.sweep_forever(k_sweep_interval),
+                  net::bind_cancellation_slot(stop_sweeping.slot(), net::detached));
+
+    net::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        std::cerr << "pyboxd: stopping; runs in progress end with their boxes removed\n";
+        server.stop();
+        stop_sweeping.emit(net::cancellation_type::terminal);
+    });
+    std::cerr << "pyboxd: listening on " << paths.daemon_socket().string() << " (engine "
+              << engine.dialer().describe() << ")\n";
+    io.run();
+    std::filesystem::remove(paths.daemon_pid_file());
+    return 0;
+}

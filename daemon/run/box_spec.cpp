@@ -1,0 +1,73 @@
+#include "daemon/run/box_spec.hpp"
+
+#include <boost/json/array.hpp>
+
+namespace pybox::daemon {
+
+namespace json = boost::json;
+
+std::vector<std::string> box_environment()
+{
+    return {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp"};
+}
+
+namespace {
+
+json::array to_array(const std::vector<std::string>& strings)
+{
+    json::array array;
+    for (const auto& s : strings) array.emplace_back(s);
+    return array;
+}
+
+}  // namespace
+
+json::object make_box_spec(const proto::BoxPolicy& policy, const std::string& image_id,
+                           const std::vector<std::string>& command, const BoxIdentity& identity)
+{
+    json::object host_config{
+        {"Memory", policy.memory_bytes},
+        {"MemorySwap", policy.memory_bytes},
+        {"PidsLimit", policy.pids},
+        {"NanoCpus", policy.nano_cpus},
+        {"CapDrop", json::array{policy.capabilities_dropped}},
+        {"CapAdd", json::array{}},
+        {"SecurityOpt", json::array{"no-new-privileges"}},
+        {"Privileged", false},
+        {"ReadonlyRootfs", policy.readonly_root},
+        {"Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}}},
+        {"NetworkMode", policy.network},
+        {"Ulimits", json::array{json::object{{"Name", "nofile"}, {"Soft", policy.open_files},
+                                             {"Hard", policy.open_files}}}},
+        {"LogConfig", json::object{{"Type", policy.log_driver}, {"Config", json::object{}}}},
+        {"AutoRemove", false},
+        {"RestartPolicy", json::object{{"Name", "no"}}},
+        {"Binds", json::array{}},
+        {"Mounts", json::array{}},
+        {"Devices", json::array{}},
+        {"IpcMode", "private"},
+        {"OomKillDisable", false},
+    };
+    return json::object{
+        {"Image", image_id},
+        {"Cmd", to_array(command)},
+        {"Entrypoint", json::array{}},
+        {"Env", to_array(box_environment())},
+        {"User", policy.user},
+        {"WorkingDir", policy.tmpfs_path},
+        {"Hostname", "pybox"},
+        {"NetworkDisabled", true},
+        {"AttachStdin", true},
+        {"AttachStdout", true},
+        {"AttachStderr", true},
+        {"OpenStdin", true},
+        {"StdinOnce", true},
+        {"Tty", false},
+        {"Labels", json::object{{k_label_owner, identity.installation_id},
+                                {k_label_run, identity.run_id},
+                                {k_label_expires, std::to_string(identity.expires_at)}}},
+        {"HostConfig", std::move(host_config)},
+    };
+}
+
+}  // namespace pybox::daemon

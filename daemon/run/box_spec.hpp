@@ -1,0 +1,33 @@
+// The container-create body for one box, built from the fixed BoxPolicy. Pure.
+#pragma once
+
+#include "proto/box_policy.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pybox::daemon {
+
+// Labels every box carries; the sweep only ever touches boxes with this installation's owner.
+inline constexpr const char* k_label_owner = "pybox.owner";
+inline constexpr const char* k_label_run = "pybox.run";
+inline constexpr const char* k_label_expires = "pybox.expires";
+
+struct BoxIdentity {
+    std::string installation_id;
+    std::string run_id;
+    std::int64_t expires_at = 0;  // unix seconds
+};
+
+// The fixed environment of the first process: nothing from the host or the daemon.
+std::vector<std::string> box_environment();
+
+// POST /containers/create body: the image by ID, the command, stdin attached once, no TTY,
+// the labels, and HostConfig from the policy (AutoRemove stays false).
+boost::json::object make_box_spec(const proto::BoxPolicy& policy, const std::string& image_id,
+                                  const std::vector<std::string>& command, const BoxIdentity& identity);
+
+}  // namespace pybox::daemon

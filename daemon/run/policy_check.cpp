@@ -1,0 +1,175 @@
+#include "daemon/run/policy_check.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <string_view>
+
+namespace pybox::daemon {
+
+namespace json = boost::json;
+
+namespace {
+
+// The HostConfig fields read back and compared; kept in one list so the receipt shows
+// exactly what was checked.
+constexpr std::string_view k_host_config_fields[] = {
+    "Memory", "MemorySwap", "PidsLimit", "NanoCpus", "CapAdd", "CapDrop", "SecurityOpt",
+    "Privileged", "ReadonlyRootfs", "Tmpfs", "NetworkMode", "Ulimits", "LogConfig", "AutoRemove",
+    "Binds", "Mounts", "Devices", "DeviceRequests", "IpcMode", "PidMode", "UTSMode", "UsernsMode",
+    "CgroupnsMode", "VolumesFrom", "Runtime",
+};
+
+const json::value* find_path(const json::value& root, std::string_view first, std::string_view second)
+{
+    const auto* outer = root.if_object();
+    if (outer == nullptr) return nullptr;
+    const auto* middle = outer->if_contains(first);
+    if (middle == nullptr || !middle->is_object()) return nullptr;
+    return middle->as_object().if_contains(second);
+}
+
+bool is_empty_list(const json::value* value)
+{
+    return value == nullptr || value->is_null() || (value->is_array() && value->as_array().empty());
+}
+
+bool array_contains(const json::value* value, std::string_view wanted)
+{
+    if (value == nullptr || !value->is_array()) return false;
+    const auto& array = value->as_array();
+    return std::any_of(array.begin(), array.end(), [&](const json::value& item) {
+        return item.is_string() && item.as_string() == wanted;
+    });
+}
+
+class Checker {
+public:
+    explicit Checker(const json::value& inspected) : m_inspected(inspected) {}
+
+    void equal(std::string_view section, std::string_view field, const json::value& expected)
+    {
+        const json::value* observed = find_path(m_inspected, section, field);
+        if (observed == nullptr || *observed != expected)
+            mismatch(section, field, json::serialize(expected), observed);
+    }
+
+    void empty(std::string_view section, std::string_view field)
+    {
+        const json::value* observed = find_path(m_inspected, section, field);
+        if (!is_empty_list(observed)) mismatch(section, field, "[]", observed);
+    }
+
+    // Host namespaces and similar: only the engine's defaults ("" or the private value).
+    void one_of(std::string_view section, std::string_view field, std::initializer_list<std::string_view> allowed)
+    {
+        const json::value* observed = find_path(m_inspected, section, field);
+        const bool ok = observed == nullptr ||
+                        (observed->is_string() &&
+                         std::find(allowed.begin(), allowed.end(), std::string_view(observed->as_string())) !=
+                             allowed.end());
+        if (!ok) {
+            std::string expected;
+            for (auto value : allowed) expected += (expected.empty() ? "" : " or ") + json::serialize(json::value(value));
+            mismatch(section, field, expected, observed);
+        }
+    }
+
+    void security_options(bool no_new_privileges)
+    {
+        const json::value* observed = find_path(m_inspected, "HostConfig", "SecurityOpt");
+        bool ok = !no_new_privileges || array_contains(observed, "no-new-privileges") ||
+                  array_contains(observed, "no-new-privileges:true");
+        if (observed != nullptr && observed->is_array()) {
+            for (const auto& item : observed->as_array()) {
+                if (!item.is_string()) { ok = false; continue; }
+                const std::string_view text = item.as_string();
+                if (text.find("unconfined") != std::string_view::npos || text == "no-new-privileges:false" ||
+                    text.starts_with("seccomp") || text.starts_with("label"))
+                    ok = false;
+            }
+        }
+        if (!ok) mismatch("HostConfig", "SecurityOpt", R"(["no-new-privileges"])", observed);
+    }
+
+    std::vector<PolicyMismatch> take() { return std::move(m_mismatches); }
+
+private:
+    void mismatch(std::string_view section, std::string_view field, std::string expected, const json::value* observed)
+    {
+        m_mismatches.push_back({std::string(section) + "." + std::string(field), std::move(expected),
+                                observed == nullptr ? "missing" : json::serialize(*observed)});
+    }
+
+    const json::value& m_inspected;
+    std::vector<PolicyMismatch> m_mismatches;
+};
+
+}  // namespace
+
+std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& policy, const BoxIdentity& identity,
+                                                   const json::value& inspected)
+{
+    Checker check(inspected);
+    check.equal("HostConfig", "Memory", policy.memory_bytes);
+    check.equal("HostConfig", "MemorySwap", policy.memory_bytes);
+    check.equal("HostConfig", "PidsLimit", policy.pids);
+    check.equal("HostConfig", "NanoCpus", policy.nano_cpus);
+    check.equal("HostConfig", "CapDrop", json::array{json::value(policy.capabilities_dropped)});
+    check.empty("HostConfig", "CapAdd");
+    check.security_options(policy.no_new_privileges);
+    check.equal("HostConfig", "Privileged", false);
+    check.equal("HostConfig", "ReadonlyRootfs", policy.readonly_root);
+    check.equal("HostConfig", "Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}});
+    check.equal("HostConfig", "NetworkMode", json::value(policy.network));
+    check.equal("HostConfig", "Ulimits",
+                json::array{json::object{{"Name", "nofile"}, {"Hard", policy.open_files}, {"Soft", policy.open_files}}});
+    check.equal("HostConfig", "AutoRemove", false);
+    check.empty("HostConfig", "Binds");
+    check.empty("HostConfig", "Mounts");
+    check.empty("HostConfig", "Devices");
+    check.empty("HostConfig", "DeviceRequests");
+    check.empty("HostConfig", "VolumesFrom");
+    check.one_of("HostConfig", "IpcMode", {"private"});
+    check.one_of("HostConfig", "PidMode", {""});
+    check.one_of("HostConfig", "UTSMode", {""});
+    check.one_of("HostConfig", "UsernsMode", {""});
+    check.one_of("HostConfig", "CgroupnsMode", {"", "private", "host"});
+
+    const json::value* log_type = nullptr;
+    if (const auto* log_config = find_path(inspected, "HostConfig", "LogConfig"); log_config && log_config->is_object())
+        log_type = log_config->as_object().if_contains("Type");
+    if (log_type == nullptr || *log_type != json::value(policy.log_driver))
+        check.equal("HostConfig", "LogConfig", json::object{{"Type", policy.log_driver}, {"Config", json::object{}}});
+
+    check.equal("Config", "User", json::value(policy.user));
+    check.equal("Config", "Tty", false);
+    check.equal("Config", "Labels", json::object{{k_label_owner, identity.installation_id},
+                                                 {k_label_run, identity.run_id},
+                                                 {k_label_expires, std::to_string(identity.expires_at)}});
+    return check.take();
+}
+
+json::object effective_policy_record(const json::value& inspected, const std::vector<PolicyMismatch>& mismatches)
+{
+    json::object host_config;
+    for (auto field : k_host_config_fields) {
+        const json::value* value = find_path(inspected, "HostConfig", field);
+        host_config[field] = value ? *value : json::value(nullptr);
+    }
+    json::object config;
+    for (std::string_view field : {"User", "Tty", "Labels", "Image"}) {
+        const json::value* value = find_path(inspected, "Config", field);
+        config[field] = value ? *value : json::value(nullptr);
+    }
+    json::array mismatch_list;
+    for (const auto& m : mismatches)
+        mismatch_list.push_back(json::object{{"field", m.field}, {"expected", m.expected}, {"observed", m.observed}});
+    return json::object{{"source", "GET /containers/{id}/json before start"},
+                        {"HostConfig", std::move(host_config)},
+                        {"Config", std::move(config)},
+                        {"mismatches", std::move(mismatch_list)}};
+}
+
+}  // namespace pybox::daemon

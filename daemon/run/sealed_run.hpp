@@ -1,0 +1,49 @@
+// SealedRunService: the run lifecycle of DESIGN.md "One sealed run", one run at a time.
+//
+// Owns nothing it is given: the EngineClient, the image check and the reconciliation summary
+// must outlive it. Runs on the daemon's io_context (single-threaded); concurrent run() calls
+// queue on the lifecycle lock in arrival order. Every engine call has its budget from
+// common/limits.hpp. Once the attempt note is written, run() always returns a receipt: a
+// refusal, a crash, a deadline kill or a lost engine is recorded, never thrown. Errors before
+// that point (bad request, engine unreachable, image not built or changed) create nothing.
+#pragma once
+
+#include "daemon/engine/engine_client.hpp"
+#include "daemon/run/async_mutex.hpp"
+#include "daemon/run/attempts.hpp"
+#include "daemon/server/services.hpp"
+
+#include <functional>
+#include <string>
+
+namespace pybox::daemon {
+
+struct VerifiedImage {
+    std::string image_id;
+    std::string recipe_sha256;
+};
+
+// Checks an image name against the image registry and the engine right before a run.
+using ImageVerifier = std::function<net::awaitable<Expected<VerifiedImage>>(std::string name)>;
+// The latest summary of the sweep of leftover boxes, for the receipt's cleanup section.
+using ReconciliationSummary = std::function<json::value()>;
+
+class SealedRunService final : public RunService {
+public:
+    SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, ImageVerifier verify_image,
+                     AttemptLog attempts, std::string installation_id, ReconciliationSummary reconciliation);
+
+    net::awaitable<Expected<proto::Receipt>> run(proto::RunRequest request,
+                                                 net::cancellation_slot cancelled) override;
+
+private:
+    net::any_io_executor m_executor;
+    engine::EngineClient& m_engine;
+    ImageVerifier m_verify_image;
+    AttemptLog m_attempts;
+    std::string m_installation_id;
+    ReconciliationSummary m_reconciliation;
+    AsyncMutex m_lifecycle_lock;
+};
+
+}  // namespace pybox::daemon

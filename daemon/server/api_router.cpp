@@ -1,0 +1,108 @@
+#include "daemon/server/api_router.hpp"
+
+#include "daemon/server/setup_request.hpp"
+#include "proto/api.hpp"
+#include "proto/receipt.hpp"
+#include "proto/run_request.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include <string_view>
+#include <utility>
+
+namespace pybox::daemon {
+
+namespace {
+
+ApiResponse json_response(const json::value& value) { return {200, json::serialize(value)}; }
+
+ApiResponse from_expected(const Expected<json::value>& result)
+{
+    return result ? json_response(*result) : error_response(result.error());
+}
+
+enum class Method { get, post };
+
+struct Route {
+    std::string_view path;
+    Method method;
+};
+
+constexpr Route k_routes[] = {
+    {"/v1/ping", Method::get},       {"/v1/runs", Method::post},     {"/v1/vm/status", Method::get},
+    {"/v1/vm/start", Method::post},  {"/v1/vm/stop", Method::post},  {"/v1/setup", Method::post},
+    {"/v1/images", Method::get},
+};
+
+std::string_view method_name(Method method) { return method == Method::get ? "GET" : "POST"; }
+
+}  // namespace
+
+unsigned http_status_for(const Error& error)
+{
+    const std::string_view code = error.code;
+    if (code == "image_not_built" || code == "image_mismatch" || code == "image_missing" ||
+        code == "lock_busy")
+        return 409;
+    if (code.starts_with("engine_")) return 503;
+    if (code.starts_with("invalid_") || code.ends_with("_out_of_range") ||
+        code == "source_too_large" || code == "unknown_image")
+        return 400;
+    if (code == "forbidden") return 403;
+    if (code == "not_found") return 404;
+    if (code == "method_not_allowed") return 405;
+    if (code == "body_too_large") return 413;
+    if (code == "header_too_large") return 431;
+    return 500;
+}
+
+ApiResponse error_response(const Error& error) { return {http_status_for(error), proto::error_body(error)}; }
+
+ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& images)
+    : m_runs(runs), m_engine(engine), m_images(images)
+{
+}
+
+net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellation_slot client_gone)
+{
+    const std::string_view target = request.target;
+    const std::string_view path = target.substr(0, target.find('?'));
+    const Route* route = nullptr;
+    for (const auto& candidate : k_routes)
+        if (candidate.path == path) route = &candidate;
+    if (route == nullptr)
+        co_return error_response(make_error("not_found", "There is no endpoint " + std::string(path) +
+                                                             "; see docs/api.md."));
+    if (request.method != method_name(route->method))
+        co_return error_response(make_error("method_not_allowed",
+                                            std::string(path) + " accepts only " +
+                                                std::string(method_name(route->method)) + "."));
+
+    if (path == "/v1/ping")
+        co_return json_response({{"ok", true}, {"daemon", "pyboxd"}, {"version", PYBOX_VERSION},
+                                 {"api", proto::k_api_version}});
+    if (path == "/v1/runs") co_return co_await run(request.body, client_gone);
+    if (path == "/v1/vm/status") co_return json_response(co_await m_engine.status());
+    if (path == "/v1/vm/start") co_return from_expected(co_await m_engine.start());
+    if (path == "/v1/vm/stop") co_return from_expected(co_await m_engine.stop());
+    if (path == "/v1/setup") co_return co_await setup(request.body);
+    co_return from_expected(co_await m_images.list());
+}
+
+net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, net::cancellation_slot client_gone)
+{
+    auto request = proto::parse_run_request(body);
+    if (!request) co_return error_response(request.error());
+    auto receipt = co_await m_runs.run(std::move(*request), client_gone);
+    if (!receipt) co_return error_response(receipt.error());
+    co_return json_response(proto::receipt_to_json(*receipt));
+}
+
+net::awaitable<ApiResponse> ApiRouter::setup(const std::string& body)
+{
+    auto request = parse_setup_request(body);
+    if (!request) co_return error_response(request.error());
+    co_return from_expected(co_await m_images.setup(std::move(request->images), request->refresh_lock));
+}
+
+}  // namespace pybox::daemon

@@ -1,0 +1,52 @@
+// ApiRouter: maps one parsed HTTP request of the socket API (docs/api.md) to a call on the
+// daemon's services and turns the outcome into a status and a JSON body. It knows nothing of
+// sockets or HTTP framing (http_server.hpp does that), so it can be driven directly in tests.
+//
+// Ownership: borrows the services, which must outlive it. Executor: the caller's coroutine;
+// every service call stays on the daemon's io_context. Failure: every outcome is a response;
+// service errors map to a status through http_status_for().
+#pragma once
+
+#include "common/error.hpp"
+#include "daemon/server/services.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <string>
+
+namespace pybox::daemon {
+
+struct ApiRequest {
+    std::string method;  // "GET", "POST", ...
+    std::string target;  // the request target; a query string is ignored
+    std::string body;
+};
+
+struct ApiResponse {
+    unsigned status = 200;
+    std::string body;  // one JSON document
+};
+
+// The one mapping from error codes to HTTP statuses: image state -> 409, engine trouble -> 503,
+// a bad request -> 400, the server's own refusals to their statuses, anything else -> 500.
+unsigned http_status_for(const Error& error);
+ApiResponse error_response(const Error& error);
+
+class ApiRouter {
+public:
+    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images);
+
+    // `client_gone` fires when the client disconnects; a run then kills and removes its box.
+    net::awaitable<ApiResponse> handle(ApiRequest request, net::cancellation_slot client_gone);
+
+private:
+    net::awaitable<ApiResponse> run(const std::string& body, net::cancellation_slot client_gone);
+    net::awaitable<ApiResponse> setup(const std::string& body);
+
+    RunService& m_runs;
+    EngineControl& m_engine;
+    ImageService& m_images;
+};
+
+}  // namespace pybox::daemon

@@ -1,0 +1,316 @@
+#include "daemon/server/http_server.hpp"
+
+#include "common/process.hpp"
+#include "daemon/server/api_router.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/http.hpp>
+
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <system_error>
+
+namespace pybox::daemon {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace fs = std::filesystem;
+using Local = net::local::stream_protocol;
+using Stream = beast::basic_stream<Local, net::any_io_executor, beast::unlimited_rate_policy>;
+using RequestParser = http::request_parser<http::string_body>;
+
+namespace {
+
+constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
+constexpr std::size_t k_watch_chunk = 4096;
+constexpr std::chrono::milliseconds k_accept_retry_pause{100};
+
+void report_failure(std::exception_ptr failure)
+{
+    if (!failure) return;
+    try {
+        std::rethrow_exception(failure);
+    } catch (const std::exception& error) {
+        std::cerr << "pyboxd: a connection ended on an unexpected error: " << error.what() << '\n';
+    }
+}
+
+// The answer to a request that could not be read, or nullopt when the connection is simply
+// closed (the client left, went quiet past the deadline, or the server is stopping).
+std::optional<Error> refusal_for(const beast::error_code& ec)
+{
+    if (ec == http::error::body_limit)
+        return make_error("body_too_large", "The request body is larger than " +
+                                                std::to_string(limits::k_max_request_body_bytes) + " bytes.");
+    if (ec == http::error::header_limit)
+        return make_error("header_too_large", "The request header is larger than " +
+                                                  std::to_string(limits::k_max_request_header_bytes) + " bytes.");
+    if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
+    if (ec.category() == make_error_code(http::error::bad_method).category())
+        return make_error("invalid_http", "The request is not valid HTTP/1.1: " + ec.message() + ".");
+    return std::nullopt;
+}
+
+bool peer_is_owner(Local::socket& socket)
+{
+    const auto uid = socket_peer_uid(socket.native_handle());
+    return uid && *uid == current_uid();
+}
+
+// Reads one whole request under the deadline already set on the stream, answering
+// `Expect: 100-continue` so clients such as curl send the body without a pause.
+net::awaitable<beast::error_code> read_request(Stream& stream, beast::flat_buffer& buffer, RequestParser& parser)
+{
+    auto [header_ec, header_bytes] = co_await http::async_read_header(stream, buffer, parser, k_tuple);
+    if (header_ec || parser.is_done()) co_return header_ec;
+    if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+        http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
+        auto [write_ec, written] = co_await http::async_write(stream, go_on, k_tuple);
+        if (write_ec) co_return write_ec;
+    }
+    auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, k_tuple);
+    co_return body_ec;
+}
+
+net::awaitable<bool> write_response(Stream& stream, ApiResponse response, unsigned version, bool keep_alive,
+                                    std::chrono::milliseconds timeout)
+{
+    http::response<http::string_body> message{static_cast<http::status>(response.status), version};
+    message.set(http::field::server, "pyboxd/" PYBOX_VERSION);
+    message.set(http::field::content_type, "application/json");
+    message.keep_alive(keep_alive);
+    if (!response.body.ends_with('\n')) response.body.push_back('\n');
+    message.body() = std::move(response.body);
+    message.prepare_payload();
+    stream.expires_after(timeout);
+    auto [ec, written] = co_await http::async_write(stream, message, k_tuple);
+    co_return !ec;
+}
+
+// Reads from the client while its request is handled. Bytes it pipelines are kept in `buffer`
+// for the next request (bounded); end of stream or an error means the client is gone: emit.
+// Never completes by itself after that; the handler finishing cancels it.
+net::awaitable<void> watch_client(Local::socket& socket, beast::flat_buffer& buffer,
+                                  net::cancellation_signal& client_gone, bool& gone)
+{
+    const std::size_t cap = limits::k_max_request_header_bytes + limits::k_max_request_body_bytes;
+    while (buffer.size() < cap) {
+        auto [ec, received] = co_await socket.async_read_some(buffer.prepare(k_watch_chunk), k_tuple);
+        if (ec) {
+            const auto state = co_await net::this_coro::cancellation_state;
+            if (state.cancelled() != net::cancellation_type::none) co_return;
+            gone = true;
+            client_gone.emit(net::cancellation_type::terminal);
+            break;
+        }
+        buffer.commit(received);
+    }
+    net::steady_timer until_cancelled(socket.get_executor(), net::steady_timer::time_point::max());
+    co_await until_cancelled.async_wait(k_tuple);
+}
+
+}  // namespace
+
+struct HttpServer::Impl {
+    Impl(net::any_io_executor executor_, fs::path socket_path_, RunService& runs, EngineControl& engine,
+         ImageService& images, HttpServerOptions options_)
+        : executor(std::move(executor_)),
+          socket_path(std::move(socket_path_)),
+          router(runs, engine, images),
+          options(options_),
+          acceptor(executor)
+    {
+    }
+
+    Expected<void> start();
+    void stop();
+    net::awaitable<void> accept_loop();
+    net::awaitable<void> serve(Local::socket socket);
+    // nullopt when the client left before the answer was ready.
+    net::awaitable<std::optional<ApiResponse>> handle_watching_client(Stream& stream, beast::flat_buffer& buffer,
+                                                                      ApiRequest request);
+
+    net::any_io_executor executor;
+    fs::path socket_path;
+    ApiRouter router;
+    HttpServerOptions options;
+    Local::acceptor acceptor;
+    std::set<Local::socket*> connections;  // open connections, closed by stop()
+    bool stopped = false;
+};
+
+namespace {
+
+// Keeps a connection in the server's set while its coroutine runs.
+class ConnectionEntry {
+public:
+    ConnectionEntry(std::set<Local::socket*>& connections, Local::socket& socket)
+        : m_connections(connections), m_socket(&socket)
+    {
+        m_connections.insert(m_socket);
+    }
+    ~ConnectionEntry() { m_connections.erase(m_socket); }
+    ConnectionEntry(const ConnectionEntry&) = delete;
+    ConnectionEntry& operator=(const ConnectionEntry&) = delete;
+
+private:
+    std::set<Local::socket*>& m_connections;
+    Local::socket* m_socket;
+};
+
+}  // namespace
+
+Expected<void> HttpServer::Impl::start()
+{
+    const std::string shown = socket_path.string();
+    Local::endpoint endpoint;
+    try {
+        endpoint = Local::endpoint(shown);
+    } catch (const boost::system::system_error&) {
+        return make_error("socket_unusable", shown + " is too long for a unix socket path.");
+    }
+
+    std::error_code fs_ec;
+    const auto existing = fs::symlink_status(socket_path, fs_ec);
+    if (fs::exists(existing)) {
+        if (!fs::is_socket(existing))
+            return make_error("socket_path_occupied", shown + " exists and is not a socket; remove it by hand.");
+        Local::socket probe(executor);
+        boost::system::error_code probe_ec;
+        probe.connect(endpoint, probe_ec);
+        if (!probe_ec)
+            return make_error("daemon_already_running", "Another pyboxd is already listening on " + shown + ".");
+        if (probe_ec != net::error::connection_refused)
+            return make_error("socket_unusable", "Cannot tell whether " + shown + " is in use: " + probe_ec.message() + ".");
+        fs::remove(socket_path, fs_ec);
+        if (fs_ec) return make_error("socket_unusable", "Cannot remove the stale " + shown + ": " + fs_ec.message() + ".");
+    }
+
+    boost::system::error_code ec;
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (ec) return make_error("socket_unusable", "Cannot bind " + shown + ": " + ec.message() + ".");
+    fs::permissions(socket_path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, fs_ec);
+    if (!fs_ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+    if (fs_ec || ec) {
+        acceptor.close(ec);
+        fs::remove(socket_path, fs_ec);
+        return make_error("socket_unusable", "Cannot make " + shown + " private and listen on it.");
+    }
+    net::co_spawn(executor, accept_loop(), report_failure);
+    return {};
+}
+
+void HttpServer::Impl::stop()
+{
+    if (stopped) return;
+    stopped = true;
+    boost::system::error_code ec;
+    if (acceptor.is_open()) {
+        acceptor.close(ec);
+        std::error_code fs_ec;
+        fs::remove(socket_path, fs_ec);
+    }
+    for (auto* connection : connections) connection->close(ec);
+}
+
+net::awaitable<void> HttpServer::Impl::accept_loop()
+{
+    for (;;) {
+        auto [ec, socket] = co_await acceptor.async_accept(k_tuple);
+        if (stopped || ec == net::error::operation_aborted) co_return;
+        if (ec) {  // e.g. out of file descriptors: pause instead of spinning
+            std::cerr << "pyboxd: accepting a connection failed: " << ec.message() << '\n';
+            net::steady_timer pause(executor, k_accept_retry_pause);
+            co_await pause.async_wait(k_tuple);
+            continue;
+        }
+        if (connections.size() >= options.max_connections) continue;  // closed as it goes out of scope
+        net::co_spawn(executor, serve(std::move(socket)), report_failure);
+    }
+}
+
+net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
+{
+    Stream stream(std::move(socket));
+    ConnectionEntry entry(connections, stream.socket());
+    if (!peer_is_owner(stream.socket())) {
+        co_await write_response(stream,
+                                error_response(make_error("forbidden", "Only the user who runs pyboxd may use its socket.")),
+                                11, false, options.response_write_timeout);
+        co_return;
+    }
+
+    beast::flat_buffer buffer;
+    for (;;) {
+        RequestParser parser;
+        parser.header_limit(static_cast<std::uint32_t>(limits::k_max_request_header_bytes));
+        parser.body_limit(limits::k_max_request_body_bytes);
+        stream.expires_after(options.request_read_timeout);
+        if (const auto ec = co_await read_request(stream, buffer, parser)) {
+            if (auto refusal = refusal_for(ec))
+                co_await write_response(stream, error_response(*refusal), 11, false, options.response_write_timeout);
+            co_return;
+        }
+        stream.expires_never();
+
+        auto& message = parser.get();
+        const bool keep_alive = message.keep_alive();
+        const unsigned version = message.version();
+        ApiRequest request{std::string(message.method_string()), std::string(message.target()),
+                           std::move(message.body())};
+        std::optional<ApiResponse> response;
+        try {
+            response = co_await handle_watching_client(stream, buffer, std::move(request));
+        } catch (const std::exception& error) {
+            std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
+            response = error_response(make_error("internal_error", "The daemon failed while handling the request."));
+        }
+        if (!response) co_return;
+        if (!co_await write_response(stream, std::move(*response), version, keep_alive, options.response_write_timeout) ||
+            !keep_alive)
+            co_return;
+    }
+}
+
+net::awaitable<std::optional<ApiResponse>> HttpServer::Impl::handle_watching_client(Stream& stream,
+                                                                                    beast::flat_buffer& buffer,
+                                                                                    ApiRequest request)
+{
+    using namespace net::experimental::awaitable_operators;
+    net::cancellation_signal client_gone;
+    bool gone = false;
+    auto outcome = co_await (router.handle(std::move(request), client_gone.slot()) ||
+                             watch_client(stream.socket(), buffer, client_gone, gone));
+    if (gone) co_return std::nullopt;
+    co_return std::get<0>(std::move(outcome));
+}
+
+HttpServer::HttpServer(net::any_io_executor executor, fs::path socket_path, RunService& runs, EngineControl& engine,
+                       ImageService& images, HttpServerOptions options)
+    : m_impl(std::make_unique<Impl>(std::move(executor), std::move(socket_path), runs, engine, images, options))
+{
+}
+
+HttpServer::~HttpServer() = default;
+
+Expected<void> HttpServer::start() { return m_impl->start(); }
+
+void HttpServer::stop()
+{
+    net::dispatch(m_impl->executor, [impl = m_impl.get()] { impl->stop(); });
+}
+
+}  // namespace pybox::daemon

@@ -1,0 +1,63 @@
+// HttpServer: the daemon's socket API, HTTP/1.1 + JSON on a unix socket (docs/api.md).
+//
+// Contract:
+// - Constructed with the daemon's executor (one io_context, one thread), the socket path and
+//   references to the RunService, EngineControl and ImageService; the server and the services
+//   must outlive every coroutine it spawns: call stop() and let the io_context run out of work
+//   before destroying them.
+// - start() binds the socket. A socket file nobody answers on is stale and removed; if another
+//   daemon answers on it, or the path is something other than a socket, start() refuses. The
+//   socket is made 0600 (its folder is already 0700). Then it accepts in the background.
+// - Every connection: the peer's uid (SO_PEERCRED) must equal ours, else 403 and close. Each
+//   connection is its own coroutine; several clients are served at once, at most
+//   max_connections (more are closed at once).
+// - Per request: a fresh parser with header and body limits (limits.hpp). A body announced
+//   larger than the limit is refused with 413 before it is read; an oversized header gets 431;
+//   malformed HTTP gets 400; each is answered once and the connection closed, so nothing
+//   desynchronises. The whole request must arrive within request_read_timeout (also the idle
+//   time allowed between keep-alive requests), else the connection is closed without answer.
+// - While a request is handled the connection is watched: if the client disconnects (or
+//   half-closes), the cancellation slot given to the service fires (a run then kills and
+//   removes its box) and no response is written.
+// - Responses are always application/json with a Content-Length; keep-alive is honoured.
+// - stop() may be called from any thread; on the executor it closes the acceptor, removes the
+//   socket file and closes every connection (which cancels the requests in progress).
+#pragma once
+
+#include "common/error.hpp"
+#include "common/limits.hpp"
+#include "daemon/server/services.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+
+namespace pybox::daemon {
+
+struct HttpServerOptions {
+    std::chrono::milliseconds request_read_timeout = limits::k_request_read_timeout;
+    std::chrono::milliseconds response_write_timeout{10'000};
+    std::size_t max_connections = 256;
+};
+
+class HttpServer {
+public:
+    HttpServer(net::any_io_executor executor, std::filesystem::path socket_path, RunService& runs,
+               EngineControl& engine, ImageService& images, HttpServerOptions options = {});
+    ~HttpServer();
+    HttpServer(const HttpServer&) = delete;
+    HttpServer& operator=(const HttpServer&) = delete;
+
+    // Fails with "daemon_already_running", "socket_path_occupied" or "socket_unusable".
+    Expected<void> start();
+    void stop();
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace pybox::daemon

@@ -1,0 +1,111 @@
+#include "daemon/vm/daemon_config.hpp"
+
+#include "common/files.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+
+namespace pybox::vm {
+
+namespace json = boost::json;
+
+namespace {
+
+// A unix socket path must fit sockaddr_un.sun_path (108 bytes with the terminating NUL).
+constexpr std::size_t k_max_socket_path = 107;
+constexpr std::size_t k_max_path = 4096;
+constexpr std::size_t k_max_runtime_name = 64;
+
+Error invalid(const std::filesystem::path& file, std::string_view key, std::string_view why)
+{
+    return make_error("config_invalid",
+                      file.string() + ": key \"" + std::string(key) + "\" " + std::string(why) + ".");
+}
+
+Expected<std::filesystem::path> absolute_path(const json::value& value, const std::filesystem::path& file,
+                                              std::string_view key, std::size_t max_length)
+{
+    const auto* text = value.if_string();
+    if (text == nullptr) return invalid(file, key, "must be a string");
+    const std::string_view view = *text;
+    if (view.empty() || view.front() != '/') return invalid(file, key, "must be an absolute path");
+    if (view.find('\0') != std::string_view::npos) return invalid(file, key, "must not contain NUL bytes");
+    if (view.size() > max_length)
+        return invalid(file, key, "is longer than " + std::to_string(max_length) + " bytes");
+    return std::filesystem::path(std::string(view)).lexically_normal();
+}
+
+Expected<std::string> runtime_name(const json::value& value, const std::filesystem::path& file,
+                                   std::string_view key)
+{
+    const auto* text = value.if_string();
+    if (text == nullptr) return invalid(file, key, "must be a string");
+    const std::string_view view = *text;
+    const bool well_formed =
+        !view.empty() && view.size() <= k_max_runtime_name && std::all_of(view.begin(), view.end(), [](char c) {
+            return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                   c == '_' || c == '-';
+        });
+    if (!well_formed)
+        return invalid(file, key, "must be a runtime name (1-64 letters, digits, '.', '_' or '-')");
+    return std::string(view);
+}
+
+}  // namespace
+
+Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::filesystem::path& file)
+{
+    if (text.size() > k_max_config_bytes)
+        return make_error("config_invalid",
+                          file.string() + " is larger than " + std::to_string(k_max_config_bytes) + " bytes.");
+    boost::system::error_code ec;
+    const json::value root = json::parse(text, ec);
+    if (ec) return make_error("config_invalid", file.string() + " is not valid JSON: " + ec.message() + ".");
+    const auto* object = root.if_object();
+    if (object == nullptr) return make_error("config_invalid", file.string() + " must hold one JSON object.");
+
+    DaemonConfig config;
+    for (const auto& [key, value] : *object) {
+        if (key == "engine_socket") {
+            auto socket = absolute_path(value, file, key, k_max_socket_path);
+            if (!socket) return socket.error();
+            config.engine_socket = std::move(*socket);
+        } else if (key == "dockerd") {
+            auto dockerd = absolute_path(value, file, key, k_max_path);
+            if (!dockerd) return dockerd.error();
+            config.dockerd = std::move(*dockerd);
+        } else if (key == "runtime") {
+            auto runtime = runtime_name(value, file, key);
+            if (!runtime) return runtime.error();
+            config.runtime = std::move(*runtime);
+        } else if (key == "recipes_dir") {
+            auto recipes = absolute_path(value, file, key, k_max_path);
+            if (!recipes) return recipes.error();
+            config.recipes_dir = std::move(*recipes);
+        } else {
+            return invalid(file, key,
+                           "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir)");
+        }
+    }
+    return config;
+}
+
+Expected<DaemonConfig> load_daemon_config(const RuntimePaths& paths)
+{
+    const auto file = paths.config_file();
+    auto text = read_file_capped(file, k_max_config_bytes);
+    if (!text) {
+        if (text.error().code == "not_found") return DaemonConfig{};
+        return make_error("config_invalid", text.error().message);
+    }
+    return parse_daemon_config(*text, file);
+}
+
+std::filesystem::path engine_socket_path(const DaemonConfig& config, const RuntimePaths& paths)
+{
+    return config.engine_socket.value_or(paths.engine_socket());
+}
+
+}  // namespace pybox::vm

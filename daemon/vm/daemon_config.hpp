@@ -1,0 +1,43 @@
+// The daemon's configuration file, <runtime>/config.json. The file is optional: without it the
+// daemon runs its private engine with the defaults below.
+//
+// Strict and bounded: the file is read up to k_max_config_bytes, must be one JSON object, and
+// unknown keys, wrong types and relative paths are refused with an Error ("config_invalid")
+// whose message names the key and the file. Pure parsing is separate from reading the file so
+// it can be tested and fuzzed without a disk.
+#pragma once
+
+#include "common/error.hpp"
+#include "common/paths.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pybox::vm {
+
+inline constexpr std::size_t k_max_config_bytes = 64 * 1024;
+
+struct DaemonConfig {
+    // An existing engine to use instead of the private one (the same checks apply).
+    std::optional<std::filesystem::path> engine_socket;
+    // The dockerd binary the private engine runs (absolute; $PATH is never searched).
+    std::filesystem::path dockerd = "/usr/sbin/dockerd";
+    // The OCI runtime boxes run under; it must be listed in the engine's /info Runtimes.
+    std::string runtime = "runc";
+    // Where image recipes are read from, instead of the installed ones.
+    std::optional<std::filesystem::path> recipes_dir;
+};
+
+// Parses the text of a config file; `file` is only used in messages.
+Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::filesystem::path& file);
+
+// Reads paths.config_file(); a missing file yields the defaults.
+Expected<DaemonConfig> load_daemon_config(const RuntimePaths& paths);
+
+// The engine socket the daemon talks to: the configured one, else the private engine's.
+std::filesystem::path engine_socket_path(const DaemonConfig& config, const RuntimePaths& paths);
+
+}  // namespace pybox::vm

@@ -1,0 +1,46 @@
+// BoxPolicy: the fixed settings of a box, chosen by the daemon from the image name alone.
+// A request can pick the image, the deadline and the output cap; nothing else it sends can
+// change these values (DESIGN.md "The box").
+#pragma once
+
+#include <boost/json/fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pybox::proto {
+
+struct BoxPolicy {
+    std::int64_t memory_bytes = 0;       // Memory and MemorySwap (no swap)
+    std::int64_t pids = 0;
+    std::int64_t nano_cpus = 0;          // 1e9 = one core
+    std::string user = "10000:10000";
+    bool readonly_root = true;
+    std::string tmpfs_path = "/tmp";
+    std::int64_t tmpfs_bytes = 16 * 1024 * 1024;
+    std::string tmpfs_options = "noexec,nodev,nosuid";
+    std::string network = "none";
+    std::int64_t open_files = 128;
+    std::string log_driver = "none";
+    bool no_new_privileges = true;
+    std::string capabilities_dropped = "ALL";
+    std::string seccomp = "default";
+
+    double cpu_cores() const { return static_cast<double>(nano_cpus) / 1e9; }
+    // The tmpfs option string as the engine expects it, e.g. "size=16777216,noexec,nodev,nosuid".
+    std::string tmpfs_mount_options() const;
+
+    friend bool operator==(const BoxPolicy&, const BoxPolicy&) = default;
+};
+
+// The policy for a known image name ("stdlib", "data"); nullopt for anything else.
+std::optional<BoxPolicy> policy_for_image(const std::string& image);
+// Names of the images the daemon knows a policy for.
+std::vector<std::string> known_images();
+
+// The first process of every box: `timeout -s KILL <deadline + 1> python3 -I -B -u -`.
+std::vector<std::string> box_command(double timeout_s);
+
+}  // namespace pybox::proto

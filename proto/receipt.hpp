@@ -1,0 +1,163 @@
+// Receipt: the record of one run (schema version 1). Top-level keys follow the seed's
+// "Receipt layout". Rules: never claim what was not observed (a value that could not be read
+// goes into `unknown` with the reason); program output is untrusted bytes kept exactly;
+// every explanation carries a code and its evidence. docs/receipt.md explains every field.
+//
+// Engine-reported objects (effective policy, engine state) are kept as JSON exactly as the
+// engine gave them (the fields PyBox checks), so nothing is paraphrased.
+#pragma once
+
+#include "common/error.hpp"
+#include "proto/box_policy.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pybox::proto {
+
+inline constexpr int k_receipt_schema_version = 1;
+
+struct Identity {
+    std::string run_id;           // 32 hex chars
+    std::string installation_id;  // the owner label
+    std::string image;            // "stdlib"
+    std::string image_id;         // "sha256:..." checked against images.json
+    std::string recipe_sha256;
+    std::string created_at;       // RFC 3339, host wall clock
+    std::int64_t expires_at = 0;  // unix seconds, the box's pybox.expires label
+
+    friend bool operator==(const Identity&, const Identity&) = default;
+};
+
+struct Configured {
+    double wall_timeout_s = 0;
+    double guest_timer_s = 0;
+    std::int64_t output_limit_bytes = 0;
+    BoxPolicy policy;
+    std::vector<std::string> command;
+
+    friend bool operator==(const Configured&, const Configured&) = default;
+};
+
+// How the program ended, as far as PyBox can tell.
+enum class TerminationMechanism {
+    target_exit_observed,  // ended by itself (exit or a signal not sent by PyBox)
+    deadline_kill,         // PyBox sent SIGKILL at the deadline and the box then ended
+    cause_not_established, // a kill was sent but the order of kill and exit is not certain
+    out_of_memory,         // the engine reported OOMKilled
+    not_started,           // the program never started (PyBox refused or failed before start)
+    engine_lost,           // the engine stopped answering; the end was not observed
+};
+std::string_view to_string(TerminationMechanism mechanism);
+std::optional<TerminationMechanism> termination_from_string(std::string_view text);
+
+struct Termination {
+    TerminationMechanism mechanism = TerminationMechanism::not_started;
+    std::optional<std::int64_t> exit_code;  // as the engine reported it
+    std::optional<int> signal;              // exit_code - 128 when > 128
+    bool deadline_kill_sent = false;
+    std::optional<double> engine_lifetime_s;  // FinishedAt - StartedAt (engine clock)
+
+    friend bool operator==(const Termination&, const Termination&) = default;
+};
+
+struct Observed {
+    bool policy_verified_before_start = false;
+    boost::json::value effective_policy;  // HostConfig fields as read back, plus "mismatches"
+    boost::json::value engine_state;      // State fields from the final inspect, or null
+    boost::json::value resources;         // {"status": "UNKNOWN", "reason": ...} until the watcher lands
+    Termination termination;
+
+    friend bool operator==(const Observed&, const Observed&) = default;
+};
+
+struct StreamRecord {
+    std::string bytes;  // exactly what was kept (may be any bytes)
+    std::uint64_t total_bytes = 0;
+    std::uint64_t dropped_bytes() const { return total_bytes - bytes.size(); }
+    bool truncated() const { return total_bytes > bytes.size(); }
+
+    friend bool operator==(const StreamRecord&, const StreamRecord&) = default;
+};
+
+struct Capture {
+    StreamRecord stdout_stream;
+    StreamRecord stderr_stream;
+    bool output_complete = false;  // the stream ended cleanly and nothing was dropped
+    std::optional<std::string> stream_error;  // a framing error or a broken connection
+
+    friend bool operator==(const Capture&, const Capture&) = default;
+};
+
+struct Phase {
+    std::string name;          // "validate", "create", "verify", "attach", "start", "run", "inspect", "remove"
+    double started_s = 0;      // monotonic, from the run's start
+    double duration_s = 0;
+    std::string outcome;       // "ok", "timeout", "failed", "skipped"
+
+    friend bool operator==(const Phase&, const Phase&) = default;
+};
+
+struct Lifecycle {
+    std::string last_phase;
+    bool cancelled = false;
+    std::vector<std::string> timeouts;  // names of the budgets that fired
+    std::vector<Phase> phases;
+    double total_s = 0;
+
+    friend bool operator==(const Lifecycle&, const Lifecycle&) = default;
+};
+
+enum class CleanupStatus { removed, not_created, removal_unconfirmed };
+std::string_view to_string(CleanupStatus status);
+std::optional<CleanupStatus> cleanup_from_string(std::string_view text);
+
+struct Cleanup {
+    CleanupStatus status = CleanupStatus::not_created;
+    bool removed = false;          // the engine answered 404 to an inspect after the delete
+    int attempts = 0;
+    std::optional<std::string> error;
+    boost::json::value reconciliation;  // summary of the last sweep of leftover boxes
+
+    friend bool operator==(const Cleanup&, const Cleanup&) = default;
+};
+
+struct Explanation {
+    std::string code;
+    std::string message;
+    boost::json::object evidence;
+
+    friend bool operator==(const Explanation&, const Explanation&) = default;
+};
+
+struct Receipt {
+    Identity identity;
+    std::string container_id;  // empty when no box was created
+    std::string source_sha256;
+    std::uint64_t source_bytes = 0;
+    Configured configured;
+    Observed observed;
+    Capture capture;
+    Lifecycle lifecycle;
+    Cleanup cleanup;
+    std::map<std::string, std::string> unknown;  // what could not be known -> why
+    std::vector<Explanation> explanations;
+
+    friend bool operator==(const Receipt&, const Receipt&) = default;
+};
+
+boost::json::value receipt_to_json(const Receipt& receipt);
+// Strict: refuses a document with a different schema_version or missing keys.
+Expected<Receipt> receipt_from_json(const boost::json::value& document);
+
+// The exit code `pybox exec` returns for this receipt (DESIGN.md "Exit codes").
+int exit_code_for(const Receipt& receipt);
+
+}  // namespace pybox::proto

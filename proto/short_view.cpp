@@ -1,0 +1,238 @@
+#include "proto/short_view.hpp"
+
+#include "proto/text.hpp"
+
+#include <array>
+#include <cstdio>
+#include <utility>
+
+namespace pybox::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::size_t k_label_width = 22;
+constexpr std::size_t k_max_shown_bytes = 300;
+
+// Text from the receipt made safe for a terminal: control characters (C0, DEL, C1) become
+// '?', and text that is not UTF-8 is shown as escaped bytes.
+std::string terminal_safe(std::string_view text)
+{
+    if (!is_valid_utf8(text)) {
+        return printable_excerpt(text, k_max_shown_bytes);
+    }
+    std::string out;
+    const std::string_view shown = text.substr(0, k_max_shown_bytes);
+    for (std::size_t i = 0; i < shown.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(shown[i]);
+        const bool c1 = byte == 0xC2 && i + 1 < shown.size() &&
+                        static_cast<unsigned char>(shown[i + 1]) >= 0x80 &&
+                        static_cast<unsigned char>(shown[i + 1]) <= 0x9F;
+        if (c1) {
+            out += '?';
+            ++i;
+        } else if (byte < 0x20 || byte == 0x7F) {
+            out += '?';
+        } else {
+            out += shown[i];
+        }
+    }
+    if (shown.size() < text.size()) {
+        out += "...";
+    }
+    return out;
+}
+
+void add_line(std::string& out, std::string_view label, std::string_view value)
+{
+    out += "  ";
+    out += label;
+    out.append(label.size() < k_label_width ? k_label_width - label.size() : 2, ' ');
+    out += value;
+    out += '\n';
+}
+
+std::string seconds_3(double seconds)
+{
+    std::array<char, 32> buffer{};
+    std::snprintf(buffer.data(), buffer.size(), "%.3f", seconds);
+    return buffer.data();
+}
+
+std::optional<std::string> unknown_reason(const Receipt& receipt, const std::string& key)
+{
+    const auto found = receipt.unknown.find(key);
+    if (found == receipt.unknown.end()) {
+        return std::nullopt;
+    }
+    return terminal_safe(found->second);
+}
+
+std::string signal_name(int signal)
+{
+    constexpr std::array<std::pair<int, std::string_view>, 12> k_names{{
+        {1, "SIGHUP"}, {2, "SIGINT"}, {3, "SIGQUIT"}, {4, "SIGILL"}, {6, "SIGABRT"}, {7, "SIGBUS"},
+        {8, "SIGFPE"}, {9, "SIGKILL"}, {11, "SIGSEGV"}, {13, "SIGPIPE"}, {14, "SIGALRM"}, {15, "SIGTERM"},
+    }};
+    for (const auto& [number, name] : k_names) {
+        if (number == signal) {
+            return "signal " + std::to_string(signal) + ", " + std::string(name);
+        }
+    }
+    return "signal " + std::to_string(signal);
+}
+
+std::string exit_code_text(const Receipt& receipt)
+{
+    const auto& termination = receipt.observed.termination;
+    const std::string code = std::to_string(exit_code_for(receipt));
+    switch (termination.mechanism) {
+    case TerminationMechanism::target_exit_observed:
+        if (!termination.exit_code) {
+            return code + " (ended by itself; the engine reported no exit code)";
+        }
+        if (termination.signal) {
+            return code + " (ended by itself: " + signal_name(*termination.signal) + ", not sent by PyBox)";
+        }
+        return code + " (ended by itself)";
+    case TerminationMechanism::deadline_kill:
+        return code + " (stopped by PyBox at the deadline)";
+    case TerminationMechanism::cause_not_established:
+        return code + " (cause not established: " +
+               unknown_reason(receipt, "exact_termination_cause")
+                   .value_or("a kill was sent at the deadline, but whether the program had already "
+                             "ended is not certain") +
+               ")";
+    case TerminationMechanism::out_of_memory:
+        return code + " (Out of memory: reported by the engine)";
+    case TerminationMechanism::not_started:
+        return "not started";
+    case TerminationMechanism::engine_lost:
+        return code + " (the engine stopped answering; the end of the program was not observed)";
+    }
+    return code;
+}
+
+std::string settings_text(const Receipt& receipt)
+{
+    if (receipt.observed.policy_verified_before_start) {
+        return "yes, before the program started";
+    }
+    const auto& policy = receipt.observed.effective_policy;
+    if (const auto* mismatches = policy.is_object() ? policy.get_object().if_contains("mismatches") : nullptr;
+        mismatches != nullptr && mismatches->is_array() && !mismatches->get_array().empty()) {
+        std::string fields;
+        for (const auto& mismatch : mismatches->get_array()) {
+            const json::value* field = &mismatch;
+            if (mismatch.is_object() && mismatch.get_object().contains("field")) {
+                field = &mismatch.get_object().at("field");
+            }
+            fields += fields.empty() ? "" : ", ";
+            fields += field->is_string() ? terminal_safe(field->get_string()) : "?";
+        }
+        return "NO — the engine's settings differed from the policy (" + fields + ")";
+    }
+    if (receipt.cleanup.status == CleanupStatus::not_created) {
+        return "NO — no box was created";
+    }
+    return "NO — the settings were not verified before start";
+}
+
+std::string cleanup_text(const Receipt& receipt)
+{
+    switch (receipt.cleanup.status) {
+    case CleanupStatus::removed:
+        return "removed and confirmed gone";
+    case CleanupStatus::not_created:
+        return "never created";
+    case CleanupStatus::removal_unconfirmed:
+        return "REMOVAL NOT CONFIRMED — " +
+               (receipt.cleanup.error ? terminal_safe(*receipt.cleanup.error)
+                                      : std::string("the sweep removes it once its expiry label has passed"));
+    }
+    return "unknown";
+}
+
+std::string resources_text(const Receipt& receipt)
+{
+    if (auto reason = unknown_reason(receipt, "resources")) {
+        return "unknown: " + *reason;
+    }
+    const auto& resources = receipt.observed.resources;
+    if (!resources.is_object()) {
+        return "unknown: not recorded";
+    }
+    const auto& object = resources.get_object();
+    const auto* status = object.if_contains("status");
+    const auto* reason = object.if_contains("reason");
+    if (status == nullptr || !status->is_string() || status->get_string() == "UNKNOWN") {
+        return "unknown: " + (reason != nullptr && reason->is_string() ? terminal_safe(reason->get_string())
+                                                                       : std::string("not recorded"));
+    }
+    std::string text = terminal_safe(status->get_string());
+    for (auto& c : text) {
+        c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    }
+    if (const auto* samples = object.if_contains("sample_count"); samples != nullptr && samples->is_int64()) {
+        text += ", " + std::to_string(samples->get_int64()) + " samples";
+    }
+    return text;
+}
+
+std::string stream_text(const StreamRecord& stream)
+{
+    if (stream.truncated()) {
+        return std::to_string(stream.bytes.size()) + " of " + std::to_string(stream.total_bytes) +
+               " bytes kept, " + std::to_string(stream.dropped_bytes()) + " dropped";
+    }
+    return std::to_string(stream.total_bytes) + (stream.total_bytes == 1 ? " byte" : " bytes");
+}
+
+double shown_duration(const Receipt& receipt)
+{
+    for (const auto& phase : receipt.lifecycle.phases) {
+        if (phase.name == "run") {
+            return phase.duration_s;
+        }
+    }
+    return receipt.lifecycle.total_s;
+}
+
+}  // namespace
+
+std::string render_short_receipt(const Receipt& receipt)
+{
+    const auto& identity = receipt.identity;
+    std::string out = "PyBox receipt · run " + terminal_safe(identity.run_id.substr(0, 8)) + " · image " +
+                      terminal_safe(identity.image) + " · " + seconds_3(shown_duration(receipt)) + " s of " +
+                      format_number(receipt.configured.wall_timeout_s) + " s\n\n";
+
+    const bool verified = receipt.observed.policy_verified_before_start;
+    out += "From the container engine  checked before start, read back after\n";
+    add_line(out, "Exit code", exit_code_text(receipt));
+    add_line(out, "Settings checked", settings_text(receipt));
+    add_line(out, "Host folders shared", verified ? "none" : "not checked");
+    add_line(out, "Network", terminal_safe(receipt.configured.policy.network));
+    add_line(out, "Box", cleanup_text(receipt));
+
+    out += "From the kernel\n";
+    add_line(out, "Resources", resources_text(receipt));
+
+    out += "Output\n";
+    add_line(out, "stdout", stream_text(receipt.capture.stdout_stream));
+    add_line(out, "stderr", stream_text(receipt.capture.stderr_stream));
+    if (receipt.capture.stream_error) {
+        add_line(out, "Stream error", terminal_safe(*receipt.capture.stream_error));
+    }
+
+    if (!receipt.explanations.empty()) {
+        out += "Explanations\n";
+        for (const auto& explanation : receipt.explanations) {
+            add_line(out, terminal_safe(explanation.code), terminal_safe(explanation.message));
+        }
+    }
+    return out;
+}
+
+}  // namespace pybox::proto

@@ -1,0 +1,71 @@
+// The private engine, setup, a missing engine, and the suite's promise that nothing is left.
+#include "tests/integration/harness.hpp"
+
+#include "common/files.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <thread>
+
+using namespace pybox;
+using namespace pybox::test;
+namespace json = boost::json;
+
+TEST_CASE("vm status --json says the private engine is running and verified")
+{
+    const auto run = run_pybox({"vm", "status", "--json"});
+    CHECK(run.exit_code == 0);
+    const auto status = json::parse(run.output);
+    CHECK(status.at("running") == true);
+    CHECK(status.at("verified") == true);
+    CHECK(status.at("engine_socket").as_string() == (runtime_home() / "engine" / "docker.sock").string());
+}
+
+TEST_CASE("Setup with nothing changed says the image is up to date")
+{
+    const auto run = run_pybox({"setup"});
+    INFO(run.output << run.error_output);
+    CHECK(run.exit_code == 0);
+    CHECK(run.output.find("up to date") != std::string::npos);
+}
+
+TEST_CASE("An engine that is not running is reported clearly and nothing is created")
+{
+    const auto home = runtime_home().parent_path() / "dead-engine-home";
+    std::filesystem::remove_all(home);
+    std::filesystem::create_directories(home);
+    REQUIRE(write_file_atomic(home / "config.json", R"({"engine_socket": "/nonexistent/engine/docker.sock"})").has_value());
+    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + home.string(), PYBOXD_PATH}, home / "pyboxd.log");
+    REQUIRE(daemon.has_value());
+    for (int i = 0; i < 100 && !std::filesystem::exists(home / "pyboxd.sock"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto run = run_pybox({"exec", "-"}, "print(1)\n", {{"PYBOX_HOME", home.string()}});
+    send_signal(*daemon, k_signal_terminate);
+    INFO("stderr: " << run.error_output);
+    CHECK(run.exit_code == 125);
+    CHECK(run.error_output.find("engine") != std::string::npos);
+}
+
+TEST_CASE("Several clients at once each get their own receipt")
+{
+    std::vector<std::thread> clients;
+    std::vector<Expected<ProcessResult>> results(3, make_error("not_run", "not run"));
+    for (std::size_t i = 0; i < results.size(); ++i)
+        clients.emplace_back([&results, i] {
+            results[i] = try_run_pybox({"exec", "-"}, "print(" + std::to_string(i) + " * 1000)\n");
+        });
+    for (auto& client : clients) client.join();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        REQUIRE(results[i].has_value());
+        CHECK(results[i]->exit_code == 0);
+        CHECK(results[i]->output == std::to_string(i * 1000) + "\n");
+    }
+}
+
+// Tagged [final]: ctest runs it as its own test after every other integration test.
+TEST_CASE("No box with this installation's label is left after the suite", "[final]")
+{
+    CHECK(labelled_boxes().empty());
+}

@@ -1,0 +1,108 @@
+// The pure parts of the pybox client: reading the program, rendering daemon answers, and the
+// answer when no daemon listens. No daemon needed.
+#include "client/commands.hpp"
+#include "client/daemon_connection.hpp"
+
+#include "common/ids.hpp"
+
+#include <boost/json/parse.hpp>
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using pybox::client::read_program;
+
+}  // namespace
+
+TEST_CASE("A program on standard input is read exactly")
+{
+    std::istringstream input(std::string("print(1)\n\xff\0x", 12));
+    const auto program = read_program("-", input);
+    REQUIRE(program.has_value());
+    CHECK(*program == std::string("print(1)\n\xff\0x", 12));
+}
+
+TEST_CASE("A program of more than 65,536 bytes on standard input is refused")
+{
+    std::istringstream input(std::string(65'537, 'a'));
+    const auto program = read_program("-", input);
+    REQUIRE_FALSE(program.has_value());
+    CHECK(program.error().code == "source_too_large");
+}
+
+TEST_CASE("A program of exactly 65,536 bytes is accepted")
+{
+    std::istringstream input(std::string(65'536, 'a'));
+    CHECK(read_program("-", input).has_value());
+}
+
+TEST_CASE("A missing program file is a clear error")
+{
+    std::istringstream unused;
+    const auto program = read_program("/nonexistent/pybox-program.py", unused);
+    REQUIRE_FALSE(program.has_value());
+    CHECK(program.error().message.find("/nonexistent/pybox-program.py") != std::string::npos);
+}
+
+TEST_CASE("A verified engine start reads Running and verified")
+{
+    const auto rendered = pybox::client::render_vm_start(boost::json::parse(R"({"running":true,"verified":true})"));
+    CHECK(rendered.exit_code == 0);
+    CHECK(rendered.text == "Running and verified.\n");
+}
+
+TEST_CASE("A failed engine start lists every problem and exits 125")
+{
+    const auto rendered = pybox::client::render_vm_start(boost::json::parse(
+        R"({"running":false,"verified":false,"problems":[{"check":"tcp_hosts","message":"listens on TCP"},)"
+        R"({"check":"seccomp","message":"not available"}]})"));
+    CHECK(rendered.exit_code == 125);
+    CHECK(rendered.text ==
+          "Engine started but failed checks; stopped again:\n  tcp_hosts: listens on TCP\n  seccomp: not available\n");
+}
+
+TEST_CASE("The engine status shows running, verified, socket and notes")
+{
+    const auto rendered = pybox::client::render_vm_status(boost::json::parse(
+        R"({"running":true,"verified":false,"engine_socket":"/r/engine/docker.sock","notes":["external engine"]})"));
+    CHECK(rendered.text.find("running:  yes") != std::string::npos);
+    CHECK(rendered.text.find("verified: no") != std::string::npos);
+    CHECK(rendered.text.find("/r/engine/docker.sock") != std::string::npos);
+    CHECK(rendered.text.find("external engine") != std::string::npos);
+}
+
+TEST_CASE("Setup prints one line per image, built or up to date")
+{
+    const auto rendered = pybox::client::render_setup(boost::json::parse(
+        R"([{"name":"stdlib","image_id":"sha256:abc","recipe_sha256":"r","status":"up_to_date","seconds":0.01},)"
+        R"({"name":"data","image_id":"sha256:def","recipe_sha256":"s","status":"built","seconds":23.44}])"));
+    CHECK(rendered.exit_code == 0);
+    CHECK(rendered.text == "stdlib: up to date (sha256:abc)\ndata: built in 23.4 s (sha256:def)\n");
+}
+
+TEST_CASE("An image list with no images says how to build one")
+{
+    const auto rendered = pybox::client::render_image_list(boost::json::parse(R"({"images":[]})"));
+    CHECK(rendered.text.find("pybox setup") != std::string::npos);
+}
+
+TEST_CASE("A missing daemon socket is reported as pyboxd not running")
+{
+    const auto dir = fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12));
+    const pybox::client::DaemonConnection connection(dir / "pyboxd.sock");
+    const auto reply = connection.exchange("GET", "/v1/ping", "", 1s);
+    REQUIRE_FALSE(reply.has_value());
+    CHECK(reply.error().code == "daemon_not_running");
+    CHECK(reply.error().message.find("systemctl --user start pyboxd") != std::string::npos);
+}
+
+TEST_CASE("The not-running message names pyboxd's path when it is known")
+{
+    CHECK(pybox::client::not_running_message(fs::path("/opt/pybox/bin/pyboxd"))
+              .starts_with("pyboxd is not running. Start it with: /opt/pybox/bin/pyboxd &"));
+}

@@ -1,0 +1,106 @@
+#include "daemon/vm/daemon_config.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using pybox::vm::parse_daemon_config;
+
+namespace {
+
+const std::filesystem::path k_file = "/home/u/.pybox/runtime/config.json";
+
+std::string rejection(std::string_view text)
+{
+    auto config = parse_daemon_config(text, k_file);
+    REQUIRE_FALSE(config.has_value());
+    CHECK(config.error().code == "config_invalid");
+    return config.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("An empty config object gives the private engine with Debian's dockerd and runc")
+{
+    auto config = parse_daemon_config("{}", k_file);
+    REQUIRE(config.has_value());
+    CHECK_FALSE(config->engine_socket);
+    CHECK(config->dockerd == "/usr/sbin/dockerd");
+    CHECK(config->runtime == "runc");
+    CHECK_FALSE(config->recipes_dir);
+}
+
+TEST_CASE("Every known key is read")
+{
+    auto config = parse_daemon_config(R"({"engine_socket": "/run/user/1000/docker.sock",
+        "dockerd": "/opt/docker/bin/dockerd", "runtime": "crun", "recipes_dir": "/srv/recipes/"})",
+                                      k_file);
+    REQUIRE(config.has_value());
+    CHECK(config->engine_socket == std::filesystem::path("/run/user/1000/docker.sock"));
+    CHECK(config->dockerd == "/opt/docker/bin/dockerd");
+    CHECK(config->runtime == "crun");
+    CHECK(config->recipes_dir == std::filesystem::path("/srv/recipes/"));
+}
+
+TEST_CASE("An unknown key is refused and named with the file")
+{
+    const auto message = rejection(R"({"engine_sockets": "/run/docker.sock"})");
+    CHECK_THAT(message, Catch::Contains("\"engine_sockets\"") && Catch::Contains(k_file.string()) &&
+                            Catch::Contains("not known"));
+}
+
+TEST_CASE("A relative path is refused for each path key")
+{
+    for (const auto* key : {"engine_socket", "dockerd", "recipes_dir"}) {
+        const auto message = rejection(std::string("{\"") + key + "\": \"docker.sock\"}");
+        CHECK_THAT(message, Catch::Contains(std::string("\"") + key + "\"") && Catch::Contains("absolute"));
+    }
+}
+
+TEST_CASE("A value of the wrong type is refused")
+{
+    CHECK_THAT(rejection(R"({"dockerd": 7})"), Catch::Contains("\"dockerd\" must be a string"));
+    CHECK_THAT(rejection(R"({"runtime": ["runc"]})"), Catch::Contains("\"runtime\""));
+}
+
+TEST_CASE("A runtime name with shell or path characters is refused")
+{
+    CHECK_THAT(rejection(R"({"runtime": "../runc"})"), Catch::Contains("\"runtime\""));
+    CHECK_THAT(rejection(R"({"runtime": ""})"), Catch::Contains("\"runtime\""));
+    CHECK_THAT(rejection(R"({"runtime": "runc; rm -rf /"})"), Catch::Contains("\"runtime\""));
+}
+
+TEST_CASE("An engine socket path too long for a unix socket is refused")
+{
+    const std::string long_path = "/" + std::string(120, 'a');
+    CHECK_THAT(rejection("{\"engine_socket\": \"" + long_path + "\"}"), Catch::Contains("longer than"));
+}
+
+TEST_CASE("Text that is not one JSON object is refused with the file named")
+{
+    CHECK_THAT(rejection("[]"), Catch::Contains(k_file.string()));
+    CHECK_THAT(rejection("{\"runtime\": \"runc\",}"), Catch::Contains("not valid JSON"));
+    CHECK_THAT(rejection(""), Catch::Contains("not valid JSON"));
+}
+
+TEST_CASE("A config file over the size cap is refused before parsing")
+{
+    const std::string big = "{\"runtime\": \"runc\"" + std::string(pybox::vm::k_max_config_bytes, ' ') + "}";
+    CHECK_THAT(rejection(big), Catch::Contains("larger than"));
+}
+
+TEST_CASE("A missing config file yields the defaults and the private engine's socket")
+{
+    const pybox::RuntimePaths paths("/nonexistent/pybox-config-test");
+    auto config = pybox::vm::load_daemon_config(paths);
+    REQUIRE(config.has_value());
+    CHECK(pybox::vm::engine_socket_path(*config, paths) == paths.engine_socket());
+}
+
+TEST_CASE("A configured engine socket replaces the private engine's socket")
+{
+    const pybox::RuntimePaths paths("/home/u/.pybox/runtime");
+    pybox::vm::DaemonConfig config;
+    config.engine_socket = "/run/docker.sock";
+    CHECK(pybox::vm::engine_socket_path(config, paths) == "/run/docker.sock");
+}

@@ -1,0 +1,452 @@
+// HttpServer over a real unix socket in a temporary folder, with fake services; the client
+// side is raw bytes so malformed HTTP can be sent. No engine needed.
+#include "daemon/server/http_server.hpp"
+
+#include "common/ids.hpp"
+#include "common/sha256.hpp"
+#include "proto/receipt.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json/value_from.hpp>
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <atomic>
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using Local = net::local::stream_protocol;
+using pybox::daemon::HttpServer;
+using pybox::daemon::HttpServerOptions;
+
+constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
+
+// A run whose source is "wait" lasts until cancelled (or 10 s); any other source ends after
+// 300 ms with a receipt carrying the source's SHA-256.
+class FakeRunService : public pybox::daemon::RunService {
+public:
+    net::awaitable<pybox::Expected<pybox::proto::Receipt>> run(pybox::proto::RunRequest request,
+                                                               net::cancellation_slot cancelled) override
+    {
+        net::steady_timer timer(co_await net::this_coro::executor, request.source == "wait" ? 10s : 300ms);
+        auto [ec] = co_await timer.async_wait(net::bind_cancellation_slot(cancelled, k_tuple));
+        pybox::proto::Receipt receipt;
+        receipt.source_sha256 = pybox::sha256_hex(request.source);
+        receipt.lifecycle.cancelled = ec == net::error::operation_aborted;
+        if (receipt.lifecycle.cancelled) m_cancellations.fetch_add(1);
+        co_return receipt;
+    }
+    int cancellations() const { return m_cancellations.load(); }
+
+private:
+    std::atomic<int> m_cancellations{0};
+};
+
+class FakeEngineControl : public pybox::daemon::EngineControl {
+public:
+    net::awaitable<pybox::Expected<boost::json::value>> start() override
+    {
+        co_return boost::json::value{{"running", true}, {"verified", true}};
+    }
+    net::awaitable<pybox::Expected<boost::json::value>> stop() override
+    {
+        co_return pybox::make_error("engine_unreachable", "The engine does not answer.");
+    }
+    net::awaitable<boost::json::value> status() override
+    {
+        co_return boost::json::value{{"running", false}, {"verified", false}, {"engine_socket", "/x"}};
+    }
+};
+
+class FakeImageService : public pybox::daemon::ImageService {
+public:
+    net::awaitable<pybox::Expected<boost::json::value>> setup(std::vector<std::string> images, bool) override
+    {
+        co_return boost::json::value{{"images", boost::json::value_from(images)}};
+    }
+    net::awaitable<pybox::Expected<boost::json::value>> list() override
+    {
+        co_return pybox::make_error("image_not_built", "Run pybox setup first.");
+    }
+};
+
+class TempDir {
+public:
+    TempDir() : m_path(fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12)))
+    {
+        fs::create_directories(m_path);
+    }
+    ~TempDir()
+    {
+        std::error_code ec;
+        fs::remove_all(m_path, ec);
+    }
+    const fs::path& path() const { return m_path; }
+
+private:
+    fs::path m_path;
+};
+
+// The server with fake services, running on its own thread for the lifetime of the object.
+class RunningServer {
+public:
+    explicit RunningServer(HttpServerOptions options = {})
+        : m_server(m_io.get_executor(), socket_path(), runs, m_engine, m_images, options)
+    {
+        auto started = m_server.start();
+        REQUIRE(started.has_value());
+        m_thread = std::thread([this] { m_io.run(); });
+    }
+    ~RunningServer()
+    {
+        m_server.stop();
+        m_thread.join();  // returns only once every connection coroutine has ended
+    }
+    fs::path socket_path() const { return m_dir.path() / "pyboxd.sock"; }
+
+    FakeRunService runs;
+
+private:
+    TempDir m_dir;
+    net::io_context m_io;
+    FakeEngineControl m_engine;
+    FakeImageService m_images;
+    HttpServer m_server;
+    std::thread m_thread;
+};
+
+struct Reply {
+    unsigned status = 0;
+    std::string body;
+    std::string content_type;
+    bool has_content_length = false;
+};
+
+// A raw client: sends bytes as given, reads with a deadline so a broken server fails the test
+// instead of hanging it.
+class RawClient {
+public:
+    explicit RawClient(const fs::path& socket) : m_socket(m_io) { m_socket.connect(Local::endpoint(socket.string())); }
+
+    void send(std::string_view bytes)
+    {
+        boost::system::error_code ec;  // the server may close before it has read everything
+        net::write(m_socket, net::buffer(bytes), ec);
+    }
+
+    std::optional<Reply> read_reply(std::chrono::milliseconds timeout = 2s)
+    {
+        http::response<http::string_body> response;
+        http::response_parser<http::string_body> parser;
+        parser.body_limit(1 << 20);
+        std::optional<beast::error_code> result;
+        http::async_read(m_socket, m_buffer, parser, [&](beast::error_code ec, std::size_t) { result = ec; });
+        if (!finish(timeout, [&] { return result.has_value(); }) || *result) return std::nullopt;
+        const auto& message = parser.get();
+        return Reply{message.result_int(), message.body(), std::string(message[http::field::content_type]),
+                     message.has_content_length()};
+    }
+
+    // True when the server closes the connection within the timeout (data before it is dropped).
+    bool closed_by_server(std::chrono::milliseconds timeout = 2s)
+    {
+        bool closed = false;
+        std::array<char, 4096> chunk{};
+        std::function<void(boost::system::error_code, std::size_t)> on_read = [&](boost::system::error_code ec,
+                                                                                   std::size_t) {
+            if (ec) {
+                closed = true;
+                return;
+            }
+            m_socket.async_read_some(net::buffer(chunk), on_read);
+        };
+        m_socket.async_read_some(net::buffer(chunk), on_read);
+        return finish(timeout, [&] { return closed; });
+    }
+
+    void close() { m_socket.close(); }
+
+private:
+    template <class Done>
+    bool finish(std::chrono::milliseconds timeout, Done done)
+    {
+        m_io.restart();
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (!done() && std::chrono::steady_clock::now() < deadline) m_io.run_one_for(10ms);
+        if (done()) return true;
+        m_socket.cancel();
+        m_io.restart();
+        m_io.run();
+        return false;
+    }
+
+    net::io_context m_io;
+    Local::socket m_socket;
+    beast::flat_buffer m_buffer;
+};
+
+std::string get(std::string_view target, std::string_view connection = "close")
+{
+    return "GET " + std::string(target) + " HTTP/1.1\r\nHost: pybox\r\nConnection: " + std::string(connection) +
+           "\r\n\r\n";
+}
+
+std::string post(std::string_view target, std::string_view body)
+{
+    return "POST " + std::string(target) + " HTTP/1.1\r\nHost: pybox\r\nContent-Type: application/json\r\n" +
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+std::string run_body(std::string_view source) { return R"({"source": ")" + std::string(source) + R"("})"; }
+
+bool body_has_error(const Reply& reply, std::string_view code)
+{
+    return reply.body.find("\"code\":\"" + std::string(code) + "\"") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("The server answers a ping with JSON and a Content-Length")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send(get("/v1/ping"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(reply->content_type == "application/json");
+    CHECK(reply->has_content_length);
+    CHECK(reply->body.find(R"("daemon":"pyboxd")") != std::string::npos);
+    CHECK(reply->body.find(R"("api":"v1")") != std::string::npos);
+}
+
+TEST_CASE("The socket is private to its owner")
+{
+    RunningServer server;
+    CHECK(fs::status(server.socket_path()).permissions() == (fs::perms::owner_read | fs::perms::owner_write));
+}
+
+TEST_CASE("An unknown path gets 404 and a wrong method gets 405, both with JSON errors")
+{
+    RunningServer server;
+    RawClient first(server.socket_path());
+    first.send(get("/v2/nothing"));
+    const auto missing = first.read_reply();
+    REQUIRE(missing);
+    CHECK(missing->status == 404);
+    CHECK(body_has_error(*missing, "not_found"));
+
+    RawClient second(server.socket_path());
+    second.send(get("/v1/runs"));
+    const auto wrong_method = second.read_reply();
+    REQUIRE(wrong_method);
+    CHECK(wrong_method->status == 405);
+    CHECK(body_has_error(*wrong_method, "method_not_allowed"));
+}
+
+TEST_CASE("Service errors are mapped to statuses")
+{
+    RunningServer server;
+    RawClient first(server.socket_path());
+    first.send(post("/v1/vm/stop", ""));
+    const auto engine = first.read_reply();
+    REQUIRE(engine);
+    CHECK(engine->status == 503);
+
+    RawClient second(server.socket_path());
+    second.send(get("/v1/images"));
+    const auto images = second.read_reply();
+    REQUIRE(images);
+    CHECK(images->status == 409);
+    CHECK(body_has_error(*images, "image_not_built"));
+}
+
+TEST_CASE("A keep-alive connection serves several requests in order")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send(get("/v1/ping", "keep-alive") + get("/v1/vm/status", "keep-alive"));
+    const auto ping = client.read_reply();
+    const auto status = client.read_reply();
+    REQUIRE(ping);
+    REQUIRE(status);
+    CHECK(ping->body.find("pyboxd") != std::string::npos);
+    CHECK(status->body.find("engine_socket") != std::string::npos);
+    client.send(post("/v1/setup", R"({"images": ["stdlib"], "refresh_lock": true})"));
+    const auto setup = client.read_reply();
+    REQUIRE(setup);
+    CHECK(setup->status == 200);
+    CHECK(setup->body.find("stdlib") != std::string::npos);
+}
+
+TEST_CASE("A malformed JSON body gets 400 and the next request on a new connection succeeds")
+{
+    RunningServer server;
+    RawClient bad(server.socket_path());
+    bad.send(post("/v1/runs", R"x({"source": "print(1)")x"));
+    const auto refused = bad.read_reply();
+    REQUIRE(refused);
+    CHECK(refused->status == 400);
+    CHECK(body_has_error(*refused, "invalid_json"));
+
+    RawClient good(server.socket_path());
+    good.send(get("/v1/ping"));
+    const auto reply = good.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+}
+
+TEST_CASE("A body announced as 10 GB is refused with 413 before it is read")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send("POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Length: 10737418240\r\n\r\n");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 413);
+    CHECK(body_has_error(*reply, "body_too_large"));
+    CHECK(client.closed_by_server());
+}
+
+TEST_CASE("A 1 MB header is refused and the connection closed")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send("GET /v1/ping HTTP/1.1\r\nHost: pybox\r\nX-Big: " + std::string(1 << 20, 'a') + "\r\n\r\n");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK((reply->status == 431 || reply->status == 400));
+    CHECK(client.closed_by_server());
+}
+
+TEST_CASE("Conflicting Content-Length headers are refused with 400")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send("POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n12345");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 400);
+    CHECK(client.closed_by_server());
+}
+
+TEST_CASE("A body sent after Expect: 100-continue is read once the server says continue")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    const std::string body = R"({"images": ["stdlib"]})";
+    client.send("POST /v1/setup HTTP/1.1\r\nHost: pybox\r\nExpect: 100-continue\r\nContent-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n");
+    const auto go_on = client.read_reply();  // Beast's parser returns the 100 as a complete message
+    REQUIRE(go_on);
+    CHECK(go_on->status == 100);
+    client.send(body);
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+}
+
+TEST_CASE("A client that trickles its request is closed at the read deadline")
+{
+    HttpServerOptions options;
+    options.request_read_timeout = 200ms;
+    RunningServer server(options);
+    RawClient client(server.socket_path());
+    const auto begun = std::chrono::steady_clock::now();
+    client.send("GET /v1/ping HTTP/1.1\r\n");
+    for (int i = 0; i < 3; ++i) {
+        std::this_thread::sleep_for(50ms);
+        client.send("X");
+    }
+    CHECK(client.closed_by_server(1s));
+    CHECK(std::chrono::steady_clock::now() - begun < 900ms);
+}
+
+TEST_CASE("A client that disconnects during a run fires the run's cancellation slot")
+{
+    RunningServer server;
+    {
+        RawClient client(server.socket_path());
+        client.send(post("/v1/runs", run_body("wait")));
+        std::this_thread::sleep_for(100ms);
+        client.close();
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (server.runs.cancellations() == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    CHECK(server.runs.cancellations() == 1);
+}
+
+TEST_CASE("Concurrent runs each get their own receipt")
+{
+    RunningServer server;
+    const auto begun = std::chrono::steady_clock::now();
+    std::vector<std::future<std::optional<Reply>>> replies;
+    for (int i = 0; i < 4; ++i) {
+        replies.push_back(std::async(std::launch::async, [&server, i] {
+            RawClient client(server.socket_path());
+            client.send(post("/v1/runs", run_body("print(" + std::to_string(i) + ")")));
+            return client.read_reply(3s);
+        }));
+    }
+    for (int i = 0; i < 4; ++i) {
+        const auto reply = replies[static_cast<std::size_t>(i)].get();
+        REQUIRE(reply);
+        CHECK(reply->status == 200);
+        CHECK(reply->body.find(pybox::sha256_hex("print(" + std::to_string(i) + ")")) != std::string::npos);
+    }
+    CHECK(std::chrono::steady_clock::now() - begun < 1s);  // 4 runs of 300 ms overlapped
+    CHECK(server.runs.cancellations() == 0);
+}
+
+TEST_CASE("A second server refuses a socket another server answers on")
+{
+    RunningServer server;
+    net::io_context io;
+    FakeRunService runs;
+    FakeEngineControl engine;
+    FakeImageService images;
+    HttpServer second(io.get_executor(), server.socket_path(), runs, engine, images);
+    const auto started = second.start();
+    REQUIRE_FALSE(started.has_value());
+    CHECK(started.error().code == "daemon_already_running");
+}
+
+TEST_CASE("A stale socket file nobody answers on is replaced")
+{
+    TempDir dir;
+    const auto path = dir.path() / "pyboxd.sock";
+    net::io_context io;
+    {
+        Local::acceptor stale(io, Local::endpoint(path.string()));  // closing leaves the file behind
+    }
+    REQUIRE(fs::is_socket(fs::symlink_status(path)));
+    FakeRunService runs;
+    FakeEngineControl engine;
+    FakeImageService images;
+    HttpServer server(io.get_executor(), path, runs, engine, images);
+    CHECK(server.start().has_value());
+    server.stop();
+    io.run();
+    CHECK_FALSE(fs::exists(path));
+}

@@ -1,0 +1,120 @@
+#include "daemon/images/mmdebstrap_build.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+using namespace pybox::images;
+
+namespace {
+
+BuildRequest sample_request(bool pinned)
+{
+    Recipe recipe;
+    recipe.variant = "essential";
+    recipe.sources = {{"http://deb.debian.org/debian", "bookworm", {"main"}},
+                      {"http://deb.debian.org/debian-security", "bookworm-security", {"main", "contrib"}}};
+    recipe.includes = {"python3"};
+    recipe.source_date_epoch = 1700000000;
+    std::optional<Lock> pins;
+    if (pinned) {
+        pins = Lock{{"bash", "5.2.15-2+b13"}, {"python3", "3.11.2-1+b1"}};
+    }
+    return BuildRequest{"stdlib", recipe, pins, "/run/x/build/stdlib.tar", "/run/x/build", "images/stdlib/lock"};
+}
+
+bool has_arg_starting(const std::vector<std::string>& argv, const std::string& prefix)
+{
+    return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) { return a.starts_with(prefix); });
+}
+
+const std::string k_report =
+    "I: running --customize-hook in shell: sh -c 'pybox-installed ${db:Status-Abbrev}' print(\"pybox-python-ok\")\n"
+    "pybox-installed ii bash=5.2.15-2+b13\n"
+    "pybox-installed ii python3=3.11.2-1+b1\n"
+    "pybox-python-ok\n"
+    "I: success in 20.1 seconds\n";
+
+}  // namespace
+
+TEST_CASE("An unpinned build passes the recipe to mmdebstrap by absolute path")
+{
+    const auto argv = mmdebstrap_argv(sample_request(false));
+    REQUIRE(argv.size() == 9);
+    CHECK(argv[0] == "/usr/bin/mmdebstrap");
+    CHECK(argv[1] == "--variant=essential");
+    CHECK(argv[2] == "--format=tar");
+    CHECK(argv[3] == "--include=python3");
+    CHECK_FALSE(has_arg_starting(argv, "--setup-hook="));
+    CHECK(argv[4].starts_with("--customize-hook="));
+    CHECK(argv[5].empty());  // every suite counts for the essential set
+    CHECK(argv[6] == "/run/x/build/stdlib.tar");
+    CHECK(argv[7] == "deb http://deb.debian.org/debian bookworm main");
+    CHECK(argv[8] == "deb http://deb.debian.org/debian-security bookworm-security main contrib");
+}
+
+TEST_CASE("A pinned build includes and pins every locked version")
+{
+    const auto argv = mmdebstrap_argv(sample_request(true));
+    CHECK(argv[3] == "--include=python3,bash=5.2.15-2+b13,python3=3.11.2-1+b1");
+    REQUIRE(has_arg_starting(argv, "--setup-hook="));
+    const auto hook = *std::find_if(argv.begin(), argv.end(),
+                                    [](const std::string& a) { return a.starts_with("--setup-hook="); });
+    CHECK(hook.find("'Package: bash' 'Pin: version 5.2.15-2+b13' 'Pin-Priority: 1001'") != std::string::npos);
+    CHECK(hook.find("'Package: python3' 'Pin: version 3.11.2-1+b1' 'Pin-Priority: 1001'") != std::string::npos);
+}
+
+TEST_CASE("The build report yields the installed packages")
+{
+    const auto installed = parse_build_report(k_report);
+    REQUIRE(installed.has_value());
+    CHECK(*installed == Lock{{"bash", "5.2.15-2+b13"}, {"python3", "3.11.2-1+b1"}});
+}
+
+TEST_CASE("A build report without a working python3 is a failed build")
+{
+    std::string report = k_report;
+    report.erase(report.find("pybox-python-ok\n"), 16);
+    const auto installed = parse_build_report(report);
+    REQUIRE_FALSE(installed.has_value());
+    CHECK(installed.error().code == "image_build_failed");
+}
+
+TEST_CASE("A build report with a half-installed package is a failed build")
+{
+    std::string report = k_report;
+    report.replace(report.find("ii bash"), 3, "iF ");
+    const auto installed = parse_build_report(report);
+    REQUIRE_FALSE(installed.has_value());
+    CHECK(installed.error().message.find("bash") != std::string::npos);
+}
+
+TEST_CASE("A build report with no packages is a failed build")
+{
+    CHECK_FALSE(parse_build_report("pybox-python-ok\n").has_value());
+    CHECK_FALSE(parse_build_report("pybox-installed ii bash=\npybox-python-ok\n").has_value());
+}
+
+TEST_CASE("apt's missing-version error names the pinned package")
+{
+    const auto missing = find_missing_pin("W: x\nE: Version '3.11.2-1+b1' for 'python3' was not found\nE: exit\n");
+    REQUIRE(missing.has_value());
+    CHECK(missing->package == "python3");
+    CHECK(missing->version == "3.11.2-1+b1");
+    CHECK_FALSE(find_missing_pin("E: Unable to locate package python4\n").has_value());
+}
+
+TEST_CASE("A build that differs from the lock says what differs and how to refresh")
+{
+    const Lock pins{{"bash", "5.2.15-2+b13"}, {"python3", "3.11.2-1+b1"}};
+    CHECK_FALSE(compare_with_lock(pins, pins, "images/stdlib/lock").has_value());
+    const Lock built{{"bash", "5.2.15-2+b14"}, {"libx", "1.0"}};
+    const auto mismatch = compare_with_lock(pins, built, "images/stdlib/lock");
+    REQUIRE(mismatch.has_value());
+    CHECK(mismatch->code == "lock_outdated");
+    CHECK(mismatch->message.find("bash is 5.2.15-2+b14, not 5.2.15-2+b13") != std::string::npos);
+    CHECK(mismatch->message.find("python3=3.11.2-1+b1 is missing") != std::string::npos);
+    CHECK(mismatch->message.find("libx=1.0 is not in the lock") != std::string::npos);
+    CHECK(mismatch->message.find("pybox setup --refresh-lock") != std::string::npos);
+}

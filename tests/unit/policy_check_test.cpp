@@ -1,0 +1,115 @@
+#include "daemon/run/box_spec.hpp"
+#include "daemon/run/policy_check.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace pybox;
+namespace json = boost::json;
+
+namespace {
+
+daemon::BoxIdentity identity() { return {"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", 1900000000}; }
+
+// What the engine reports for a box created from make_box_spec (the shape of Docker 20.10's
+// GET /containers/{id}/json, trimmed to the fields the check reads).
+json::value inspected_from_spec(const proto::BoxPolicy& policy)
+{
+    const auto spec = daemon::make_box_spec(policy, "sha256:abc", proto::box_command(2.0), identity());
+    json::object host = spec.at("HostConfig").as_object();
+    host["Binds"] = nullptr;  // the engine reports "no binds" as null
+    host["PidMode"] = "";
+    host["UTSMode"] = "";
+    host["UsernsMode"] = "";
+    host["CgroupnsMode"] = "";
+    host["Ulimits"] = json::parse(R"([{"Name":"nofile","Hard":128,"Soft":128}])");
+    json::object config{{"User", spec.at("User")}, {"Tty", false}, {"Labels", spec.at("Labels")}, {"Image", "sha256:abc"}};
+    return json::object{{"HostConfig", host}, {"Config", config}};
+}
+
+}  // namespace
+
+TEST_CASE("A box created exactly as configured passes the policy check")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    CHECK(daemon::check_effective_policy(policy, identity(), inspected_from_spec(policy)).empty());
+}
+
+TEST_CASE("A different memory limit is a mismatch naming the field")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    auto inspected = inspected_from_spec(policy);
+    inspected.at("HostConfig").as_object()["Memory"] = 0;
+    const auto mismatches = daemon::check_effective_policy(policy, identity(), inspected);
+    REQUIRE(mismatches.size() == 1);
+    CHECK(mismatches[0].field == "HostConfig.Memory");
+    CHECK(mismatches[0].observed == "0");
+}
+
+TEST_CASE("Widening settings are each caught")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    const std::pair<const char*, json::value> widenings[] = {
+        {"Binds", json::parse(R"(["/:/host"])")},
+        {"Privileged", true},
+        {"CapAdd", json::parse(R"(["SYS_ADMIN"])")},
+        {"NetworkMode", "host"},
+        {"PidMode", "host"},
+        {"Devices", json::parse(R"([{"PathOnHost":"/dev/sda"}])")},
+        {"SecurityOpt", json::parse(R"(["no-new-privileges","seccomp=unconfined"])")},
+        {"ReadonlyRootfs", false},
+        {"AutoRemove", true},
+        {"PidsLimit", -1},
+    };
+    for (const auto& [field, value] : widenings) {
+        auto inspected = inspected_from_spec(policy);
+        inspected.at("HostConfig").as_object()[field] = value;
+        const auto mismatches = daemon::check_effective_policy(policy, identity(), inspected);
+        INFO(field);
+        REQUIRE(mismatches.size() == 1);
+        CHECK(mismatches[0].field == std::string("HostConfig.") + field);
+    }
+}
+
+TEST_CASE("A missing HostConfig field is a mismatch, not a pass")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    auto inspected = inspected_from_spec(policy);
+    inspected.at("HostConfig").as_object().erase("NanoCpus");
+    const auto mismatches = daemon::check_effective_policy(policy, identity(), inspected);
+    REQUIRE(mismatches.size() == 1);
+    CHECK(mismatches[0].observed == "missing");
+}
+
+TEST_CASE("A box of another run or owner fails the label check")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    auto other = identity();
+    other.run_id = "00000000000000000000000000000000";
+    CHECK(daemon::check_effective_policy(policy, other, inspected_from_spec(policy)).size() == 1);
+}
+
+TEST_CASE("The effective policy record lists what was read and the mismatches")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    auto inspected = inspected_from_spec(policy);
+    const auto record = daemon::effective_policy_record(inspected, {{"HostConfig.Memory", "1", "2"}});
+    CHECK(record.at("HostConfig").at("Memory") == json::value(policy.memory_bytes));
+    CHECK(record.at("mismatches").as_array().size() == 1);
+}
+
+TEST_CASE("The box spec carries the labels, no TTY, stdin once and the fixed environment")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    const auto spec = daemon::make_box_spec(policy, "sha256:abc", proto::box_command(2.0), identity());
+    CHECK(spec.at("Image") == "sha256:abc");
+    CHECK(spec.at("Tty") == false);
+    CHECK(spec.at("StdinOnce") == true);
+    CHECK(spec.at("Labels").at("pybox.expires") == "1900000000");
+    CHECK(spec.at("HostConfig").at("AutoRemove") == false);
+    for (const auto& entry : spec.at("Env").as_array()) {
+        const std::string_view text = entry.as_string();
+        CHECK((text.starts_with("PATH=") || text.starts_with("LANG=") || text.starts_with("HOME=")));
+    }
+}

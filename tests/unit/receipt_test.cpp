@@ -1,0 +1,379 @@
+#include "proto/receipt.hpp"
+#include "proto/text.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <set>
+
+using namespace pybox::proto;
+using namespace std::string_literals;
+namespace json = boost::json;
+
+namespace {
+
+Receipt sample_receipt()
+{
+    Receipt receipt;
+    receipt.identity = {"5319e024aa0c4b6e9d1f00112233aabb", "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "stdlib",
+                        "sha256:" + std::string(64, 'a'), std::string(64, 'b'), "2026-11-29T20:00:05.021506Z",
+                        1'795'000'000};
+    receipt.container_id = std::string(64, 'c');
+    receipt.source_sha256 = std::string(64, 'd');
+    receipt.source_bytes = 11;
+    receipt.configured.wall_timeout_s = 2.0;
+    receipt.configured.guest_timer_s = 3.0;
+    receipt.configured.output_limit_bytes = 65'536;
+    receipt.configured.policy = *policy_for_image("stdlib");
+    receipt.configured.command = box_command(2.0);
+    receipt.observed.policy_verified_before_start = true;
+    receipt.observed.effective_policy = json::object{{"Memory", 134217728}, {"mismatches", json::array{}}};
+    receipt.observed.engine_state =
+        json::object{{"Status", "exited"}, {"ExitCode", 0}, {"OOMKilled", false},
+                     {"StartedAt", "2026-11-29T20:00:05.1Z"}, {"FinishedAt", "2026-11-29T20:00:05.17Z"}};
+    receipt.observed.resources = json::object{{"status", "UNKNOWN"}, {"reason", "no watcher yet"}};
+    receipt.observed.termination = {TerminationMechanism::target_exit_observed, 0, std::nullopt, false, 0.074583};
+    receipt.capture.stdout_stream = {"42\n", 3};
+    receipt.capture.stderr_stream = {"", 0};
+    receipt.capture.output_complete = true;
+    receipt.lifecycle.last_phase = "remove";
+    receipt.lifecycle.phases = {{"create", 0.001, 0.07, "ok"}, {"run", 0.2, 0.166, "ok"}};
+    receipt.lifecycle.total_s = 0.31;
+    receipt.cleanup = {CleanupStatus::removed, true, 1, std::nullopt, json::object{{"removed", 0}}};
+    receipt.unknown = {{"resources", "the kernel watcher is not built yet"},
+                       {"absolute_clock_alignment", "engine and host clocks are not aligned"}};
+    receipt.explanations = {{"TARGET_EXIT", "The program exited with code 0.", json::object{{"ExitCode", 0}}}};
+    return receipt;
+}
+
+std::set<std::string> keys_of(const json::value& value)
+{
+    std::set<std::string> keys;
+    for (const auto& [key, item] : value.as_object()) {
+        keys.emplace(key);
+    }
+    return keys;
+}
+
+// Serializes to text and back, as the wire and the client do.
+pybox::Expected<Receipt> through_text(const Receipt& receipt)
+{
+    return receipt_from_json(json::parse(json::serialize(receipt_to_json(receipt))));
+}
+
+std::string from_json_error(const json::value& document)
+{
+    const auto parsed = receipt_from_json(document);
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().code == "invalid_receipt");
+    return parsed.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("The receipt has exactly the top-level keys of the layout")
+{
+    const auto document = receipt_to_json(sample_receipt());
+    CHECK(keys_of(document) == std::set<std::string>{"schema_version", "identity", "container_id", "submission",
+                                                     "configured", "observed", "capture", "lifecycle",
+                                                     "cleanup", "clock_domains", "unknown", "files",
+                                                     "explanations"});
+    CHECK(document.at("schema_version") == 1);
+    CHECK(document.at("files").is_null());
+}
+
+TEST_CASE("The nested sections have exactly their documented keys")
+{
+    const auto document = receipt_to_json(sample_receipt());
+    CHECK(keys_of(document.at("submission")) == std::set<std::string>{"source_sha256", "source_bytes"});
+    CHECK(keys_of(document.at("configured")) ==
+          std::set<std::string>{"wall_timeout_s", "guest_timer_s", "output_limit_bytes", "memory_bytes",
+                                "memory_swap_bytes", "pids", "cpu_cores", "nano_cpus", "network", "user",
+                                "readonly_root", "tmpfs", "open_files", "log_driver", "no_new_privileges",
+                                "capabilities_dropped", "seccomp", "command"});
+    CHECK(keys_of(document.at("configured").at("tmpfs")) == std::set<std::string>{"path", "bytes", "options"});
+    CHECK(keys_of(document.at("observed")) ==
+          std::set<std::string>{"policy_verified_before_start", "effective_policy", "engine_state", "resources",
+                                "termination"});
+    CHECK(keys_of(document.at("observed").at("termination")) ==
+          std::set<std::string>{"mechanism", "exit_code", "signal", "deadline_kill_sent", "engine_lifetime_s"});
+    CHECK(keys_of(document.at("capture")) ==
+          std::set<std::string>{"stdout", "stdout_encoding", "stdout_bytes", "stdout_bytes_kept",
+                                "stdout_bytes_dropped", "stdout_truncated", "stderr", "stderr_encoding",
+                                "stderr_bytes", "stderr_bytes_kept", "stderr_bytes_dropped", "stderr_truncated",
+                                "output_complete", "stream_error", "output_limit_bytes", "provenance"});
+    CHECK(keys_of(document.at("lifecycle")) ==
+          std::set<std::string>{"last_phase", "cancelled", "timeouts", "phases", "timing"});
+    CHECK(keys_of(document.at("cleanup")) ==
+          std::set<std::string>{"status", "removed", "attempts", "error", "reconciliation"});
+    CHECK(keys_of(document.at("clock_domains")).size() == 5);
+}
+
+TEST_CASE("Configured values mirror the policy, with swap equal to memory")
+{
+    const auto configured = receipt_to_json(sample_receipt()).at("configured");
+    CHECK(configured.at("memory_bytes") == 134217728);
+    CHECK(configured.at("memory_swap_bytes") == 134217728);
+    CHECK(configured.at("cpu_cores") == 0.5);
+    CHECK(configured.at("nano_cpus") == 500000000);
+    CHECK(configured.at("command").as_array().size() == 9);
+}
+
+TEST_CASE("Enums are written as upper snake case strings")
+{
+    const auto document = receipt_to_json(sample_receipt());
+    CHECK(document.at("observed").at("termination").at("mechanism") == "TARGET_EXIT_OBSERVED");
+    CHECK(document.at("cleanup").at("status") == "REMOVED");
+    for (auto mechanism : {TerminationMechanism::target_exit_observed, TerminationMechanism::deadline_kill,
+                           TerminationMechanism::cause_not_established, TerminationMechanism::out_of_memory,
+                           TerminationMechanism::not_started, TerminationMechanism::engine_lost}) {
+        CHECK(termination_from_string(to_string(mechanism)) == mechanism);
+    }
+    for (auto status : {CleanupStatus::removed, CleanupStatus::not_created, CleanupStatus::removal_unconfirmed}) {
+        CHECK(cleanup_from_string(to_string(status)) == status);
+    }
+    CHECK(to_string(TerminationMechanism::cause_not_established) == "CAUSE_NOT_ESTABLISHED");
+    CHECK(to_string(CleanupStatus::removal_unconfirmed) == "REMOVAL_UNCONFIRMED");
+    CHECK_FALSE(termination_from_string("target_exit_observed"));
+}
+
+TEST_CASE("Missing optional values are written as null")
+{
+    Receipt receipt = sample_receipt();
+    receipt.container_id.clear();
+    receipt.observed.termination.exit_code.reset();
+    receipt.observed.termination.engine_lifetime_s.reset();
+    const auto document = receipt_to_json(receipt);
+    CHECK(document.at("container_id").is_null());
+    CHECK(document.at("observed").at("termination").at("exit_code").is_null());
+    CHECK(document.at("observed").at("termination").at("signal").is_null());
+    CHECK(document.at("observed").at("termination").at("engine_lifetime_s").is_null());
+    CHECK(document.at("capture").at("stream_error").is_null());
+    CHECK(document.at("cleanup").at("error").is_null());
+}
+
+TEST_CASE("A receipt survives a round trip through JSON text unchanged")
+{
+    const Receipt receipt = sample_receipt();
+    const auto parsed = through_text(receipt);
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->identity == receipt.identity);
+    CHECK(parsed->configured == receipt.configured);
+    CHECK(parsed->observed == receipt.observed);
+    CHECK(parsed->capture == receipt.capture);
+    CHECK(parsed->lifecycle == receipt.lifecycle);
+    CHECK(parsed->cleanup == receipt.cleanup);
+    CHECK(parsed->unknown == receipt.unknown);
+    CHECK(parsed->explanations == receipt.explanations);
+    CHECK(*parsed == receipt);
+}
+
+TEST_CASE("A receipt with every optional value set survives a round trip")
+{
+    Receipt receipt = sample_receipt();
+    receipt.observed.termination = {TerminationMechanism::deadline_kill, 137, 9, true, 2.5};
+    receipt.capture.stream_error = "the attach stream broke";
+    receipt.cleanup = {CleanupStatus::removal_unconfirmed, false, 2, "remove timed out", nullptr};
+    receipt.lifecycle.cancelled = true;
+    receipt.lifecycle.timeouts = {"run", "remove"};
+    receipt.container_id.clear();
+    const auto parsed = through_text(receipt);
+    REQUIRE(parsed.has_value());
+    CHECK(*parsed == receipt);
+}
+
+TEST_CASE("UTF-8 output is written as a plain string")
+{
+    Receipt receipt = sample_receipt();
+    receipt.capture.stdout_stream = {"h\xc3\xa9llo\n", 7};
+    const auto capture = receipt_to_json(receipt).at("capture");
+    CHECK(capture.at("stdout") == "h\xc3\xa9llo\n");
+    CHECK(capture.at("stdout_encoding") == "utf-8");
+    CHECK(capture.at("provenance") == "target byte streams via bounded Docker attach; untrusted content");
+}
+
+TEST_CASE("Output with NUL and escape bytes stays a valid UTF-8 string")
+{
+    Receipt receipt = sample_receipt();
+    receipt.capture.stdout_stream = {"a\0b\x1b[31mred\x1b[0m"s, 15};
+    const auto capture = receipt_to_json(receipt).at("capture");
+    CHECK(capture.at("stdout_encoding") == "utf-8");
+    const auto parsed = through_text(receipt);
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->capture.stdout_stream.bytes == receipt.capture.stdout_stream.bytes);
+}
+
+TEST_CASE("Output that is not UTF-8 is written as base64 and read back byte for byte")
+{
+    Receipt receipt = sample_receipt();
+    receipt.capture.stdout_stream = {"\xff\xfe\0\x1b\xc3"s, 5};
+    std::string every_byte;
+    for (int i = 0; i < 256; ++i) {
+        every_byte += static_cast<char>(i);
+    }
+    receipt.capture.stderr_stream = {every_byte, 100'000};
+    const auto capture = receipt_to_json(receipt).at("capture");
+    CHECK(capture.at("stdout_encoding") == "base64");
+    CHECK(capture.at("stdout") == "//4AG8M=");
+    CHECK(capture.at("stderr_encoding") == "base64");
+    CHECK(capture.at("stderr_bytes") == 100000);
+    CHECK(capture.at("stderr_bytes_kept") == 256);
+    CHECK(capture.at("stderr_bytes_dropped") == 99744);
+    CHECK(capture.at("stderr_truncated") == true);
+    const auto parsed = through_text(receipt);
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->capture == receipt.capture);
+}
+
+TEST_CASE("Base64 encoding follows RFC 4648 test vectors")
+{
+    CHECK(base64_encode("") == "");
+    CHECK(base64_encode("f") == "Zg==");
+    CHECK(base64_encode("fo") == "Zm8=");
+    CHECK(base64_encode("foo") == "Zm9v");
+    CHECK(base64_encode("foob") == "Zm9vYg==");
+    CHECK(base64_encode("fooba") == "Zm9vYmE=");
+    CHECK(base64_encode("foobar") == "Zm9vYmFy");
+    CHECK(base64_decode("Zm9vYmE=") == "fooba");
+    CHECK(base64_decode("") == "");
+}
+
+TEST_CASE("Base64 decoding refuses anything but the canonical form")
+{
+    CHECK_FALSE(base64_decode("Zm9"));        // length not a multiple of 4
+    CHECK_FALSE(base64_decode("Zm9v\n"));     // whitespace
+    CHECK_FALSE(base64_decode("Zm=v"));       // padding in the middle
+    CHECK_FALSE(base64_decode("Zg==Zg=="));   // padding before the end
+    CHECK_FALSE(base64_decode("Zh=="));       // non-zero unused bits
+    CHECK_FALSE(base64_decode("Zm9v_-=="));   // URL alphabet
+    CHECK_FALSE(base64_decode("===="));
+    CHECK_FALSE(base64_decode("A==="));
+}
+
+TEST_CASE("UTF-8 validation follows RFC 3629")
+{
+    CHECK(is_valid_utf8(""));
+    CHECK(is_valid_utf8("plain \x01\x7f"));
+    CHECK(is_valid_utf8("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"));
+    CHECK(is_valid_utf8("\xf4\x8f\xbf\xbf"));  // U+10FFFF
+    CHECK_FALSE(is_valid_utf8("\xc0\xaf"));    // overlong
+    CHECK_FALSE(is_valid_utf8("\xe0\x80\xaf"));
+    CHECK_FALSE(is_valid_utf8("\xed\xa0\x80"));  // surrogate
+    CHECK_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // above U+10FFFF
+    CHECK_FALSE(is_valid_utf8("\xc3"));        // truncated
+    CHECK_FALSE(is_valid_utf8("\xe2\x82"));
+    CHECK_FALSE(is_valid_utf8("\x80"));
+    CHECK_FALSE(is_valid_utf8("\xff"));
+}
+
+TEST_CASE("A receipt with another schema version is refused")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.as_object()["schema_version"] = 2;
+    CHECK(from_json_error(document).find("schema_version") != std::string::npos);
+    document.as_object()["schema_version"] = "1";
+    from_json_error(document);
+}
+
+TEST_CASE("A receipt with a missing key is refused and the key is named")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("configured").as_object().erase("pids");
+    CHECK(from_json_error(document).find("configured.pids is missing") != std::string::npos);
+    document = receipt_to_json(sample_receipt());
+    document.as_object().erase("unknown");
+    CHECK(from_json_error(document).find("unknown is missing") != std::string::npos);
+}
+
+TEST_CASE("A receipt with a value of the wrong type is refused")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("observed").at("termination").as_object()["exit_code"] = "0";
+    CHECK(from_json_error(document).find("observed.termination.exit_code") != std::string::npos);
+    document = receipt_to_json(sample_receipt());
+    document.at("capture").as_object()["stdout_bytes"] = -1;
+    from_json_error(document);
+    document = receipt_to_json(sample_receipt());
+    document.at("lifecycle").at("phases").as_array()[0].as_object()["duration_s"] = nullptr;
+    CHECK(from_json_error(document).find("lifecycle.phases[0].duration_s") != std::string::npos);
+    document = receipt_to_json(sample_receipt());
+    document.at("unknown").as_object()["resources"] = true;
+    from_json_error(document);
+}
+
+TEST_CASE("A receipt with a key that is not in the layout is refused")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.as_object()["extra"] = 1;
+    CHECK(from_json_error(document).find("extra is not a receipt field") != std::string::npos);
+    document = receipt_to_json(sample_receipt());
+    document.at("configured").as_object()["privileged"] = true;
+    from_json_error(document);
+}
+
+TEST_CASE("A receipt whose byte counts disagree with its output is refused")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("capture").as_object()["stdout_bytes_kept"] = 4;
+    from_json_error(document);
+    document = receipt_to_json(sample_receipt());
+    document.at("capture").as_object()["stdout_truncated"] = true;
+    from_json_error(document);
+    document = receipt_to_json(sample_receipt());
+    document.at("capture").as_object()["stdout_bytes"] = 2;
+    from_json_error(document);
+}
+
+TEST_CASE("A receipt with broken base64 output or an unknown encoding is refused")
+{
+    Receipt receipt = sample_receipt();
+    receipt.capture.stdout_stream = {"\xff", 1};
+    auto document = receipt_to_json(receipt);
+    document.at("capture").as_object()["stdout"] = "/w";
+    from_json_error(document);
+    document = receipt_to_json(receipt);
+    document.at("capture").as_object()["stdout_encoding"] = "latin-1";
+    from_json_error(document);
+}
+
+TEST_CASE("A receipt with unknown enum strings is refused")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("observed").at("termination").as_object()["mechanism"] = "EXPLODED";
+    from_json_error(document);
+    document = receipt_to_json(sample_receipt());
+    document.at("cleanup").as_object()["status"] = "removed";
+    from_json_error(document);
+}
+
+TEST_CASE("A document that is not an object is refused")
+{
+    from_json_error(json::value(nullptr));
+    from_json_error(json::array{1, 2});
+}
+
+TEST_CASE("The exit code follows the termination mechanism")
+{
+    Receipt receipt = sample_receipt();
+    auto& termination = receipt.observed.termination;
+    termination = {TerminationMechanism::target_exit_observed, 3, std::nullopt, false, 0.1};
+    CHECK(exit_code_for(receipt) == 3);
+    termination.exit_code = 139;
+    CHECK(exit_code_for(receipt) == 139);
+    termination.exit_code.reset();
+    CHECK(exit_code_for(receipt) == 125);
+    termination.exit_code = 300;
+    CHECK(exit_code_for(receipt) == 125);
+    termination = {TerminationMechanism::deadline_kill, 137, 9, true, 2.0};
+    CHECK(exit_code_for(receipt) == 124);
+    termination.mechanism = TerminationMechanism::cause_not_established;
+    CHECK(exit_code_for(receipt) == 124);
+    termination.mechanism = TerminationMechanism::out_of_memory;
+    CHECK(exit_code_for(receipt) == 137);
+    termination.mechanism = TerminationMechanism::not_started;
+    CHECK(exit_code_for(receipt) == 125);
+    termination.mechanism = TerminationMechanism::engine_lost;
+    CHECK(exit_code_for(receipt) == 125);
+}

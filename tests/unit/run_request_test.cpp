@@ -1,0 +1,257 @@
+#include "proto/run_request.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <limits>
+#include <string>
+
+using namespace pybox::proto;
+using namespace std::string_literals;
+
+namespace {
+
+std::string error_code_of(std::string_view body)
+{
+    const auto parsed = parse_run_request(body);
+    REQUIRE_FALSE(parsed.has_value());
+    return parsed.error().code;
+}
+
+std::string error_message_of(std::string_view body)
+{
+    const auto parsed = parse_run_request(body);
+    REQUIRE_FALSE(parsed.has_value());
+    return parsed.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("A request with only source gets the defaults")
+{
+    const auto request = parse_run_request(R"({"source": "print(6*7)\n"})");
+    REQUIRE(request.has_value());
+    CHECK(request->source == "print(6*7)\n");
+    CHECK(request->timeout_s == 2.0);
+    CHECK(request->image == "stdlib");
+    CHECK(request->output_limit_bytes == 65'536);
+}
+
+TEST_CASE("A request with every key is read exactly")
+{
+    const auto request = parse_run_request(
+        R"({"source": "x", "timeout_s": 0.5, "image": "data", "output_limit_bytes": 100})");
+    REQUIRE(request.has_value());
+    CHECK(request->timeout_s == 0.5);
+    CHECK(request->image == "data");
+    CHECK(request->output_limit_bytes == 100);
+}
+
+TEST_CASE("An integer timeout is accepted")
+{
+    const auto request = parse_run_request(R"({"source": "x", "timeout_s": 30})");
+    REQUIRE(request.has_value());
+    CHECK(request->timeout_s == 30.0);
+}
+
+TEST_CASE("A serialized request parses back to the same values")
+{
+    RunRequest request;
+    request.source = "print('\xc3\xa9')\n\0x"s;
+    request.timeout_s = 0.1;
+    request.image = "data";
+    request.output_limit_bytes = 1;
+    const auto parsed = parse_run_request(serialize_run_request(request));
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->source == request.source);
+    CHECK(parsed->timeout_s == request.timeout_s);
+    CHECK(parsed->image == request.image);
+    CHECK(parsed->output_limit_bytes == request.output_limit_bytes);
+}
+
+TEST_CASE("A body that is not JSON is refused as invalid JSON")
+{
+    CHECK(error_code_of("") == "invalid_json");
+    CHECK(error_code_of("source=print(1)") == "invalid_json");
+    CHECK(error_code_of(R"({"source": "x")") == "invalid_json");
+}
+
+TEST_CASE("Bytes after the JSON object are refused")
+{
+    CHECK(error_code_of(R"({"source": "x"} {})") == "invalid_json");
+    CHECK(error_code_of(R"({"source": "x"}x)") == "invalid_json");
+    CHECK(error_message_of(R"({"source": "x"}x)").find("bytes after") != std::string::npos);
+}
+
+TEST_CASE("Trailing whitespace after the object is accepted")
+{
+    CHECK(parse_run_request("{\"source\": \"x\"}\n  \t").has_value());
+}
+
+TEST_CASE("Comments and trailing commas are refused")
+{
+    CHECK(error_code_of("{\"source\": \"x\" /* hi */}") == "invalid_json");
+    CHECK(error_code_of(R"({"source": "x",})") == "invalid_json");
+}
+
+TEST_CASE("One hundred thousand nested brackets are refused without deep recursion")
+{
+    const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+    CHECK(error_code_of(deep) == "invalid_json");
+    CHECK(error_message_of(deep).find("nested deeper") != std::string::npos);
+    const std::string deep_in_object = R"({"source": )" + std::string(100'000, '[');
+    CHECK(error_code_of(deep_in_object) == "invalid_json");
+}
+
+TEST_CASE("Invalid UTF-8 in a string is refused")
+{
+    CHECK(error_code_of("{\"source\": \"\xff\xfe\"}") == "invalid_json");
+    CHECK(error_code_of("{\"source\": \"\xc0\xaf\"}") == "invalid_json");  // overlong '/'
+    CHECK(error_code_of("{\"source\": \"\xed\xa0\x80\"}") == "invalid_json");  // surrogate
+}
+
+TEST_CASE("Invalid UTF-8 in a key is refused")
+{
+    CHECK(error_code_of("{\"sou\xffrce\": \"x\"}") == "invalid_json");
+}
+
+TEST_CASE("A repeated key is refused even when both values are valid")
+{
+    const auto parsed = parse_run_request(R"j({"source": "print(1)", "source": "print(2)"})j");
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().code == "invalid_request");
+    CHECK(parsed.error().message.find("\"source\"") != std::string::npos);
+    CHECK(error_code_of(R"({"source": "x", "timeout_s": 1, "timeout_s": 2})") == "invalid_request");
+}
+
+TEST_CASE("A key written with escapes still counts as a repeat")
+{
+    CHECK(error_code_of(R"({"source": "x", "sourc\u0065": "y"})") == "invalid_request");
+}
+
+TEST_CASE("A repeated empty key is refused")
+{
+    CHECK(error_code_of(R"({"": 1, "": 2})") == "invalid_request");
+}
+
+TEST_CASE("A body that is not an object is refused")
+{
+    CHECK(error_code_of(R"(["source", "x"])") == "invalid_request");
+    CHECK(error_code_of(R"j("print(1)")j") == "invalid_request");
+    CHECK(error_code_of("null") == "invalid_request");
+}
+
+TEST_CASE("A missing source is refused")
+{
+    CHECK(error_code_of("{}") == "invalid_request");
+    CHECK(error_message_of(R"({"timeout_s": 1})").find("source") != std::string::npos);
+}
+
+TEST_CASE("An unknown key is refused and named")
+{
+    const auto message = error_message_of(R"({"source": "x", "memory": "1g"})");
+    CHECK(message.find("\"memory\"") != std::string::npos);
+    CHECK(error_code_of(R"({"source": "x", "network": "host"})") == "invalid_request");
+    CHECK(error_code_of(R"({"source": "x", "privileged": true})") == "invalid_request");
+}
+
+TEST_CASE("An unknown key with control bytes is quoted safely in the message")
+{
+    const auto message = error_message_of("{\"source\": \"x\", \"\\u001b[31m\": 1}");
+    CHECK(message.find('\x1b') == std::string::npos);
+    CHECK(message.find("\\x1b") != std::string::npos);
+}
+
+TEST_CASE("Wrong value types are refused")
+{
+    CHECK(error_code_of(R"({"source": 1})") == "invalid_request");
+    CHECK(error_code_of(R"({"source": null})") == "invalid_request");
+    CHECK(error_code_of(R"({"source": ["x"]})") == "invalid_request");
+    CHECK(error_code_of(R"({"source": "x", "timeout_s": "2"})") == "invalid_request");
+    CHECK(error_code_of(R"({"source": "x", "timeout_s": true})") == "invalid_request");
+    CHECK(error_code_of(R"({"source": "x", "image": 3})") == "invalid_request");
+    CHECK(error_code_of(R"({"source": "x", "output_limit_bytes": "10"})") == "invalid_request");
+}
+
+TEST_CASE("A fractional or negative output limit is refused with the allowed range")
+{
+    CHECK(error_code_of(R"({"source": "x", "output_limit_bytes": 3.5})") == "output_limit_out_of_range");
+    CHECK(error_message_of(R"({"source": "x", "output_limit_bytes": 3.5})") ==
+          "output_limit_bytes must be an integer between 1 and 65536 (got 3.5).");
+    CHECK(error_message_of(R"({"source": "x", "output_limit_bytes": -1})") ==
+          "output_limit_bytes must be an integer between 1 and 65536 (got -1).");
+}
+
+TEST_CASE("An output limit outside 1 to 65536 is refused")
+{
+    CHECK(error_code_of(R"({"source": "x", "output_limit_bytes": 0})") == "output_limit_out_of_range");
+    CHECK(error_code_of(R"({"source": "x", "output_limit_bytes": 65537})") == "output_limit_out_of_range");
+    CHECK(error_code_of(R"({"source": "x", "output_limit_bytes": 18446744073709551615})") ==
+          "output_limit_out_of_range");
+    CHECK(parse_run_request(R"({"source": "x", "output_limit_bytes": 65536})").has_value());
+    CHECK(parse_run_request(R"({"source": "x", "output_limit_bytes": 1})").has_value());
+}
+
+TEST_CASE("A timeout outside 0.1 to 30 seconds is refused with the allowed range")
+{
+    CHECK(error_message_of(R"({"source": "x", "timeout_s": 31})") ==
+          "timeout_s must be between 0.1 and 30 seconds (got 31).");
+    CHECK(error_code_of(R"({"source": "x", "timeout_s": 0.09})") == "timeout_out_of_range");
+    CHECK(error_code_of(R"({"source": "x", "timeout_s": -2})") == "timeout_out_of_range");
+    CHECK(error_code_of(R"({"source": "x", "timeout_s": 0})") == "timeout_out_of_range");
+    CHECK(parse_run_request(R"({"source": "x", "timeout_s": 0.1})").has_value());
+}
+
+TEST_CASE("A timeout too large for a double is refused")
+{
+    CHECK_FALSE(parse_run_request(R"({"source": "x", "timeout_s": 1e400})").has_value());
+}
+
+TEST_CASE("An unknown image is refused and the known ones are listed")
+{
+    const auto parsed = parse_run_request(R"({"source": "x", "image": "ubuntu"})");
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().code == "unknown_image");
+    CHECK(parsed.error().message == "image must be one of stdlib, data (got \"ubuntu\").");
+}
+
+TEST_CASE("A source of exactly 65536 bytes is accepted and one byte more is refused")
+{
+    const std::string limit = R"({"source": ")" + std::string(65'536, 'a') + "\"}";
+    CHECK(parse_run_request(limit).has_value());
+    const std::string over = R"({"source": ")" + std::string(65'537, 'a') + "\"}";
+    CHECK(error_code_of(over) == "source_too_large");
+    CHECK(error_message_of(over) == "source must be at most 65536 bytes (got 65537).");
+}
+
+TEST_CASE("A source of ten megabytes is refused as too large")
+{
+    const std::string body = R"({"source": ")" + std::string(10 * 1024 * 1024, 'a') + "\"}";
+    CHECK(error_code_of(body) == "source_too_large");
+}
+
+TEST_CASE("The source limit counts UTF-8 bytes, not characters")
+{
+    std::string source;
+    for (int i = 0; i < 32'769; ++i) {
+        source += "\xc3\xa9";
+    }
+    CHECK(error_code_of(R"({"source": ")" + source + "\"}") == "source_too_large");
+}
+
+TEST_CASE("Validation refuses a source that is not UTF-8 before it is sent")
+{
+    RunRequest request;
+    request.source = "print('\xff')";
+    const auto valid = validate_run_request(request);
+    REQUIRE_FALSE(valid.has_value());
+    CHECK(valid.error().code == "invalid_request");
+}
+
+TEST_CASE("Validation refuses a timeout that is not a finite number")
+{
+    RunRequest request;
+    request.timeout_s = std::numeric_limits<double>::quiet_NaN();
+    CHECK_FALSE(validate_run_request(request).has_value());
+    request.timeout_s = std::numeric_limits<double>::infinity();
+    CHECK_FALSE(validate_run_request(request).has_value());
+}
