@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh
-bin="$(pwd)/${BUILD_DIR:-build}"
+bin="$(pwd)/${BUILD_DIR:-build}/bin"
 runtime=${PYBOX_HOME:-$HOME/.pybox/runtime}
 if ! "$bin/pybox" vm status >/dev/null 2>&1; then
   mkdir -p "$runtime" && chmod 700 "$runtime"

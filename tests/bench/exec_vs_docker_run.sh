@@ -6,7 +6,7 @@
 # is up). Usage: tests/bench/exec_vs_docker_run.sh [N] (default 20).
 set -euo pipefail
 runs=${1:-20}
-bin=${PYBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build}
+bin=${PYBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/bin}
 home=${PYBOX_HOME:-$HOME/.pybox/runtime}
 docker_cli=${DOCKER_CLI:-/usr/bin/docker}
 socket="unix://$home/engine/docker.sock"

@@ -66,7 +66,7 @@ TEST_CASE("A program still running at the deadline is killed and the command exi
     const auto how = mechanism(run.receipt);
     CHECK((how == "DEADLINE_KILL" || how == "CAUSE_NOT_ESTABLISHED"));
     CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == true);
-    CHECK(run.receipt.at("lifecycle").at("total_s").to_number<double>() < 5.0);
+    CHECK(run.receipt.at("lifecycle").at("timing").at("total_s").to_number<double>() < 5.0);
     CHECK(run.receipt.at("cleanup").at("removed") == true);
 }
 
