@@ -4,6 +4,7 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
+#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
 #include "proto/short_view.hpp"
@@ -64,7 +65,7 @@ int run_exec(const ExecOptions& options)
         return fail(make_error("daemon_io", "The daemon's receipt cannot be read: " + receipt.error().message));
 
     if (options.json) {
-        write_bytes(stdout, boost::json::serialize(*answer) + "\n");
+        write_bytes(stdout, proto::to_json_text(*answer) + "\n");
     } else {
         write_bytes(stdout, receipt->capture.stdout_stream.bytes);
         write_bytes(stderr, receipt->capture.stderr_stream.bytes);

@@ -1,6 +1,7 @@
 // `pybox image ls`: the images the daemon has built, as recorded in images.json.
 #include "client/commands.hpp"
 #include "client/daemon_connection.hpp"
+#include "proto/json_text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/json/array.hpp>
@@ -22,7 +23,7 @@ int run_list(bool json)
     auto answer = connection->call("GET", "/v1/images", "", k_list_timeout);
     if (!answer) return fail(answer.error());
     if (json) {
-        write_bytes(stdout, boost::json::serialize(*answer) + "\n");
+        write_bytes(stdout, proto::to_json_text(*answer) + "\n");
         return 0;
     }
     return print(render_image_list(*answer));

@@ -1,6 +1,7 @@
 // `pybox vm start|stop|status`: the private engine, through the daemon.
 #include "client/commands.hpp"
 #include "client/daemon_connection.hpp"
+#include "proto/json_text.hpp"
 
 #include <CLI/CLI.hpp>
 #include <boost/json/array.hpp>
@@ -36,7 +37,7 @@ int call_and_print(std::string_view method, std::string_view target, std::chrono
     if (!answer) return fail(answer.error());
     const auto rendered = render(*answer);
     if (json) {
-        write_bytes(stdout, boost::json::serialize(*answer) + "\n");
+        write_bytes(stdout, proto::to_json_text(*answer) + "\n");
         return rendered.exit_code;
     }
     return print(rendered);

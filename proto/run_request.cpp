@@ -2,6 +2,7 @@
 
 #include "common/limits.hpp"
 #include "proto/box_policy.hpp"
+#include "proto/json_text.hpp"
 #include "proto/text.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
@@ -284,7 +285,7 @@ std::string serialize_run_request(const RunRequest& request)
     body["timeout_s"] = request.timeout_s;
     body["image"] = request.image;
     body["output_limit_bytes"] = static_cast<std::uint64_t>(request.output_limit_bytes);
-    return json::serialize(body);
+    return to_json_text(body);
 }
 
 }  // namespace pybox::proto

@@ -2,6 +2,7 @@
 
 #include "daemon/server/setup_request.hpp"
 #include "proto/api.hpp"
+#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
 
@@ -14,7 +15,7 @@ namespace pybox::daemon {
 
 namespace {
 
-ApiResponse json_response(const json::value& value) { return {200, json::serialize(value)}; }
+ApiResponse json_response(const json::value& value) { return {200, proto::to_json_text(value)}; }
 
 ApiResponse from_expected(const Expected<json::value>& result)
 {
