@@ -1,0 +1,102 @@
+// Engine HTTP plumbing, internal to daemon/engine: one HTTP/1.1 exchange with the engine over
+// a fresh connection from an EngineDialer, and the mapping of its failures to the Error codes
+// documented in engine_client.hpp.
+//
+// Every exchange gets one deadline (now + timeout) armed on its TimedStream before the first
+// write, and every response parser is bounded by limits::k_max_engine_response_bytes (Beast's
+// default 8 KiB header limit applies). The dialer is borrowed for the call only. Coroutines run
+// on the dialer's executor; nothing here is shared between calls. Includes Beast: include it
+// only from daemon/engine/*.cpp.
+#pragma once
+
+#include "daemon/engine/engine_client.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/basic_stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/verb.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace pybox::engine::detail {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+using TimedStream = beast::basic_stream<net::local::stream_protocol, net::any_io_executor>;
+using Clock = std::chrono::steady_clock;
+using Response = http::response<http::string_body>;
+
+inline constexpr auto use_tuple = net::as_tuple(net::use_awaitable);
+inline constexpr std::string_view k_host = "docker";
+// Read and upload chunk size; memory per call, not a policy limit.
+inline constexpr std::size_t k_chunk_bytes = 64 * 1024;
+
+// Percent-encodes everything but RFC 3986 unreserved characters.
+std::string url_encode(std::string_view text);
+
+// An I/O failure of the exchange `what`: "engine_timeout" for an expired deadline,
+// otherwise "engine_protocol" (a body over the cap says so).
+Error io_error(const beast::error_code& ec, std::string_view what);
+Error cancelled_error(std::string_view what);
+
+// The parsed JSON, or null when `text` is empty or not JSON.
+json::value parse_lenient(std::string_view text);
+
+// A finished exchange: the status, the body parsed leniently and the raw text for messages.
+struct Reply {
+    std::string what;  // "GET /v1.41/info", for messages
+    unsigned status = 0;
+    json::value body;
+    std::string text;
+};
+
+Reply make_reply(std::string what, Response&& response);
+// A 2xx answer, else "not_found" for a 404 or "engine_error", quoting the engine's "message".
+Expected<void> require_success(const Reply& reply);
+// A 2xx answer whose body is JSON of `kind`, else the matching error.
+Expected<json::value> require_json(const Reply& reply, json::kind kind);
+
+// "1.41" -> {1, 41}; nullopt for anything else.
+std::optional<std::pair<unsigned, unsigned>> parse_api_version(std::string_view text);
+
+http::request<http::string_body> make_request(http::verb method, const std::string& target);
+void init_parser(http::response_parser<http::string_body>& parser);
+std::string describe_request(http::verb method, std::string_view target);
+
+// Dials and arms the stream with the exchange's deadline.
+net::awaitable<Expected<TimedStream>> open_stream(EngineDialer& dialer, Clock::time_point deadline,
+                                                  Timeout timeout);
+
+// One request (with an optional JSON body) and its whole response over a fresh connection,
+// within `timeout`. Any status is a value here.
+net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, http::verb method, const std::string& target,
+                                                const json::value* body, Timeout timeout);
+net::awaitable<Expected<Reply>> exchange(EngineDialer& dialer, http::verb method, const std::string& target,
+                                         const json::value* body, Timeout timeout);
+
+// A connection whose response header has been read; the body (if any) is still to come.
+struct OpenedStream {
+    TimedStream stream;
+    beast::flat_buffer buffer;
+    std::unique_ptr<http::response_parser<http::string_body>> parser;
+};
+
+// Sends a bodiless request and reads the response header only; on a status outside
+// `accepted` the (bounded) body is read too and the error returned.
+net::awaitable<Expected<OpenedStream>> open_and_read_header(EngineDialer& dialer,
+                                                            http::request<http::string_body> request,
+                                                            const std::vector<unsigned>& accepted,
+                                                            Timeout timeout);
+
+}  // namespace pybox::engine::detail

@@ -1,0 +1,424 @@
+#include "proto/receipt.hpp"
+
+#include "proto/receipt_encoding.hpp"
+#include "proto/text.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/string.hpp>
+
+#include <limits>
+#include <set>
+#include <utility>
+
+namespace pybox::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+using detail::k_encoding_base64;
+using detail::k_encoding_utf8;
+
+// Reads one JSON object strictly. The first problem found anywhere is kept in the shared
+// error string (as "path: problem"); after a problem, readers return defaults.
+class ObjectReader {
+public:
+    ObjectReader(const json::value& value, std::string path, std::string& error)
+        : m_path(std::move(path)), m_error(error)
+    {
+        if (value.is_object()) {
+            m_object = &value.get_object();
+        } else {
+            fail("", "must be an object");
+        }
+    }
+
+    // Refuses keys that were never read.
+    void finish()
+    {
+        if (m_object == nullptr || m_used == m_object->size()) {
+            return;
+        }
+        for (const auto& [key, value] : *m_object) {
+            if (!m_read.contains(std::string(key))) {
+                fail(key, "is not a receipt field");
+                return;
+            }
+        }
+    }
+
+    std::vector<std::string> keys() const
+    {
+        std::vector<std::string> result;
+        if (m_object != nullptr) {
+            for (const auto& [key, value] : *m_object) {
+                result.emplace_back(key);
+            }
+        }
+        return result;
+    }
+
+    const json::value& any(std::string_view key)
+    {
+        static const json::value null_value;
+        if (m_object == nullptr) {
+            return null_value;
+        }
+        const auto* found = m_object->if_contains(key);
+        if (found == nullptr) {
+            fail(key, "is missing");
+            return null_value;
+        }
+        if (m_read.insert(std::string(key)).second) {
+            ++m_used;
+        }
+        return *found;
+    }
+
+    ObjectReader object(std::string_view key) { return ObjectReader(any(key), child_path(key), m_error); }
+
+    const json::array& array(std::string_view key)
+    {
+        static const json::array empty;
+        const auto& value = any(key);
+        if (value.is_array()) {
+            return value.get_array();
+        }
+        expect(key, "an array");
+        return empty;
+    }
+
+    std::string string(std::string_view key)
+    {
+        const auto& value = any(key);
+        if (value.is_string()) {
+            return std::string(value.get_string());
+        }
+        expect(key, "a string");
+        return {};
+    }
+
+    std::optional<std::string> optional_string(std::string_view key)
+    {
+        const auto& value = any(key);
+        if (value.is_null()) {
+            return std::nullopt;
+        }
+        if (value.is_string()) {
+            return std::string(value.get_string());
+        }
+        expect(key, "a string or null");
+        return std::nullopt;
+    }
+
+    bool boolean(std::string_view key)
+    {
+        const auto& value = any(key);
+        if (value.is_bool()) {
+            return value.get_bool();
+        }
+        expect(key, "true or false");
+        return false;
+    }
+
+    std::int64_t int64(std::string_view key) { return optional_int64(key, false).value_or(0); }
+
+    std::optional<std::int64_t> optional_int64(std::string_view key, bool null_allowed = true)
+    {
+        const auto& value = any(key);
+        if (null_allowed && value.is_null()) {
+            return std::nullopt;
+        }
+        if (value.is_int64()) {
+            return value.get_int64();
+        }
+        if (value.is_uint64() && value.get_uint64() <= std::numeric_limits<std::int64_t>::max()) {
+            return static_cast<std::int64_t>(value.get_uint64());
+        }
+        expect(key, null_allowed ? "an integer or null" : "an integer");
+        return std::nullopt;
+    }
+
+    std::uint64_t uint64(std::string_view key)
+    {
+        const auto& value = any(key);
+        if (value.is_uint64()) {
+            return value.get_uint64();
+        }
+        if (value.is_int64() && value.get_int64() >= 0) {
+            return static_cast<std::uint64_t>(value.get_int64());
+        }
+        expect(key, "a non-negative integer");
+        return 0;
+    }
+
+    int small_int(std::string_view key, std::optional<int>* optional = nullptr)
+    {
+        const auto value = optional_int64(key, optional != nullptr);
+        if (value && (*value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max())) {
+            fail(key, "is out of range");
+            return 0;
+        }
+        if (optional != nullptr && value) {
+            *optional = static_cast<int>(*value);
+        }
+        return static_cast<int>(value.value_or(0));
+    }
+
+    std::optional<double> optional_number(std::string_view key, bool null_allowed = true)
+    {
+        const auto& value = any(key);
+        if (null_allowed && value.is_null()) {
+            return std::nullopt;
+        }
+        if (value.is_number()) {
+            json::error_code ec;
+            const double number = value.to_number<double>(ec);
+            if (!ec) {
+                return number;
+            }
+        }
+        expect(key, null_allowed ? "a number or null" : "a number");
+        return std::nullopt;
+    }
+
+    double number(std::string_view key) { return optional_number(key, false).value_or(0); }
+
+    std::vector<std::string> strings(std::string_view key)
+    {
+        std::vector<std::string> result;
+        const auto& items = array(key);
+        for (const auto& item : items) {
+            if (!item.is_string()) {
+                fail(key, "must hold only strings");
+                return {};
+            }
+            result.emplace_back(item.get_string());
+        }
+        return result;
+    }
+
+    void fail(std::string_view key, std::string_view problem)
+    {
+        if (m_error.empty()) {
+            const std::string where = key.empty() ? m_path : child_path(key);
+            m_error = (where.empty() ? std::string("the document") : where) + " " + std::string(problem);
+        }
+    }
+
+    std::string child_path(std::string_view key) const
+    {
+        return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
+    }
+
+private:
+    void expect(std::string_view key, std::string_view what) { fail(key, "must be " + std::string(what)); }
+
+    const json::object* m_object = nullptr;
+    std::string m_path;
+    std::string& m_error;
+    std::set<std::string> m_read;
+    std::size_t m_used = 0;
+};
+
+StreamRecord read_stream(ObjectReader& capture, const std::string& name)
+{
+    StreamRecord stream;
+    const std::string text = capture.string(name);
+    const std::string encoding = capture.string(name + "_encoding");
+    if (encoding == k_encoding_utf8) {
+        if (!is_valid_utf8(text)) {
+            capture.fail(name, "is not valid UTF-8");
+        }
+        stream.bytes = text;
+    } else if (encoding == k_encoding_base64) {
+        auto decoded = base64_decode(text);
+        if (!decoded) {
+            capture.fail(name, "is not valid base64");
+        } else {
+            stream.bytes = std::move(*decoded);
+        }
+    } else {
+        capture.fail(name + "_encoding", "must be \"utf-8\" or \"base64\"");
+    }
+    stream.total_bytes = capture.uint64(name + "_bytes");
+    const std::uint64_t kept = capture.uint64(name + "_bytes_kept");
+    const std::uint64_t dropped = capture.uint64(name + "_bytes_dropped");
+    const bool truncated = capture.boolean(name + "_truncated");
+    if (kept != stream.bytes.size()) {
+        capture.fail(name + "_bytes_kept", "does not match the bytes in " + name);
+    } else if (stream.total_bytes < kept || dropped != stream.total_bytes - kept) {
+        capture.fail(name + "_bytes_dropped", "does not match " + name + "_bytes minus " + name + "_bytes_kept");
+    } else if (truncated != stream.truncated()) {
+        capture.fail(name + "_truncated", "does not match the byte counts");
+    }
+    return stream;
+}
+
+BoxPolicy read_policy(ObjectReader& configured)
+{
+    BoxPolicy policy;
+    policy.memory_bytes = configured.int64("memory_bytes");
+    if (configured.int64("memory_swap_bytes") != policy.memory_bytes) {
+        configured.fail("memory_swap_bytes", "must equal memory_bytes (no swap)");
+    }
+    policy.pids = configured.int64("pids");
+    configured.number("cpu_cores");  // derived from nano_cpus
+    policy.nano_cpus = configured.int64("nano_cpus");
+    policy.network = configured.string("network");
+    policy.user = configured.string("user");
+    policy.readonly_root = configured.boolean("readonly_root");
+    auto tmpfs = configured.object("tmpfs");
+    policy.tmpfs_path = tmpfs.string("path");
+    policy.tmpfs_bytes = tmpfs.int64("bytes");
+    policy.tmpfs_options = tmpfs.string("options");
+    tmpfs.finish();
+    policy.open_files = configured.int64("open_files");
+    policy.log_driver = configured.string("log_driver");
+    policy.no_new_privileges = configured.boolean("no_new_privileges");
+    policy.capabilities_dropped = configured.string("capabilities_dropped");
+    policy.seccomp = configured.string("seccomp");
+    return policy;
+}
+
+}  // namespace
+
+Expected<Receipt> receipt_from_json(const json::value& document)
+{
+    std::string error;
+    Receipt receipt;
+    ObjectReader root(document, "", error);
+
+    const auto& version = root.any("schema_version");
+    if (!version.is_int64() || version.get_int64() != k_receipt_schema_version) {
+        root.fail("schema_version", "must be " + std::to_string(k_receipt_schema_version));
+    }
+
+    auto identity = root.object("identity");
+    receipt.identity.run_id = identity.string("run_id");
+    receipt.identity.installation_id = identity.string("installation_id");
+    receipt.identity.image = identity.string("image");
+    receipt.identity.image_id = identity.string("image_id");
+    receipt.identity.recipe_sha256 = identity.string("recipe_sha256");
+    receipt.identity.created_at = identity.string("created_at");
+    receipt.identity.expires_at = identity.int64("expires_at");
+    identity.finish();
+
+    receipt.container_id = root.optional_string("container_id").value_or("");
+    if (root.any("container_id").is_string() && receipt.container_id.empty()) {
+        root.fail("container_id", "must be null when no box was created, not empty");
+    }
+
+    auto submission = root.object("submission");
+    receipt.source_sha256 = submission.string("source_sha256");
+    receipt.source_bytes = submission.uint64("source_bytes");
+    submission.finish();
+
+    auto configured = root.object("configured");
+    receipt.configured.wall_timeout_s = configured.number("wall_timeout_s");
+    receipt.configured.guest_timer_s = configured.number("guest_timer_s");
+    receipt.configured.output_limit_bytes = configured.int64("output_limit_bytes");
+    receipt.configured.policy = read_policy(configured);
+    receipt.configured.command = configured.strings("command");
+    configured.finish();
+
+    auto observed = root.object("observed");
+    receipt.observed.policy_verified_before_start = observed.boolean("policy_verified_before_start");
+    receipt.observed.effective_policy = observed.any("effective_policy");
+    receipt.observed.engine_state = observed.any("engine_state");
+    receipt.observed.resources = observed.any("resources");
+    auto termination = observed.object("termination");
+    const auto mechanism = termination_from_string(termination.string("mechanism"));
+    if (mechanism) {
+        receipt.observed.termination.mechanism = *mechanism;
+    } else {
+        termination.fail("mechanism", "is not a known termination mechanism");
+    }
+    receipt.observed.termination.exit_code = termination.optional_int64("exit_code");
+    termination.small_int("signal", &receipt.observed.termination.signal);
+    receipt.observed.termination.deadline_kill_sent = termination.boolean("deadline_kill_sent");
+    receipt.observed.termination.engine_lifetime_s = termination.optional_number("engine_lifetime_s");
+    termination.finish();
+    observed.finish();
+
+    auto capture = root.object("capture");
+    receipt.capture.stdout_stream = read_stream(capture, "stdout");
+    receipt.capture.stderr_stream = read_stream(capture, "stderr");
+    receipt.capture.output_complete = capture.boolean("output_complete");
+    receipt.capture.stream_error = capture.optional_string("stream_error");
+    if (capture.int64("output_limit_bytes") != receipt.configured.output_limit_bytes) {
+        capture.fail("output_limit_bytes", "must equal configured.output_limit_bytes");
+    }
+    capture.string("provenance");
+    capture.finish();
+
+    auto lifecycle = root.object("lifecycle");
+    receipt.lifecycle.last_phase = lifecycle.string("last_phase");
+    receipt.lifecycle.cancelled = lifecycle.boolean("cancelled");
+    receipt.lifecycle.timeouts = lifecycle.strings("timeouts");
+    const auto& phases = lifecycle.array("phases");
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+        ObjectReader phase_reader(phases[i], "lifecycle.phases[" + std::to_string(i) + "]", error);
+        Phase phase;
+        phase.name = phase_reader.string("name");
+        phase.started_s = phase_reader.number("started_s");
+        phase.duration_s = phase_reader.number("duration_s");
+        phase.outcome = phase_reader.string("outcome");
+        phase_reader.finish();
+        receipt.lifecycle.phases.push_back(std::move(phase));
+    }
+    auto timing = lifecycle.object("timing");
+    receipt.lifecycle.total_s = timing.number("total_s");
+    timing.finish();
+    lifecycle.finish();
+
+    auto cleanup = root.object("cleanup");
+    const auto status = cleanup_from_string(cleanup.string("status"));
+    if (status) {
+        receipt.cleanup.status = *status;
+    } else {
+        cleanup.fail("status", "is not a known cleanup status");
+    }
+    receipt.cleanup.removed = cleanup.boolean("removed");
+    receipt.cleanup.attempts = cleanup.small_int("attempts");
+    receipt.cleanup.error = cleanup.optional_string("error");
+    receipt.cleanup.reconciliation = cleanup.any("reconciliation");
+    cleanup.finish();
+
+    root.object("clock_domains");
+
+    auto unknown = root.object("unknown");
+    for (const auto& key : unknown.keys()) {
+        receipt.unknown[key] = unknown.string(key);
+    }
+    unknown.finish();
+
+    if (!root.any("files").is_null()) {
+        root.fail("files", "must be null");
+    }
+
+    const auto& explanations = root.array("explanations");
+    for (std::size_t i = 0; i < explanations.size(); ++i) {
+        const std::string path = "explanations[" + std::to_string(i) + "]";
+        ObjectReader explanation_reader(explanations[i], path, error);
+        Explanation explanation;
+        explanation.code = explanation_reader.string("code");
+        explanation.message = explanation_reader.string("message");
+        const auto& evidence = explanation_reader.any("evidence");
+        if (evidence.is_object()) {
+            explanation.evidence = evidence.get_object();
+        } else {
+            explanation_reader.fail("evidence", "must be an object");
+        }
+        explanation_reader.finish();
+        receipt.explanations.push_back(std::move(explanation));
+    }
+    root.finish();
+
+    if (!error.empty()) {
+        return make_error("invalid_receipt", "The receipt is not valid: " + printable_excerpt(error, 200) + ".");
+    }
+    return receipt;
+}
+
+}  // namespace pybox::proto
