@@ -76,7 +76,7 @@ int main(int argc, char** argv)
     engine::EngineClient engine(executor,
                                 engine::make_unix_socket_dialer(executor, vm::engine_socket_path(config, paths)));
     const images::ImageRegistry registry(paths);
-    images::RecipeImageService image_service(executor, paths, engine,
+    images::RecipeImageService image_service(paths, engine,
                                              config.recipes_dir.value_or(images::default_recipes_source_dir()));
     vm::PrivateEngine engine_control(executor, paths, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
         auto records = registry.load();
@@ -89,7 +89,7 @@ int main(int argc, char** argv)
     const daemon::AttemptLog attempts(paths);
     daemon::Sweeper sweeper(engine, attempts, installation_id);
     daemon::SealedRunService runs(
-        executor, engine,
+        executor, engine, daemon::BoxRuntime{config.runtime},
         [&engine, registry](std::string name) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             auto record = co_await images::verify_image_for_run(registry, engine, name);
             if (!record) co_return record.error();

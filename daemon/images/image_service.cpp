@@ -83,10 +83,9 @@ private:
 
 }  // namespace
 
-RecipeImageService::RecipeImageService(net::any_io_executor executor, RuntimePaths paths,
-                                       engine::EngineClient& engine, std::filesystem::path recipes_source_dir)
-    : m_executor(std::move(executor)),
-      m_registry(std::move(paths)),
+RecipeImageService::RecipeImageService(RuntimePaths paths, engine::EngineClient& engine,
+                                       std::filesystem::path recipes_source_dir)
+    : m_registry(std::move(paths)),
       m_engine(engine),
       m_source_dir(std::move(recipes_source_dir)),
       m_build_thread(std::make_unique<net::thread_pool>(1))

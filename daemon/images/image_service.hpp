@@ -12,16 +12,14 @@
 // "unknown_image", "lock_missing", "setup_busy" (one setup at a time), the registry's and the
 // engine's.
 //
-// Lifetime: the engine client and executor must outlive the service. All calls run on
-// `executor` (the daemon's io_context); only mmdebstrap and file hashing run on the build
-// thread, which the destructor joins (waiting for a running build to end).
+// Lifetime: the engine client must outlive the service. Calls run on the caller's executor
+// (the daemon's io_context) and resume there; only mmdebstrap and hashing the tar run on the
+// service's own build thread, which the destructor joins (waiting for a running build to end).
 #pragma once
 
 #include "common/paths.hpp"
 #include "daemon/images/image_registry.hpp"
 #include "daemon/server/services.hpp"
-
-#include <boost/asio/any_io_executor.hpp>
 
 #include <filesystem>
 #include <memory>
@@ -40,8 +38,7 @@ namespace pybox::images {
 
 class RecipeImageService final : public daemon::ImageService {
 public:
-    RecipeImageService(boost::asio::any_io_executor executor, RuntimePaths paths, engine::EngineClient& engine,
-                       std::filesystem::path recipes_source_dir);
+    RecipeImageService(RuntimePaths paths, engine::EngineClient& engine, std::filesystem::path recipes_source_dir);
     ~RecipeImageService() override;
     RecipeImageService(const RecipeImageService&) = delete;
     RecipeImageService& operator=(const RecipeImageService&) = delete;
@@ -54,7 +51,6 @@ public:
 private:
     boost::asio::awaitable<Expected<boost::json::value>> setup_one(const std::string& name, bool refresh_lock);
 
-    boost::asio::any_io_executor m_executor;
     ImageRegistry m_registry;
     engine::EngineClient& m_engine;
     std::filesystem::path m_source_dir;

@@ -35,11 +35,13 @@ std::string pins_hook(const Lock& pins)
 }
 
 // Drops what differs between a pinned and an unpinned build of the same versions (the pins
-// and apt's auto-installed marks; the image has no apt), reports what the image holds, and
-// proves that python3 starts in it.
+// and apt's auto-installed marks; the image has no apt), gives the box a loopback-only
+// /etc/hosts (the engine writes none for NetworkMode none), reports what the image holds,
+// and proves that python3 starts in it.
 std::string report_hook()
 {
-    const std::string drop = "rm -f \"$1" + std::string(k_pins_file) + "\" \"$1/var/lib/apt/extended_states\"";
+    const std::string drop = "rm -f \"$1" + std::string(k_pins_file) + "\" \"$1/var/lib/apt/extended_states\" && "
+                             "printf '127.0.0.1 localhost\\n::1 localhost ip6-localhost ip6-loopback\\n' > \"$1/etc/hosts\"";
     const std::string report = "chroot \"$1\" dpkg-query -W -f='" + std::string(k_installed_prefix) +
                                "${db:Status-Abbrev}${Package}=${Version}\\n'";
     const std::string python = "chroot \"$1\" /usr/bin/timeout -s KILL 20 /usr/bin/python3 -I -B -u -c 'print(\"" +
@@ -68,8 +70,10 @@ std::vector<std::string> mmdebstrap_argv(const BuildRequest& request)
             include += "," + name + "=" + version;
         }
     }
+    // apt downloads as root always: whether it could drop to _apt depends on TMPDIR's
+    // permissions and would change the owner of folders in the image.
     std::vector<std::string> argv{k_mmdebstrap, "--variant=" + recipe.variant, "--format=tar",
-                                  "--include=" + include};
+                                  "--aptopt=APT::Sandbox::User \"root\"", "--include=" + include};
     if (request.pins) {
         argv.push_back("--setup-hook=" + pins_hook(*request.pins));
     }

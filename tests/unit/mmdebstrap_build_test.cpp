@@ -41,23 +41,24 @@ const std::string k_report =
 TEST_CASE("An unpinned build passes the recipe to mmdebstrap by absolute path")
 {
     const auto argv = mmdebstrap_argv(sample_request(false));
-    REQUIRE(argv.size() == 9);
+    REQUIRE(argv.size() == 10);
     CHECK(argv[0] == "/usr/bin/mmdebstrap");
     CHECK(argv[1] == "--variant=essential");
     CHECK(argv[2] == "--format=tar");
-    CHECK(argv[3] == "--include=python3");
+    CHECK(argv[3] == "--aptopt=APT::Sandbox::User \"root\"");
+    CHECK(argv[4] == "--include=python3");
     CHECK_FALSE(has_arg_starting(argv, "--setup-hook="));
-    CHECK(argv[4].starts_with("--customize-hook="));
-    CHECK(argv[5].empty());  // every suite counts for the essential set
-    CHECK(argv[6] == "/run/x/build/stdlib.tar");
-    CHECK(argv[7] == "deb http://deb.debian.org/debian bookworm main");
-    CHECK(argv[8] == "deb http://deb.debian.org/debian-security bookworm-security main contrib");
+    CHECK(argv[5].starts_with("--customize-hook="));
+    CHECK(argv[6].empty());  // every suite counts for the essential set
+    CHECK(argv[7] == "/run/x/build/stdlib.tar");
+    CHECK(argv[8] == "deb http://deb.debian.org/debian bookworm main");
+    CHECK(argv[9] == "deb http://deb.debian.org/debian-security bookworm-security main contrib");
 }
 
 TEST_CASE("A pinned build includes and pins every locked version")
 {
     const auto argv = mmdebstrap_argv(sample_request(true));
-    CHECK(argv[3] == "--include=python3,bash=5.2.15-2+b13,python3=3.11.2-1+b1");
+    CHECK(argv[4] == "--include=python3,bash=5.2.15-2+b13,python3=3.11.2-1+b1");
     REQUIRE(has_arg_starting(argv, "--setup-hook="));
     const auto hook = *std::find_if(argv.begin(), argv.end(),
                                     [](const std::string& a) { return a.starts_with("--setup-hook="); });
