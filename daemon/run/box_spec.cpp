@@ -22,7 +22,7 @@ json::array to_array(const std::vector<std::string>& strings)
 
 }  // namespace
 
-json::object make_box_spec(const proto::BoxPolicy& policy, const std::string& image_id,
+json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& runtime, const std::string& image_id,
                            const std::vector<std::string>& command, const BoxIdentity& identity)
 {
     json::object host_config{
@@ -36,6 +36,8 @@ json::object make_box_spec(const proto::BoxPolicy& policy, const std::string& im
         {"Privileged", false},
         {"ReadonlyRootfs", policy.readonly_root},
         {"Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}}},
+        {"ShmSize", policy.tmpfs_bytes},
+        {"Runtime", runtime.name},
         {"NetworkMode", policy.network},
         {"Ulimits", json::array{json::object{{"Name", "nofile"}, {"Soft", policy.open_files},
                                              {"Hard", policy.open_files}}}},

@@ -25,9 +25,16 @@ struct BoxIdentity {
 // The fixed environment of the first process: nothing from the host or the daemon.
 std::vector<std::string> box_environment();
 
+// How the box is run beyond its policy: the OCI runtime the daemon is configured with.
+struct BoxRuntime {
+    std::string name = "runc";
+};
+
 // POST /containers/create body: the image by ID, the command, stdin attached once, no TTY,
-// the labels, and HostConfig from the policy (AutoRemove stays false).
-boost::json::object make_box_spec(const proto::BoxPolicy& policy, const std::string& image_id,
-                                  const std::vector<std::string>& command, const BoxIdentity& identity);
+// the labels, the runtime, and HostConfig from the policy (AutoRemove stays false; /dev/shm
+// gets the same size as /tmp).
+boost::json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& runtime,
+                                  const std::string& image_id, const std::vector<std::string>& command,
+                                  const BoxIdentity& identity);
 
 }  // namespace pybox::daemon

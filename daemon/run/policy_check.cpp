@@ -18,7 +18,7 @@ constexpr std::string_view k_host_config_fields[] = {
     "Memory", "MemorySwap", "PidsLimit", "NanoCpus", "CapAdd", "CapDrop", "SecurityOpt",
     "Privileged", "ReadonlyRootfs", "Tmpfs", "NetworkMode", "Ulimits", "LogConfig", "AutoRemove",
     "Binds", "Mounts", "Devices", "DeviceRequests", "IpcMode", "PidMode", "UTSMode", "UsernsMode",
-    "CgroupnsMode", "VolumesFrom", "Runtime",
+    "CgroupnsMode", "VolumesFrom", "Runtime", "ShmSize",
 };
 
 const json::value* find_path(const json::value& root, std::string_view first, std::string_view second)
@@ -108,8 +108,8 @@ private:
 
 }  // namespace
 
-std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& policy, const BoxIdentity& identity,
-                                                   const json::value& inspected)
+std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& policy, const BoxRuntime& runtime,
+                                                   const BoxIdentity& identity, const json::value& inspected)
 {
     Checker check(inspected);
     check.equal("HostConfig", "Memory", policy.memory_bytes);
@@ -122,6 +122,8 @@ std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& polic
     check.equal("HostConfig", "Privileged", false);
     check.equal("HostConfig", "ReadonlyRootfs", policy.readonly_root);
     check.equal("HostConfig", "Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}});
+    check.equal("HostConfig", "ShmSize", policy.tmpfs_bytes);
+    check.equal("HostConfig", "Runtime", json::value(runtime.name));
     check.equal("HostConfig", "NetworkMode", json::value(policy.network));
     check.equal("HostConfig", "Ulimits",
                 json::array{json::object{{"Name", "nofile"}, {"Hard", policy.open_files}, {"Soft", policy.open_files}}});

@@ -22,7 +22,7 @@ struct PolicyMismatch {
     std::string observed;  // serialized JSON, or "missing"
 };
 
-std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& policy,
+std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& policy, const BoxRuntime& runtime,
                                                    const BoxIdentity& identity,
                                                    const boost::json::value& inspected);
 

@@ -46,9 +46,9 @@ json::object error_evidence(const Error& error) { return {{"code", error.code}, 
 class RunContext {
 public:
     RunContext(net::any_io_executor executor, engine::EngineClient& engine, const AttemptLog& attempts,
-               proto::RunRequest request, proto::BoxPolicy policy)
+               proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime)
         : m_executor(std::move(executor)), m_engine(engine), m_attempts(attempts),
-          m_request(std::move(request)), m_policy(std::move(policy)), m_deadline_timer(m_executor),
+          m_request(std::move(request)), m_policy(std::move(policy)), m_runtime(std::move(runtime)), m_deadline_timer(m_executor),
           m_drain_timer(m_executor), m_demuxer(m_request.output_limit_bytes), m_started(MonoClock::now())
     {
     }
@@ -146,7 +146,7 @@ private:
     net::awaitable<bool> create_box()
     {
         PhaseTimer phase(*this, "create");
-        const json::object spec = make_box_spec(m_policy, m_receipt.identity.image_id,
+        const json::object spec = make_box_spec(m_policy, m_runtime, m_receipt.identity.image_id,
                                                 m_receipt.configured.command, m_box);
         auto created = co_await m_engine.create_container(spec, "pybox-" + m_box.run_id, limits::k_create_timeout);
         if (!created) {
@@ -183,7 +183,7 @@ private:
                                 inspected.error());
             co_return false;
         }
-        const auto mismatches = check_effective_policy(m_policy, m_box, *inspected);
+        const auto mismatches = check_effective_policy(m_policy, m_runtime, m_box, *inspected);
         m_receipt.observed.effective_policy = effective_policy_record(*inspected, mismatches);
         if (!mismatches.empty()) {
             phase.done("failed");
@@ -420,6 +420,7 @@ private:
     const AttemptLog& m_attempts;
     proto::RunRequest m_request;
     proto::BoxPolicy m_policy;
+    BoxRuntime m_runtime;
     BoxIdentity m_box;
     proto::Receipt m_receipt;
 
@@ -442,10 +443,10 @@ private:
 
 }  // namespace
 
-SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine,
+SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
                                    ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
                                    ReconciliationSummary reconciliation)
-    : m_executor(executor), m_engine(engine), m_verify_image(std::move(verify_image)),
+    : m_executor(executor), m_engine(engine), m_runtime(std::move(runtime)), m_verify_image(std::move(verify_image)),
       m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
       m_reconciliation(std::move(reconciliation)), m_lifecycle_lock(executor)
 {
@@ -459,7 +460,7 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     if (!policy) co_return make_error("unknown_image", "There is no image named \"" + request.image + "\".");
 
     const std::string image_name = request.image;
-    RunContext run(m_executor, m_engine, m_attempts, std::move(request), *policy);
+    RunContext run(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime);
     bool disconnected = false;
     if (cancelled.is_connected())
         cancelled.assign([&](net::cancellation_type) { disconnected = true; run.cancel(); });
@@ -472,7 +473,12 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
 
     if (m_engine.api_version().empty()) {
-        if (auto pinged = co_await m_engine.ping(limits::k_query_timeout); !pinged) co_return pinged.error();
+        auto pinged = co_await m_engine.ping(limits::k_query_timeout);
+        if (!pinged) {
+            Error error = pinged.error();
+            if (error.code == "engine_unreachable") error.message += " Is the engine running? Start it with: pybox vm start";
+            co_return error;
+        }
     }
     auto image = co_await m_verify_image(image_name);
     if (!image) co_return image.error();

@@ -11,6 +11,7 @@
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/run/async_mutex.hpp"
 #include "daemon/run/attempts.hpp"
+#include "daemon/run/box_spec.hpp"
 #include "daemon/server/services.hpp"
 
 #include <functional>
@@ -30,8 +31,9 @@ using ReconciliationSummary = std::function<json::value()>;
 
 class SealedRunService final : public RunService {
 public:
-    SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, ImageVerifier verify_image,
-                     AttemptLog attempts, std::string installation_id, ReconciliationSummary reconciliation);
+    SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
+                     ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
+                     ReconciliationSummary reconciliation);
 
     net::awaitable<Expected<proto::Receipt>> run(proto::RunRequest request,
                                                  net::cancellation_slot cancelled) override;
@@ -39,6 +41,7 @@ public:
 private:
     net::any_io_executor m_executor;
     engine::EngineClient& m_engine;
+    BoxRuntime m_runtime;
     ImageVerifier m_verify_image;
     AttemptLog m_attempts;
     std::string m_installation_id;

@@ -16,7 +16,7 @@ daemon::BoxIdentity identity() { return {"0123456789abcdef0123456789abcdef", "fe
 // GET /containers/{id}/json, trimmed to the fields the check reads).
 json::value inspected_from_spec(const proto::BoxPolicy& policy)
 {
-    const auto spec = daemon::make_box_spec(policy, "sha256:abc", proto::box_command(2.0), identity());
+    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), identity());
     json::object host = spec.at("HostConfig").as_object();
     host["Binds"] = nullptr;  // the engine reports "no binds" as null
     host["PidMode"] = "";
@@ -33,7 +33,7 @@ json::value inspected_from_spec(const proto::BoxPolicy& policy)
 TEST_CASE("A box created exactly as configured passes the policy check")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    CHECK(daemon::check_effective_policy(policy, identity(), inspected_from_spec(policy)).empty());
+    CHECK(daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected_from_spec(policy)).empty());
 }
 
 TEST_CASE("A different memory limit is a mismatch naming the field")
@@ -41,7 +41,7 @@ TEST_CASE("A different memory limit is a mismatch naming the field")
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
     inspected.at("HostConfig").as_object()["Memory"] = 0;
-    const auto mismatches = daemon::check_effective_policy(policy, identity(), inspected);
+    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches[0].field == "HostConfig.Memory");
     CHECK(mismatches[0].observed == "0");
@@ -61,11 +61,13 @@ TEST_CASE("Widening settings are each caught")
         {"ReadonlyRootfs", false},
         {"AutoRemove", true},
         {"PidsLimit", -1},
+        {"ShmSize", 1 << 30},
+        {"Runtime", "runsc"},
     };
     for (const auto& [field, value] : widenings) {
         auto inspected = inspected_from_spec(policy);
         inspected.at("HostConfig").as_object()[field] = value;
-        const auto mismatches = daemon::check_effective_policy(policy, identity(), inspected);
+        const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
         INFO(field);
         REQUIRE(mismatches.size() == 1);
         CHECK(mismatches[0].field == std::string("HostConfig.") + field);
@@ -77,7 +79,7 @@ TEST_CASE("A missing HostConfig field is a mismatch, not a pass")
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
     inspected.at("HostConfig").as_object().erase("NanoCpus");
-    const auto mismatches = daemon::check_effective_policy(policy, identity(), inspected);
+    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches[0].observed == "missing");
 }
@@ -87,7 +89,7 @@ TEST_CASE("A box of another run or owner fails the label check")
     const auto policy = *proto::policy_for_image("stdlib");
     auto other = identity();
     other.run_id = "00000000000000000000000000000000";
-    CHECK(daemon::check_effective_policy(policy, other, inspected_from_spec(policy)).size() == 1);
+    CHECK(daemon::check_effective_policy(policy, daemon::BoxRuntime{}, other, inspected_from_spec(policy)).size() == 1);
 }
 
 TEST_CASE("The effective policy record lists what was read and the mismatches")
@@ -102,7 +104,7 @@ TEST_CASE("The effective policy record lists what was read and the mismatches")
 TEST_CASE("The box spec carries the labels, no TTY, stdin once and the fixed environment")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    const auto spec = daemon::make_box_spec(policy, "sha256:abc", proto::box_command(2.0), identity());
+    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), identity());
     CHECK(spec.at("Image") == "sha256:abc");
     CHECK(spec.at("Tty") == false);
     CHECK(spec.at("StdinOnce") == true);
