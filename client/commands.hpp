@@ -37,6 +37,8 @@ Action configure_image(CLI::App& command);
 Action configure_version(CLI::App& command);
 
 inline constexpr int k_exit_pybox_failed = 125;
+// `pybox vm status` when the engine is not running or not verified.
+inline constexpr int k_exit_not_verified = 1;
 
 // Prints "pybox: <message>" to stderr; returns 125.
 int fail(const Error& error);

@@ -29,7 +29,7 @@ constexpr const char* k_exit_codes =
     "  N    the program's own exit code, when it ended by itself\n"
     "  124  PyBox stopped the program at the deadline\n"
     "  125  PyBox could not run it (bad request, daemon or engine unreachable, image or\n"
-    "       policy check failed); nothing was run\n"
+    "       policy check failed; nothing ran), or lost the engine during the run\n"
     "  137  out of memory: the kernel killed it, as reported by the engine\n"
     "The receipt (--json) always says more.";
 

@@ -50,6 +50,8 @@ Rendered render_vm_stop(const boost::json::value&) { return {"Stopped.\n", 0}; }
 Rendered render_vm_start(const boost::json::value& answer)
 {
     if (json_flag(answer, "verified")) return {"Running and verified.\n", 0};
+    if (json_flag(answer, "running"))
+        return {"Engine running but not verified:\n" + problem_lines(answer), k_exit_pybox_failed};
     return {"Engine started but failed checks; stopped again:\n" + problem_lines(answer), k_exit_pybox_failed};
 }
 
@@ -62,7 +64,7 @@ Rendered render_vm_status(const boost::json::value& answer)
         for (const auto& note : *notes)
             text += "note:     " + (note.is_string() ? std::string(note.get_string()) : boost::json::serialize(note)) + "\n";
     if (const auto problems = problem_lines(answer); !problems.empty()) text += "problems:\n" + problems;
-    return {text, 0};
+    return {text, json_flag(answer, "verified") ? 0 : k_exit_not_verified};
 }
 
 Action configure_vm(CLI::App& command)

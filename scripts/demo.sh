@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh
 bin="$(pwd)/${BUILD_DIR:-build}/bin"
 runtime=${PYBOX_HOME:-$HOME/.pybox/runtime}
-if ! "$bin/pybox" vm status >/dev/null 2>&1; then
+if ! "$bin/pybox" version >/dev/null 2>&1; then
   mkdir -p "$runtime" && chmod 700 "$runtime"
   nohup "$bin/pyboxd" >> "$runtime/pyboxd.log" 2>&1 &
   for _ in $(seq 1 100); do [ -S "$runtime/pyboxd.sock" ] && break; sleep 0.1; done

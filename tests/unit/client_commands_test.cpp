@@ -74,6 +74,15 @@ TEST_CASE("The engine status shows running, verified, socket and notes")
     CHECK(rendered.text.find("verified: no") != std::string::npos);
     CHECK(rendered.text.find("/r/engine/docker.sock") != std::string::npos);
     CHECK(rendered.text.find("external engine") != std::string::npos);
+    CHECK(rendered.exit_code == 1);
+}
+
+TEST_CASE("An engine left running with a lost image says it is running but not verified")
+{
+    const auto rendered = pybox::client::render_vm_start(boost::json::parse(
+        R"({"running":true,"verified":false,"problems":[{"check":"images","message":"run pybox setup"}]})"));
+    CHECK(rendered.exit_code == 125);
+    CHECK(rendered.text == "Engine running but not verified:\n  images: run pybox setup\n");
 }
 
 TEST_CASE("Setup prints one line per image, built or up to date")
