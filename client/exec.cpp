@@ -67,9 +67,12 @@ int run_exec(const ExecOptions& options)
     if (options.json) {
         write_bytes(stdout, proto::to_json_text(*answer) + "\n");
     } else {
+        const std::string& program_stderr = receipt->capture.stderr_stream.bytes;
         write_bytes(stdout, receipt->capture.stdout_stream.bytes);
-        write_bytes(stderr, receipt->capture.stderr_stream.bytes);
-        write_bytes(stderr, proto::render_short_receipt(*receipt));
+        write_bytes(stderr, program_stderr);
+        // A blank line between the program's words and PyBox's, on a line of its own.
+        const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
+        write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(*receipt));
     }
     return proto::exit_code_for(*receipt);
 }
