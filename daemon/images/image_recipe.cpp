@@ -295,8 +295,8 @@ std::string render_lock_file(std::string_view image_name, const Lock& lock)
 
 std::string image_spec_text(std::string_view image_name, const Recipe& recipe, const Lock& lock)
 {
-    std::string text = "pybox-image-spec 1\nname=" + std::string(image_name) + "\n[recipe]\nformat=1\nvariant=" +
-                       recipe.variant + "\n";
+    std::string text = "pybox-image-spec " + std::to_string(k_image_builder_version) + "\nname=" +
+                       std::string(image_name) + "\n[recipe]\nformat=1\nvariant=" + recipe.variant + "\n";
     for (const AptSource& source : recipe.sources) {
         text += "source=" + source.uri + " " + source.suite;
         for (const std::string& component : source.components) {

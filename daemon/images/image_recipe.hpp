@@ -56,6 +56,11 @@ Expected<Lock> parse_lock(std::string_view text);
 // The lock as committed: a comment header naming the image, then one sorted line per package.
 std::string render_lock_file(std::string_view image_name, const Lock& lock);
 
+// The version of what the builder itself puts into an image beyond the recipe and lock
+// (mmdebstrap_build.cpp's hooks). Bump it when they change: it is part of the image spec,
+// so every recorded image is then rebuilt by the next `pybox setup`.
+inline constexpr int k_image_builder_version = 2;
+
 // The normalized recipe plus lock of one image: the text whose SHA-256 is the image's recipe
 // SHA-256, and what the daemon keeps as <runtime>/recipes/NAME.lock. Comments, blank lines
 // and the order of includes and lock lines do not change it.

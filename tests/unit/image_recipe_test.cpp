@@ -186,7 +186,7 @@ TEST_CASE("The spec text names every field once")
 {
     const std::string text = image_spec_text("stdlib", parsed_recipe(k_recipe), parsed_lock(k_lock));
     CHECK(text ==
-          "pybox-image-spec 1\nname=stdlib\n[recipe]\nformat=1\nvariant=essential\n"
+          "pybox-image-spec 2\nname=stdlib\n[recipe]\nformat=1\nvariant=essential\n"
           "source=http://deb.debian.org/debian bookworm main\n"
           "source=http://deb.debian.org/debian-security bookworm-security main\n"
           "include=python3\nsource_date_epoch=1700000000\n[lock]\n"
