@@ -35,13 +35,13 @@ std::string pins_hook(const Lock& pins)
 }
 
 // Drops what differs between a pinned and an unpinned build of the same versions (the pins
-// and apt's auto-installed marks; the image has no apt), gives the box a loopback-only
-// /etc/hosts (the engine writes none for NetworkMode none), reports what the image holds,
-// and proves that python3 starts in it.
+// and apt's auto-installed marks; the image has no apt) and the host's /etc/resolv.conf and
+// /etc/hostname that mmdebstrap copies in (nothing of the build host goes into the image),
+// reports what the image holds, and proves that python3 starts in it.
 std::string report_hook()
 {
-    const std::string drop = "rm -f \"$1" + std::string(k_pins_file) + "\" \"$1/var/lib/apt/extended_states\" && "
-                             "printf '127.0.0.1 localhost\\n::1 localhost ip6-localhost ip6-loopback\\n' > \"$1/etc/hosts\"";
+    const std::string drop = "rm -f \"$1" + std::string(k_pins_file) + "\" \"$1/var/lib/apt/extended_states\" "
+                             "\"$1/etc/resolv.conf\" && echo pybox > \"$1/etc/hostname\"";
     const std::string report = "chroot \"$1\" dpkg-query -W -f='" + std::string(k_installed_prefix) +
                                "${db:Status-Abbrev}${Package}=${Version}\\n'";
     const std::string python = "chroot \"$1\" /usr/bin/timeout -s KILL 20 /usr/bin/python3 -I -B -u -c 'print(\"" +
