@@ -58,11 +58,7 @@ net::awaitable<Expected<PingResult>> EngineClient::ping(Timeout timeout)
 
 net::awaitable<Expected<json::value>> EngineClient::info(Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, http::verb::get, versioned("/info"), nullptr, timeout);
-    if (!reply) {
-        co_return reply.error();
-    }
-    co_return require_json(*reply, json::kind::object);
+    co_return co_await get_object("/info", timeout);
 }
 
 net::awaitable<Expected<EngineResponse>> EngineClient::request(std::string_view method, std::string_view target,
@@ -108,14 +104,18 @@ net::awaitable<Expected<CreateResult>> EngineClient::create_container(const json
     co_return result;
 }
 
-net::awaitable<Expected<json::value>> EngineClient::inspect_container(std::string_view id, Timeout timeout)
+net::awaitable<Expected<json::value>> EngineClient::get_object(std::string target, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, http::verb::get, versioned("/containers/" + url_encode(id) + "/json"),
-                                   nullptr, timeout);
+    auto reply = co_await exchange(*m_dialer, http::verb::get, versioned(target), nullptr, timeout);
     if (!reply) {
         co_return reply.error();
     }
     co_return require_json(*reply, json::kind::object);
+}
+
+net::awaitable<Expected<json::value>> EngineClient::inspect_container(std::string_view id, Timeout timeout)
+{
+    co_return co_await get_object("/containers/" + url_encode(id) + "/json", timeout);
 }
 
 net::awaitable<Expected<void>> EngineClient::start_container(std::string_view id, Timeout timeout)
@@ -217,12 +217,7 @@ net::awaitable<Expected<std::unique_ptr<AttachSession>>> EngineClient::attach(st
 
 net::awaitable<Expected<json::value>> EngineClient::inspect_image(std::string_view ref, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, http::verb::get, versioned("/images/" + url_encode(ref) + "/json"),
-                                   nullptr, timeout);
-    if (!reply) {
-        co_return reply.error();
-    }
-    co_return require_json(*reply, json::kind::object);
+    co_return co_await get_object("/images/" + url_encode(ref) + "/json", timeout);
 }
 
 net::awaitable<Expected<std::string>> EngineClient::import_image(const std::filesystem::path& tar_file,

@@ -148,6 +148,8 @@ public:
 
 private:
     std::string versioned(std::string_view target) const;
+    // GET of a JSON object (inspect calls).
+    net::awaitable<Expected<json::value>> get_object(std::string target, Timeout timeout);
 
     net::any_io_executor m_executor;
     std::unique_ptr<EngineDialer> m_dialer;

@@ -2,6 +2,7 @@
 
 #include "common/clock.hpp"
 #include "common/files.hpp"
+#include "common/scoped_flag.hpp"
 #include "common/sha256.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
@@ -70,17 +71,6 @@ Expected<void> write_spec_if_changed(const std::filesystem::path& file, const st
     return write_file_atomic(file, spec, 0600);
 }
 
-class BusyFlag {
-public:
-    explicit BusyFlag(bool& flag) : m_flag(flag) { m_flag = true; }
-    ~BusyFlag() { m_flag = false; }
-    BusyFlag(const BusyFlag&) = delete;
-    BusyFlag& operator=(const BusyFlag&) = delete;
-
-private:
-    bool& m_flag;
-};
-
 }  // namespace
 
 RecipeImageService::RecipeImageService(RuntimePaths paths, engine::EngineClient& engine,
@@ -102,7 +92,7 @@ net::awaitable<Expected<json::value>> RecipeImageService::setup(std::vector<std:
     if (m_busy) {
         co_return make_error("setup_busy", "Another pybox setup is running; wait for it to finish.");
     }
-    BusyFlag busy(m_busy);
+    ScopedFlag busy(m_busy);
     if (images.empty()) {
         images = list_recipes(m_source_dir);
     }

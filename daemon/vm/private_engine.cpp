@@ -4,6 +4,7 @@
 #include "common/files.hpp"
 #include "common/limits.hpp"
 #include "common/process.hpp"
+#include "common/scoped_flag.hpp"
 #include "daemon/engine/engine_client.hpp"
 
 #include <boost/asio/steady_timer.hpp>
@@ -79,18 +80,6 @@ std::string join_problems(const std::vector<CheckProblem>& problems)
     return text;
 }
 
-// Marks start() or stop() as running for its lifetime.
-class BusyFlag {
-public:
-    explicit BusyFlag(bool& flag) : m_flag(flag) { m_flag = true; }
-    ~BusyFlag() { m_flag = false; }
-    BusyFlag(const BusyFlag&) = delete;
-    BusyFlag& operator=(const BusyFlag&) = delete;
-
-private:
-    bool& m_flag;
-};
-
 Error busy_error()
 {
     return make_error("engine_busy", "Another `pybox vm start` or `stop` is in progress.");
@@ -143,7 +132,7 @@ PrivateEngine::~PrivateEngine() = default;
 net::awaitable<Expected<json::value>> PrivateEngine::start()
 {
     if (m_busy) co_return busy_error();
-    const BusyFlag busy(m_busy);
+    const ScopedFlag busy(m_busy);
     const auto begun = MonoClock::now();
 
     if (!is_private()) {
@@ -213,7 +202,7 @@ net::awaitable<Expected<json::value>> PrivateEngine::stop()
         co_return make_error("engine_not_managed", "PyBox does not manage the engine at " + m_socket.string() +
                                                        "; stop it the way it was started.");
     if (m_busy) co_return busy_error();
-    const BusyFlag busy(m_busy);
+    const ScopedFlag busy(m_busy);
     const auto begun = MonoClock::now();
 
     const auto pid = running_dockerd();

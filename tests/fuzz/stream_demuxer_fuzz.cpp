@@ -2,6 +2,7 @@
 // its cap, and must not depend on how the input is split), and a well-formed stream built from
 // the input (must be demultiplexed exactly).
 #include "daemon/engine/stream_demuxer.hpp"
+#include "tests/support/engine_frames.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -13,6 +14,7 @@ namespace {
 
 using pybox::engine::StreamCapture;
 using pybox::engine::StreamDemuxer;
+using pybox::test::frame;
 
 void check(bool condition)
 {
@@ -36,14 +38,6 @@ bool same(const StreamDemuxer& a, const StreamDemuxer& b)
            a.protocol_error() == b.protocol_error() && a.unparsed_bytes() == b.unparsed_bytes();
 }
 
-std::string frame(unsigned char stream, std::string_view payload)
-{
-    const auto size = static_cast<std::uint32_t>(payload.size());
-    std::string out{static_cast<char>(stream), '\0', '\0', '\0', static_cast<char>(size >> 24),
-                    static_cast<char>(size >> 16), static_cast<char>(size >> 8), static_cast<char>(size)};
-    out += payload;
-    return out;
-}
 
 }  // namespace
 

@@ -1,4 +1,5 @@
 #include "daemon/engine/stream_demuxer.hpp"
+#include "tests/support/engine_frames.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -7,19 +8,7 @@
 #include <string_view>
 
 using pybox::engine::StreamDemuxer;
-
-namespace {
-
-std::string frame(unsigned char stream, std::string_view payload)
-{
-    const auto size = static_cast<std::uint32_t>(payload.size());
-    std::string out{static_cast<char>(stream), '\0', '\0', '\0', static_cast<char>(size >> 24),
-                    static_cast<char>(size >> 16), static_cast<char>(size >> 8), static_cast<char>(size)};
-    out += payload;
-    return out;
-}
-
-}  // namespace
+using pybox::test::frame;
 
 TEST_CASE("A single stdout frame is delivered to stdout")
 {
