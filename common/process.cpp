@@ -194,13 +194,42 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::fi
     posix_spawnattr_setsigdefault(&attributes, &all_signals);
 
     CArgs c_argv(argv);
-    pid_t pid = -1;
-    const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, c_argv.get(), environ);
+    int report[2];
+    if (::pipe2(report, O_CLOEXEC) != 0) {
+        posix_spawn_file_actions_destroy(&actions);
+        posix_spawnattr_destroy(&attributes);
+        return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
+    }
+    // Spawned from a short-lived intermediate child, so the process is re-parented to init and
+    // never becomes our zombie when it dies (it outlives us by design). Everything the child
+    // needs was allocated above; it only calls posix_spawn, write and _exit.
+    const pid_t intermediate = ::fork();
+    if (intermediate == 0) {
+        ::close(report[0]);
+        pid_t pid = -1;
+        const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, c_argv.get(), environ);
+        const int message[2] = {spawned, static_cast<int>(pid)};
+        const bool sent = ::write(report[1], message, sizeof message) == static_cast<ssize_t>(sizeof message);
+        ::_exit(sent ? 0 : 1);
+    }
+    ::close(report[1]);
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
-    if (spawned != 0)
-        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
-    return static_cast<int>(pid);
+    if (intermediate < 0) {
+        ::close(report[0]);
+        return make_error("spawn_failed", "Cannot fork: " + errno_text(errno) + ".");
+    }
+    int message[2] = {ECHILD, -1};
+    ssize_t got;
+    do {
+        got = ::read(report[0], message, sizeof message);
+    } while (got < 0 && errno == EINTR);
+    ::close(report[0]);
+    int status = 0;
+    while (::waitpid(intermediate, &status, 0) < 0 && errno == EINTR) {}
+    if (got != static_cast<ssize_t>(sizeof message) || message[0] != 0)
+        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(message[0]) + ".");
+    return message[1];
 }
 
 bool process_alive(int pid)

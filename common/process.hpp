@@ -41,8 +41,9 @@ struct ProcessOptions {
 Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
                                     const ProcessOptions& options = {});
 
-// Starts argv in a new session, detached from this process: stdin /dev/null, stdout and
-// stderr appended to log_file, no other inherited fds. Returns its pid.
+// Starts argv in a new session, detached from this process: not our child (so never our
+// zombie), stdin /dev/null, stdout and stderr appended to log_file, no other inherited fds.
+// Returns its pid.
 Expected<int> spawn_detached(const std::vector<std::string>& argv,
                              const std::filesystem::path& log_file);
 
