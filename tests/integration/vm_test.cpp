@@ -48,6 +48,54 @@ TEST_CASE("An engine that is not running is reported clearly and nothing is crea
     CHECK(run.error_output.find("engine") != std::string::npos);
 }
 
+TEST_CASE("vm start after the engine was killed recovers, and runs work again")
+{
+    auto pid_text = read_file_capped(runtime_home() / "engine" / "dockerd.pid", 64);
+    REQUIRE(pid_text.has_value());
+    const int dockerd = std::stoi(*pid_text);
+    REQUIRE(send_signal(dockerd, k_signal_kill));
+    for (int i = 0; i < 100 && process_alive(dockerd); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE_FALSE(process_alive(dockerd));
+    CHECK(run_pybox({"vm", "status"}).exit_code == 1);
+
+    const auto started = run_pybox({"vm", "start"});
+    INFO(started.output << started.error_output);
+    CHECK(started.exit_code == 0);
+    CHECK(started.output == "Running and verified.\n");
+    const auto run = run_pybox({"exec", "-"}, "print('after recovery')\n");
+    CHECK(run.exit_code == 0);
+    CHECK(run.output == "after recovery\n");
+}
+
+TEST_CASE("A user who is not root is told how to use an engine without the private one")
+{
+    // Under the system's temp folder: the build folder's parents may be closed to other users.
+    const auto home = std::filesystem::temp_directory_path() / "pybox-test-nobody-home";
+    std::filesystem::remove_all(home);
+    std::filesystem::create_directories(home);
+    REQUIRE(run_process({"/usr/bin/chown", "65534:65534", home.string()})->exit_code == 0);
+    const std::vector<std::string> as_nobody{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                                             "/usr/bin/env", "PYBOX_HOME=" + home.string()};
+    auto daemon_argv = as_nobody;
+    daemon_argv.push_back(PYBOXD_PATH);
+    auto daemon = spawn_detached(daemon_argv, runtime_home() / "nobody-pyboxd.log");
+    REQUIRE(daemon.has_value());
+    for (int i = 0; i < 100 && !std::filesystem::exists(home / "pyboxd.sock"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto client_argv = as_nobody;
+    client_argv.insert(client_argv.end(), {PYBOX_CLIENT_PATH, "vm", "start"});
+    ProcessOptions options;
+    options.separate_stderr = true;
+    const auto started = run_process(client_argv, options);
+    send_signal(*daemon, k_signal_terminate);
+    REQUIRE(started.has_value());
+    INFO(started->output << started->error_output);
+    CHECK(started->exit_code == 125);
+    CHECK(started->error_output.find("root") != std::string::npos);
+    CHECK(started->error_output.find("engine_socket") != std::string::npos);
+    std::filesystem::remove_all(home);
+}
+
 TEST_CASE("Several clients at once each get their own receipt")
 {
     std::vector<std::thread> clients;
