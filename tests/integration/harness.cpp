@@ -6,8 +6,11 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
+#include <utility>
 
 namespace pybox::test {
 
@@ -69,6 +72,70 @@ std::vector<std::string> labelled_boxes()
     for (std::string line; std::getline(lines, line);)
         if (!line.empty()) ids.push_back(line);
     return ids;
+}
+
+namespace {
+
+// Waits up to 3 s for the daemon's fd count to equal `wanted` (or, without it, to hold still
+// for 100 ms), and returns the last count seen.
+std::size_t settled_daemon_fd_count(std::optional<std::size_t> wanted = std::nullopt)
+{
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    auto count = daemon_fd_count();
+    while (std::chrono::steady_clock::now() < give_up) {
+        if (wanted && count == *wanted) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        const auto previous = std::exchange(count, daemon_fd_count());
+        if (!wanted && count == previous) break;
+    }
+    return count;
+}
+
+}  // namespace
+
+void check_ended_clean()
+{
+    static const std::size_t idle_fds = settled_daemon_fd_count();
+    CHECK(labelled_boxes().empty());
+    const auto run = run_json("print('still serving')\n", {"--timeout", "5"});
+    CHECK(run.process.exit_code == 0);
+    CHECK(run.receipt.at("capture").at("stdout") == "still serving\n");
+    CHECK(run.receipt.at("cleanup").at("status") == "REMOVED");
+    CHECK(labelled_boxes().empty());
+    CHECK(settled_daemon_fd_count(idle_fds) == idle_fds);
+}
+
+int daemon_pid()
+{
+    auto text = read_file_capped(runtime_home() / "pyboxd.pid", 64);
+    REQUIRE(text.has_value());
+    const int pid = std::atoi(text->c_str());
+    REQUIRE(pid > 0);
+    return pid;
+}
+
+std::size_t daemon_fd_count()
+{
+    const auto fds = std::filesystem::path("/proc") / std::to_string(daemon_pid()) / "fd";
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(fds)) ++count;
+    return count;
+}
+
+std::optional<std::size_t> try_rss_kib(int pid)
+{
+    auto status = read_file_capped(std::filesystem::path("/proc") / std::to_string(pid) / "status", 64 * 1024);
+    if (!status) return std::nullopt;
+    const auto at = status->find("VmRSS:");
+    if (at == std::string::npos) return std::nullopt;
+    return static_cast<std::size_t>(std::strtoull(status->c_str() + at + 6, nullptr, 10));
+}
+
+std::size_t daemon_rss_kib()
+{
+    const auto kib = try_rss_kib(daemon_pid());
+    REQUIRE(kib.has_value());
+    return *kib;
 }
 
 }  // namespace pybox::test

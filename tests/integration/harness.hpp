@@ -6,7 +6,9 @@
 
 #include <boost/json/value.hpp>
 
+#include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,5 +33,19 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
 
 // IDs of every box (any state) on the suite's engine that carries this installation's label.
 std::vector<std::string> labelled_boxes();
+
+// The end of every hostile case: no box with this installation's label is left, a trivial run
+// right after completes normally (exit 0, its output, the box removed), and the daemon's open
+// fds come back to the idle count seen at the first call (waiting up to 3 s for connections
+// to close).
+void check_ended_clean();
+
+// The suite's daemon: its pid ($PYBOX_HOME/pyboxd.pid), resident memory in KiB
+// (/proc/<pid>/status VmRSS) and open file descriptors (/proc/<pid>/fd).
+int daemon_pid();
+std::size_t daemon_rss_kib();
+std::size_t daemon_fd_count();
+// A process's VmRSS in KiB, or nullopt; asserts nothing, so it may be called from any thread.
+std::optional<std::size_t> try_rss_kib(int pid);
 
 }  // namespace pybox::test

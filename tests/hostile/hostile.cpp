@@ -1,0 +1,59 @@
+#include "tests/hostile/hostile.hpp"
+
+#include "proto/text.hpp"
+
+#include <boost/json.hpp>
+
+#include <catch2/catch.hpp>
+
+namespace pybox::test {
+
+namespace json = boost::json;
+
+std::string captured(const json::value& receipt, const std::string& stream)
+{
+    const auto& capture = receipt.at("capture");
+    const std::string text(capture.at(stream).as_string());
+    if (capture.at(stream + "_encoding") == "utf-8") return text;
+    REQUIRE(capture.at(stream + "_encoding") == "base64");
+    auto bytes = proto::base64_decode(text);
+    REQUIRE(bytes.has_value());
+    return *bytes;
+}
+
+json::value program_json(const JsonRun& run)
+{
+    const auto text = captured(run.receipt, "stdout");
+    INFO("program stdout: " << text);
+    INFO("program stderr: " << captured(run.receipt, "stderr"));
+    boost::system::error_code ec;
+    auto parsed = json::parse(text, ec);
+    REQUIRE_FALSE(ec);
+    return parsed;
+}
+
+std::string mechanism(const json::value& receipt)
+{
+    return std::string(receipt.at("observed").at("termination").at("mechanism").as_string());
+}
+
+double run_phase_s(const json::value& receipt)
+{
+    for (const auto& phase : receipt.at("lifecycle").at("phases").as_array())
+        if (phase.at("name") == "run") return phase.at("duration_s").to_number<double>();
+    FAIL("the receipt has no run phase");
+    return 0;
+}
+
+bool stopped_at_deadline(const json::value& receipt)
+{
+    const auto how = mechanism(receipt);
+    return how == "DEADLINE_KILL" || how == "CAUSE_NOT_ESTABLISHED";
+}
+
+std::filesystem::path daemon_socket()
+{
+    return runtime_home() / "pyboxd.sock";
+}
+
+}  // namespace pybox::test
