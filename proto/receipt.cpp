@@ -21,10 +21,11 @@ using detail::k_encoding_utf8;
 constexpr std::string_view k_capture_provenance =
     "target byte streams via bounded Docker attach; untrusted content";
 
-constexpr std::array<std::pair<TerminationMechanism, std::string_view>, 6> k_mechanism_names{{
+constexpr std::array<std::pair<TerminationMechanism, std::string_view>, 7> k_mechanism_names{{
     {TerminationMechanism::target_exit_observed, "TARGET_EXIT_OBSERVED"},
     {TerminationMechanism::deadline_kill, "DEADLINE_KILL"},
     {TerminationMechanism::cause_not_established, "CAUSE_NOT_ESTABLISHED"},
+    {TerminationMechanism::stopped_on_disconnect, "STOPPED_ON_DISCONNECT"},
     {TerminationMechanism::out_of_memory, "OUT_OF_MEMORY"},
     {TerminationMechanism::not_started, "NOT_STARTED"},
     {TerminationMechanism::engine_lost, "ENGINE_LOST"},
@@ -235,6 +236,7 @@ int exit_code_for(const Receipt& receipt)
         return k_out_of_memory;
     case TerminationMechanism::not_started:
     case TerminationMechanism::engine_lost:
+    case TerminationMechanism::stopped_on_disconnect:
         return k_could_not_run;
     }
     return k_could_not_run;

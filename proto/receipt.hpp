@@ -51,6 +51,7 @@ enum class TerminationMechanism {
     target_exit_observed,  // ended by itself (exit or a signal not sent by PyBox)
     deadline_kill,         // PyBox sent SIGKILL at the deadline and the box then ended
     cause_not_established, // a kill was sent but the order of kill and exit is not certain
+    stopped_on_disconnect, // PyBox killed the box because the client went away
     out_of_memory,         // the engine reported OOMKilled
     not_started,           // the program never started (PyBox refused or failed before start)
     engine_lost,           // the engine stopped answering; the end was not observed

@@ -104,6 +104,8 @@ std::string exit_code_text(const Receipt& receipt)
                    .value_or("a kill was sent at the deadline, but whether the program had already "
                              "ended is not certain") +
                ")";
+    case TerminationMechanism::stopped_on_disconnect:
+        return code + " (stopped by PyBox: the client went away)";
     case TerminationMechanism::out_of_memory:
         return code + " (Out of memory: reported by the engine)";
     case TerminationMechanism::not_started:

@@ -376,7 +376,8 @@ private:
         if (started) {
             const EndVerdict verdict = classify_end(EndEvidence{
                 receipt.observed.engine_state.is_object() ? &receipt.observed.engine_state : nullptr, m_kill,
-                m_wait_observed_exit, receipt.configured.wall_timeout_s, receipt.configured.guest_timer_s});
+                m_wait_observed_exit, receipt.configured.wall_timeout_s, receipt.configured.guest_timer_s,
+                m_cancelled});
             receipt.observed.termination = verdict.termination;
             for (const auto& explanation : verdict.explanations) receipt.explanations.push_back(explanation);
             for (const auto& [key, why] : verdict.unknown) receipt.unknown[key] = why;

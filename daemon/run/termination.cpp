@@ -90,7 +90,8 @@ EndVerdict classify_end(const EndEvidence& evidence)
 {
     EndVerdict verdict;
     auto& termination = verdict.termination;
-    termination.deadline_kill_sent = evidence.kill == KillAnswer::accepted || evidence.kill == KillAnswer::failed;
+    termination.deadline_kill_sent =
+        !evidence.client_gone && (evidence.kill == KillAnswer::accepted || evidence.kill == KillAnswer::failed);
 
     const json::object* state = evidence.engine_state ? evidence.engine_state->if_object() : nullptr;
     if (state == nullptr) {
@@ -137,6 +138,15 @@ EndVerdict classify_end(const EndEvidence& evidence)
     }
 
     const std::int64_t code = *termination.exit_code;
+    if (evidence.client_gone && evidence.kill == KillAnswer::accepted && code == 137) {
+        termination.mechanism = TerminationMechanism::stopped_on_disconnect;
+        verdict.explanations.push_back(explain(
+            "STOPPED_ON_DISCONNECT",
+            "Stopped by PyBox before the deadline because the client went away: PyBox sent SIGKILL and "
+            "the box ended with exit code 137.",
+            {{"kill_answer", "accepted"}, {"ExitCode", code}}));
+        return verdict;
+    }
     switch (evidence.kill) {
     case KillAnswer::accepted:
         if (code == 137) {

@@ -24,6 +24,7 @@ struct EndEvidence {
     bool wait_observed_exit = false;  // the wait call reported the exit
     double wall_timeout_s = 0;
     double guest_timer_s = 0;
+    bool client_gone = false;  // the kill was sent because the client disconnected
 };
 
 struct EndVerdict {

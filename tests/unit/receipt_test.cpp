@@ -128,7 +128,8 @@ TEST_CASE("Enums are written as upper snake case strings")
     CHECK(document.at("cleanup").at("status") == "REMOVED");
     for (auto mechanism : {TerminationMechanism::target_exit_observed, TerminationMechanism::deadline_kill,
                            TerminationMechanism::cause_not_established, TerminationMechanism::out_of_memory,
-                           TerminationMechanism::not_started, TerminationMechanism::engine_lost}) {
+                           TerminationMechanism::not_started, TerminationMechanism::engine_lost,
+                           TerminationMechanism::stopped_on_disconnect}) {
         CHECK(termination_from_string(to_string(mechanism)) == mechanism);
     }
     for (auto status : {CleanupStatus::removed, CleanupStatus::not_created, CleanupStatus::removal_unconfirmed}) {

@@ -59,6 +59,14 @@ TEST_CASE("A kill the engine refused because the box had stopped counts as the p
           TerminationMechanism::target_exit_observed);
 }
 
+TEST_CASE("A kill sent because the client went away is not called a deadline kill")
+{
+    const json::value ended = state(137);
+    const auto verdict = daemon::classify_end({&ended, KillAnswer::accepted, true, 2.0, 3.0, true});
+    CHECK(verdict.termination.mechanism == TerminationMechanism::stopped_on_disconnect);
+    CHECK_FALSE(verdict.termination.deadline_kill_sent);
+}
+
 TEST_CASE("OOMKilled from the engine is an out-of-memory end")
 {
     const auto verdict = classify(state(137, true), KillAnswer::not_sent);
