@@ -2,7 +2,7 @@
 # Benchmark: N sequential `pybox exec` runs of print(6*7) against N `docker run --rm -i` runs
 # with the same image, the same limits and the same engine, interleaved, then the medians and
 # their ratio. Needs a running pyboxd with a verified engine and a built stdlib image (for
-# example after scripts/demo.sh, or with PYBOX_HOME=build/test-home while the suite's fixture
+# example after scripts/demo.sh, or with PYBOX_HOME=/tmp/pybox-test-<hash> while the suite's fixture
 # is up). Usage: tests/bench/exec_vs_docker_run.sh [N] (default 20).
 set -euo pipefail
 runs=${1:-20}

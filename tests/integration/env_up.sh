@@ -10,7 +10,7 @@ pybox="$PYBOX_BIN/pybox"
 "$(dirname "$0")/env_down.sh" || true
 mkdir -p "$PYBOX_HOME"
 chmod 700 "$PYBOX_HOME"
-recipes="$PYBOX_HOME/../test-recipes"
+recipes="$PYBOX_HOME-recipes"
 rm -rf "$recipes"
 cp -r "$PYBOX_SOURCE/images" "$recipes"
 printf '{"recipes_dir": "%s"}\n' "$(cd "$recipes" && pwd)" > "$PYBOX_HOME/config.json"

@@ -60,7 +60,7 @@ TEST_CASE("An unknown image is refused")
 
 TEST_CASE("A daemon that is not running is reported with the command to start it")
 {
-    const auto empty_home = runtime_home().parent_path() / "no-daemon-home";
+    const std::filesystem::path empty_home = runtime_home().string() + "-no-daemon";
     std::filesystem::create_directories(empty_home);
     const auto run = run_pybox({"exec", "-"}, "print(1)\n", {{"PYBOX_HOME", empty_home.string()}});
     CHECK(run.exit_code == 125);

@@ -33,7 +33,7 @@ TEST_CASE("Setup with nothing changed says the image is up to date")
 
 TEST_CASE("An engine that is not running is reported clearly and nothing is created")
 {
-    const auto home = runtime_home().parent_path() / "dead-engine-home";
+    const std::filesystem::path home = runtime_home().string() + "-dead-engine";
     std::filesystem::remove_all(home);
     std::filesystem::create_directories(home);
     REQUIRE(write_file_atomic(home / "config.json", R"({"engine_socket": "/nonexistent/engine/docker.sock"})").has_value());
@@ -43,6 +43,7 @@ TEST_CASE("An engine that is not running is reported clearly and nothing is crea
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const auto run = run_pybox({"exec", "-"}, "print(1)\n", {{"PYBOX_HOME", home.string()}});
     send_signal(*daemon, k_signal_terminate);
+    for (int i = 0; i < 100 && process_alive(*daemon); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     INFO("stderr: " << run.error_output);
     CHECK(run.exit_code == 125);
     CHECK(run.error_output.find("engine") != std::string::npos);
@@ -88,12 +89,14 @@ TEST_CASE("A user who is not root is told how to use an engine without the priva
     options.separate_stderr = true;
     const auto started = run_process(client_argv, options);
     send_signal(*daemon, k_signal_terminate);
+    for (int i = 0; i < 100 && process_alive(*daemon); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     REQUIRE(started.has_value());
     INFO(started->output << started->error_output);
     CHECK(started->exit_code == 125);
     CHECK(started->error_output.find("root") != std::string::npos);
     CHECK(started->error_output.find("engine_socket") != std::string::npos);
-    std::filesystem::remove_all(home);
+    std::error_code ignored;
+    std::filesystem::remove_all(home, ignored);
 }
 
 TEST_CASE("Several clients at once each get their own receipt")
