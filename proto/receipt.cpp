@@ -77,47 +77,43 @@ void put_stream(json::object& capture, const std::string& name, const StreamReco
     capture[name + "_truncated"] = stream.truncated();
 }
 
-}  // namespace
+template <class Enum, std::size_t N>
+using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
 
-std::string_view to_string(TerminationMechanism mechanism)
+template <class Enum, std::size_t N>
+std::string_view name_of(const NameTable<Enum, N>& table, Enum value)
 {
-    for (const auto& [value, name] : k_mechanism_names) {
-        if (value == mechanism) {
+    for (const auto& [entry, name] : table) {
+        if (entry == value) {
             return name;
         }
     }
     return "UNKNOWN";
 }
+
+template <class Enum, std::size_t N>
+std::optional<Enum> value_of(const NameTable<Enum, N>& table, std::string_view text)
+{
+    for (const auto& [entry, name] : table) {
+        if (name == text) {
+            return entry;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::string_view to_string(TerminationMechanism mechanism) { return name_of(k_mechanism_names, mechanism); }
 
 std::optional<TerminationMechanism> termination_from_string(std::string_view text)
 {
-    for (const auto& [value, name] : k_mechanism_names) {
-        if (name == text) {
-            return value;
-        }
-    }
-    return std::nullopt;
+    return value_of(k_mechanism_names, text);
 }
 
-std::string_view to_string(CleanupStatus status)
-{
-    for (const auto& [value, name] : k_cleanup_names) {
-        if (value == status) {
-            return name;
-        }
-    }
-    return "UNKNOWN";
-}
+std::string_view to_string(CleanupStatus status) { return name_of(k_cleanup_names, status); }
 
-std::optional<CleanupStatus> cleanup_from_string(std::string_view text)
-{
-    for (const auto& [value, name] : k_cleanup_names) {
-        if (name == text) {
-            return value;
-        }
-    }
-    return std::nullopt;
-}
+std::optional<CleanupStatus> cleanup_from_string(std::string_view text) { return value_of(k_cleanup_names, text); }
 
 json::value receipt_to_json(const Receipt& receipt)
 {
