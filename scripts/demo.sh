@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh
+BUILD_TARGETS="pyboxd pybox" ./scripts/build.sh
 bin="$(pwd)/${BUILD_DIR:-build}/bin"
 runtime=${PYBOX_HOME:-$HOME/.pybox/runtime}
 if ! "$bin/pybox" version >/dev/null 2>&1; then
