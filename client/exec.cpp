@@ -10,7 +10,6 @@
 #include "proto/short_view.hpp"
 
 #include <CLI/CLI.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <chrono>
 #include <cstdio>

@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/json/array.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <chrono>
 #include <memory>

@@ -5,7 +5,6 @@
 
 #include <CLI/CLI.hpp>
 #include <boost/json/array.hpp>
-#include <boost/json/serialize.hpp>
 
 #include <chrono>
 #include <memory>
@@ -62,7 +61,7 @@ Rendered render_vm_status(const boost::json::value& answer)
                        "socket:   " + json_text(answer, "engine_socket") + "\n";
     if (const auto* notes = json_list(answer, "notes"))
         for (const auto& note : *notes)
-            text += "note:     " + (note.is_string() ? std::string(note.get_string()) : boost::json::serialize(note)) + "\n";
+            text += "note:     " + (note.is_string() ? std::string(note.get_string()) : proto::to_json_text(note)) + "\n";
     if (const auto problems = problem_lines(answer); !problems.empty()) text += "problems:\n" + problems;
     return {text, json_flag(answer, "verified") ? 0 : k_exit_not_verified};
 }

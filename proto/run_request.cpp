@@ -7,7 +7,6 @@
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/error.hpp>
-#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 #include <boost/json/value_stack.hpp>
 

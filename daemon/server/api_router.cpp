@@ -6,7 +6,6 @@
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
 
-#include <boost/json/serialize.hpp>
 
 #include <string_view>
 #include <utility>
