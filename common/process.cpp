@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 extern char** environ;
@@ -232,13 +233,35 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::fi
     return message[1];
 }
 
+namespace {
+
+// A zombie has ended; only its parent has not collected it yet.
+bool is_zombie(int pid)
+{
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char text[512];
+    const ssize_t got = ::read(fd, text, sizeof text - 1);
+    ::close(fd);
+    if (got <= 0) return false;
+    const std::string_view stat(text, static_cast<std::size_t>(got));
+    const auto name_end = stat.rfind(')');  // the state follows the parenthesised name
+    return name_end != std::string_view::npos && name_end + 2 < stat.size() &&
+           (stat[name_end + 2] == 'Z' || stat[name_end + 2] == 'X');
+}
+
+}  // namespace
+
 bool process_alive(int pid)
 {
     if (pid <= 0) return false;
     // Reap it if it is our own child that has exited.
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) return false;
-    return ::kill(pid, 0) == 0 || errno == EPERM;
+    if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+    return !is_zombie(pid);
 }
 
 bool send_signal(int pid, int signal)

@@ -50,6 +50,7 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv,
 inline constexpr int k_signal_terminate = 15;  // SIGTERM on Linux and macOS
 inline constexpr int k_signal_kill = 9;        // SIGKILL
 
+// True while the process exists and has not ended (a zombie counts as ended).
 bool process_alive(int pid);
 // Sends a signal; true if it was delivered (or the process is already gone, for SIGKILL).
 bool send_signal(int pid, int signal);
