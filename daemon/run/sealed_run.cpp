@@ -41,6 +41,14 @@ proto::Explanation explain(std::string code, std::string message, json::object e
 
 json::object error_evidence(const Error& error) { return {{"code", error.code}, {"message", error.message}}; }
 
+// Errors that stop a run before anything is created: an unreachable engine says how to start it,
+// whichever call found it gone.
+Error with_engine_hint(Error error)
+{
+    if (error.code == "engine_unreachable") error.message += " Is the engine running? Start it with: pybox vm start";
+    return error;
+}
+
 // The state of one run: what was asked, what has been observed so far, and the receipt being
 // filled in. Lives in the run() coroutine frame; the phase coroutines borrow it.
 class RunContext {
@@ -475,14 +483,10 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
 
     if (m_engine.api_version().empty()) {
         auto pinged = co_await m_engine.ping(limits::k_query_timeout);
-        if (!pinged) {
-            Error error = pinged.error();
-            if (error.code == "engine_unreachable") error.message += " Is the engine running? Start it with: pybox vm start";
-            co_return error;
-        }
+        if (!pinged) co_return with_engine_hint(pinged.error());
     }
     auto image = co_await m_verify_image(image_name);
-    if (!image) co_return image.error();
+    if (!image) co_return with_engine_hint(image.error());
 
     run.identify(m_installation_id, *image);
     if (auto noted = run.write_attempt(); !noted) co_return noted.error();
