@@ -1,10 +1,13 @@
-// The two clock domains a receipt names: the host's monotonic clock (durations) and the
-// host's wall clock (absolute times, comparable with the engine's timestamps only roughly).
+// The host's clocks a receipt names: the monotonic clock (durations) and the wall clock
+// (absolute times; comparable with the engine's timestamps through a measured offset, see
+// daemon/run/engine_clock.hpp). Pure helpers.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace pybox {
 
@@ -19,7 +22,14 @@ inline double seconds_between(MonoClock::time_point from, MonoClock::time_point 
 
 // Unix time in whole seconds.
 std::int64_t unix_seconds(WallClock::time_point at);
+// Unix time in nanoseconds.
+std::int64_t unix_nanoseconds(WallClock::time_point at);
 // RFC 3339 UTC with microseconds, e.g. 2026-11-29T20:00:05.021506Z.
 std::string rfc3339_utc(WallClock::time_point at);
+// Nanoseconds since the epoch of an RFC 3339 timestamp with 0-9 fraction digits and `Z` or a
+// `+hh:mm` / `-hh:mm` offset: the engine's StartedAt and FinishedAt, and GET /info's SystemTime
+// (Go's RFC3339Nano, local time). nullopt when it does not parse, and for years before 1971
+// (the engine's zero time, 0001-01-01T00:00:00Z, means "never").
+std::optional<std::int64_t> parse_rfc3339_ns(std::string_view text);
 
 }  // namespace pybox

@@ -38,4 +38,29 @@ inline constexpr std::chrono::milliseconds k_request_read_timeout{10'000};
 // Engine responses other than the attach stream.
 inline constexpr std::size_t k_max_engine_response_bytes = 8 * 1024 * 1024;
 
+// The kernel watcher (daemon/watcher/): its sampling schedule and the bounds of its output.
+// Samples per run, the first one as soon as the watcher starts.
+inline constexpr int k_watch_samples = 64;
+// Samples are this far apart during the first second of the run ...
+inline constexpr std::chrono::milliseconds k_watch_fast_gap{50};
+inline constexpr std::chrono::milliseconds k_watch_fast_phase{1'000};
+// ... and the rest spread evenly up to the box timer, never closer than this. It is also the
+// gap between polls of the run's cgroup in the final phase.
+inline constexpr std::chrono::milliseconds k_watch_min_gap{10};
+// After the exit: how long the watcher waits for the run's cgroup to hold no task.
+inline constexpr std::chrono::milliseconds k_watch_final_wait{1'000};
+// The watcher stops by itself this long after the deadline, and never sooner than
+// k_watch_min_run after it started.
+inline constexpr std::chrono::milliseconds k_watch_run_margin{4'000};
+inline constexpr std::chrono::milliseconds k_watch_min_run{6'000};
+// The watcher's first sample must arrive within this of the box's start.
+inline constexpr std::chrono::milliseconds k_watch_ready_within{1'000};
+// How long the daemon waits for the watcher to end once the box is removed (its final phase
+// takes at most k_watch_final_wait plus two readings); then it is killed.
+inline constexpr std::chrono::milliseconds k_watch_finish_timeout{2'500};
+// Its stdout as the daemon keeps and parses it.
+inline constexpr std::size_t k_watch_max_output_bytes = 64 * 1024;
+inline constexpr std::size_t k_watch_max_line_bytes = 2'048;
+inline constexpr std::size_t k_watch_max_lines = 256;
+
 }  // namespace pybox::limits

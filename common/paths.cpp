@@ -24,8 +24,6 @@ Expected<RuntimePaths> RuntimePaths::from_environment()
     return RuntimePaths(std::filesystem::path(user_home) / ".pybox" / "runtime");
 }
 
-namespace {
-
 Expected<void> ensure_private_dir(const std::filesystem::path& dir)
 {
     std::error_code ec;
@@ -42,8 +40,6 @@ Expected<void> ensure_private_dir(const std::filesystem::path& dir)
         return make_error("runtime_dir_unusable", "Cannot make " + dir.string() + " private (0700).");
     return {};
 }
-
-}  // namespace
 
 Expected<void> RuntimePaths::ensure_private() const
 {

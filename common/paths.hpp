@@ -30,8 +30,6 @@ public:
     std::filesystem::path daemon_pid_file() const { return m_root / "pyboxd.pid"; }
     std::filesystem::path engine_dir() const { return m_root / "engine"; }
     std::filesystem::path engine_socket() const { return engine_dir() / "docker.sock"; }
-    std::filesystem::path engine_data_root() const { return engine_dir() / "data"; }
-    std::filesystem::path engine_exec_root() const { return engine_dir() / "exec"; }
     std::filesystem::path engine_pid_file() const { return engine_dir() / "dockerd.pid"; }
     std::filesystem::path engine_log_file() const { return engine_dir() / "dockerd.log"; }
     std::filesystem::path build_dir() const { return m_root / "build"; }
@@ -39,5 +37,9 @@ public:
 private:
     std::filesystem::path m_root;
 };
+
+// Creates `dir` (and its parents) and makes it 0700; refuses a folder that is not a folder or
+// belongs to another user.
+Expected<void> ensure_private_dir(const std::filesystem::path& dir);
 
 }  // namespace pybox

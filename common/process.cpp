@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,6 +81,20 @@ struct ChildPipes {
 };
 
 bool make_pipe(int fds[2]) { return ::pipe2(fds, O_CLOEXEC) == 0; }
+
+// Spawn attributes with `flags` for a child that starts with no signal blocked and every signal
+// at its default action, whatever this process ignores or blocks.
+void init_clean_signals(posix_spawnattr_t& attributes, int flags)
+{
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, static_cast<short>(flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF));
+    sigset_t no_signals;
+    sigemptyset(&no_signals);
+    posix_spawnattr_setsigmask(&attributes, &no_signals);
+    sigset_t all_signals;
+    sigfillset(&all_signals);
+    posix_spawnattr_setsigdefault(&attributes, &all_signals);
+}
 
 void keep_bounded(std::string& kept, std::size_t& dropped, std::size_t cap, std::string_view bytes)
 {
@@ -185,14 +200,7 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::fi
     // that outlives it.
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
     posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    sigset_t no_signals;
-    sigemptyset(&no_signals);
-    posix_spawnattr_setsigmask(&attributes, &no_signals);
-    sigset_t all_signals;
-    sigfillset(&all_signals);
-    posix_spawnattr_setsigdefault(&attributes, &all_signals);
+    init_clean_signals(attributes, POSIX_SPAWN_SETSID);
 
     CArgs c_argv(argv);
     int report[2];
@@ -233,6 +241,49 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::fi
     return message[1];
 }
 
+Expected<PipedChild> spawn_with_stdout_pipe(const std::vector<std::string>& argv)
+{
+    if (auto ok = require_absolute(argv); !ok) return ok.error();
+    int out_pipe[2];
+    if (!make_pipe(out_pipe)) return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+    posix_spawnattr_t attributes;
+    init_clean_signals(attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+
+    CArgs c_argv(argv);
+    pid_t pid = -1;
+    const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, c_argv.get(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    ::close(out_pipe[1]);
+    if (spawned != 0) {
+        ::close(out_pipe[0]);
+        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
+    }
+    return PipedChild{static_cast<int>(pid), out_pipe[0]};
+}
+
+std::optional<ProcessResult> try_reap(int pid)
+{
+    if (pid <= 0) return std::nullopt;
+    int status = 0;
+    pid_t reaped;
+    do {
+        reaped = ::waitpid(pid, &status, WNOHANG);
+    } while (reaped < 0 && errno == EINTR);
+    if (reaped != pid) return std::nullopt;
+    ProcessResult result;
+    if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    return result;
+}
+
 namespace {
 
 // A zombie has ended; only its parent has not collected it yet.
@@ -262,6 +313,22 @@ bool process_alive(int pid)
     if (::waitpid(pid, &status, WNOHANG) == pid) return false;
     if (::kill(pid, 0) != 0 && errno != EPERM) return false;
     return !is_zombie(pid);
+}
+
+static_assert(k_signal_user1 == SIGUSR1 && k_signal_user2 == SIGUSR2 && k_signal_kill == SIGKILL && k_signal_terminate == SIGTERM);
+
+Expected<int> open_process_handle(int pid)
+{
+    const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return make_error(errno == ESRCH ? "process_gone" : "process_handle_failed",
+                          "Cannot watch process " + std::to_string(pid) + ": " + errno_text(errno) + ".");
+    return static_cast<int>(fd);
+}
+
+void kill_process_group(int pid)
+{
+    if (pid > 0) ::kill(-pid, SIGKILL);
 }
 
 bool send_signal(int pid, int signal)

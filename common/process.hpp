@@ -47,9 +47,33 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 Expected<int> spawn_detached(const std::vector<std::string>& argv,
                              const std::filesystem::path& log_file);
 
+// A running child whose stdout is a pipe this process reads.
+struct PipedChild {
+    int pid = -1;
+    int stdout_fd = -1;  // the read end, close-on-exec; owned by the caller
+};
+
+// Starts argv (an absolute path; $PATH is never searched) with stdin and stderr on /dev/null,
+// stdout a pipe, in its own process group, with no other inherited fds. Does not wait: the
+// caller reads stdout_fd, closes it, and collects the exit with try_reap (or kills the child).
+Expected<PipedChild> spawn_with_stdout_pipe(const std::vector<std::string>& argv);
+
+// Collects a child of this process without blocking: its exit status (ProcessResult's
+// exit_code/signal) once it has ended, nullopt while it runs or when it is not our child.
+std::optional<ProcessResult> try_reap(int pid);
+
 inline constexpr int k_signal_terminate = 15;  // SIGTERM on Linux and macOS
 inline constexpr int k_signal_kill = 9;        // SIGKILL
+inline constexpr int k_signal_user1 = 10;      // SIGUSR1 on Linux (checked against <signal.h>)
+inline constexpr int k_signal_user2 = 12;      // SIGUSR2 on Linux (checked against <signal.h>)
 
+// A handle on a process of this machine that becomes readable when the process ends (a Linux
+// pidfd, close-on-exec; the caller owns it). Fails with "process_gone" when there is no such
+// process (it has ended), "process_handle_failed" otherwise (e.g. a kernel without pidfd).
+Expected<int> open_process_handle(int pid);
+
+// SIGKILL to every process of the group led by pid (a child started in its own group).
+void kill_process_group(int pid);
 // True while the process exists and has not ended (a zombie counts as ended).
 bool process_alive(int pid);
 // Sends a signal; true if it was delivered (or the process is already gone, for SIGKILL).

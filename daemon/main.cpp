@@ -9,10 +9,13 @@
 #include "daemon/reconcile/sweeper.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/installation.hpp"
+#include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/sealed_run.hpp"
 #include "daemon/server/http_server.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
+#include "daemon/watcher/local_cgroup_host.hpp"
+#include "daemon/watcher/watch_script.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -32,6 +35,7 @@ using namespace pybox;
 namespace {
 
 constexpr std::chrono::seconds k_sweep_interval{30};
+constexpr std::size_t k_max_watcher_script_bytes = 64 * 1024;
 
 [[noreturn]] void fail(const Error& error)
 {
@@ -78,7 +82,7 @@ int main(int argc, char** argv)
     const images::ImageRegistry registry(paths);
     images::RecipeImageService image_service(paths, engine,
                                              config.recipes_dir.value_or(images::default_recipes_source_dir()));
-    vm::PrivateEngine engine_control(executor, paths, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
+    vm::PrivateEngine engine_control(executor, paths, installation_id, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
         auto records = registry.load();
         if (!records) return records.error();
         std::vector<vm::RecordedImage> recorded;
@@ -86,8 +90,14 @@ int main(int argc, char** argv)
         return recorded;
     });
 
+    watcher::LocalCgroupHost cgroups(executor);
+    const std::string watch_script =
+        config.watcher_script ? or_fail(read_file_capped(*config.watcher_script, k_max_watcher_script_bytes))
+                              : std::string(watcher::watch_script());
     const daemon::AttemptLog attempts(paths);
-    daemon::Sweeper sweeper(engine, attempts, installation_id);
+    daemon::Sweeper sweeper(engine, attempts, installation_id, [&cgroups, &installation_id](const std::string& run_id) {
+        return cgroups.remove_run_parent(daemon::run_parent_path(installation_id, run_id));
+    });
     daemon::SealedRunService runs(
         executor, engine, daemon::BoxRuntime{config.runtime},
         [&engine, registry](std::string name) -> net::awaitable<Expected<daemon::VerifiedImage>> {
@@ -95,7 +105,8 @@ int main(int argc, char** argv)
             if (!record) co_return record.error();
             co_return daemon::VerifiedImage{record->image_id, record->recipe_sha256};
         },
-        attempts, installation_id, [&sweeper] { return sweeper.last_summary(); });
+        attempts, installation_id, [&sweeper] { return sweeper.last_summary(); },
+        daemon::WatchSetup{config.watcher ? &cgroups : nullptr, watch_script});
 
     daemon::HttpServer server(executor, paths.daemon_socket(), runs, engine_control, image_service);
     or_fail(server.start());

@@ -1,6 +1,7 @@
 #include "proto/box_policy.hpp"
 
 #include "common/limits.hpp"
+#include "proto/seccomp_profile.hpp"
 #include "proto/text.hpp"
 
 namespace pybox::proto {
@@ -19,6 +20,8 @@ std::string BoxPolicy::tmpfs_mount_options() const
 std::optional<BoxPolicy> policy_for_image(const std::string& image)
 {
     BoxPolicy policy;
+    policy.seccomp = k_seccomp_profile_name;
+    policy.seccomp_sha256 = seccomp_profile_sha256();
     if (image == "stdlib") {
         policy.memory_bytes = 128 * k_mib;
         policy.pids = 32;

@@ -23,10 +23,12 @@ struct BoxPolicy {
     std::string tmpfs_options = "noexec,nodev,nosuid";
     std::string network = "none";
     std::int64_t open_files = 128;
+    std::int64_t core_dump_bytes = 0;    // the `core` ulimit, soft and hard: no core dumps
     std::string log_driver = "none";
     bool no_new_privileges = true;
     std::string capabilities_dropped = "ALL";
-    std::string seccomp = "default";
+    std::string seccomp;                 // the profile's name (seccomp_profile.hpp)
+    std::string seccomp_sha256;          // hex SHA-256 of the profile's JSON text
 
     double cpu_cores() const { return static_cast<double>(nano_cpus) / 1e9; }
     // The tmpfs option string as the engine expects it, e.g. "size=16777216,noexec,nodev,nosuid".
@@ -35,7 +37,8 @@ struct BoxPolicy {
     friend bool operator==(const BoxPolicy&, const BoxPolicy&) = default;
 };
 
-// The policy for a known image name ("stdlib", "data"); nullopt for anything else.
+// The policy for a known image name ("stdlib", "data"), with PyBox's seccomp profile; nullopt
+// for anything else.
 std::optional<BoxPolicy> policy_for_image(const std::string& image);
 // Names of the images the daemon knows a policy for.
 std::vector<std::string> known_images();

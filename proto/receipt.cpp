@@ -37,17 +37,38 @@ constexpr std::array<std::pair<CleanupStatus, std::string_view>, 3> k_cleanup_na
     {CleanupStatus::removal_unconfirmed, "REMOVAL_UNCONFIRMED"},
 }};
 
-json::object clock_domains()
+constexpr std::array<std::pair<KillAnswer, std::string_view>, 3> k_kill_answer_names{{
+    {KillAnswer::accepted, "accepted"},
+    {KillAnswer::not_running, "not_running"},
+    {KillAnswer::failed, "failed"},
+}};
+
+constexpr std::array<std::pair<SignalSource, std::string_view>, 2> k_signal_source_names{{
+    {SignalSource::pybox_kill, "pybox_kill"},
+    {SignalSource::oom_kill, "oom_kill"},
+}};
+
+constexpr std::string_view k_engine_offset_source =
+    "GET /info SystemTime, bracketed by two readings of the daemon wall clock";
+
+json::object clock_domains_to_json(const ClockDomains& domains)
 {
+    json::value offset = nullptr;
+    if (domains.engine_offset) {
+        offset = json::object{{"min", domains.engine_offset->min_ns},
+                              {"max", domains.engine_offset->max_ns},
+                              {"source", k_engine_offset_source}};
+    }
     return {
-        {"lifecycle", "host monotonic clock: seconds from the start of the run (lifecycle.phases, "
+        {"lifecycle", "daemon monotonic clock: seconds from the start of the run (lifecycle.phases, "
                       "lifecycle.timing)"},
-        {"identity.created_at", "host wall clock, UTC"},
-        {"identity.expires_at", "host wall clock, unix seconds"},
-        {"observed.engine_state", "the engine's clock (StartedAt, FinishedAt); not aligned with the "
-                                  "host's clocks"},
-        {"observed.termination.engine_lifetime_s", "the engine's clock (FinishedAt - StartedAt); not "
-                                                   "aligned with the host's clocks"},
+        {"identity.created_at", "daemon wall clock, UTC"},
+        {"identity.expires_at", "daemon wall clock, unix seconds"},
+        {"observed.termination.deadline_kill_sent_at", "daemon wall clock, UTC"},
+        {"observed.engine_state", "engine wall clock (StartedAt, FinishedAt): daemon wall clock + engine_offset_ns"},
+        {"observed.termination.engine_lifetime_s", "engine wall clock (FinishedAt - StartedAt, nanoseconds)"},
+        {"observed.resources", "the watcher's kernel clock: CLOCK_BOOTTIME read from /proc/uptime, centiseconds"},
+        {"engine_offset_ns", std::move(offset)},
     };
 }
 
@@ -102,6 +123,28 @@ std::optional<Enum> value_of(const NameTable<Enum, N>& table, std::string_view t
     return std::nullopt;
 }
 
+template <class Enum>
+json::value optional_name(const std::optional<Enum>& value)
+{
+    if (!value) {
+        return nullptr;
+    }
+    return json::value(to_string(*value));
+}
+
+json::object termination_to_json(const Termination& termination)
+{
+    return {{"mechanism", to_string(termination.mechanism)},
+            {"exit_code", optional_to_json(termination.exit_code)},
+            {"signal", optional_to_json(termination.signal)},
+            {"signal_source", optional_name(termination.signal_source)},
+            {"inferred_signal", optional_to_json(termination.inferred_signal)},
+            {"deadline_kill_sent", termination.deadline_kill_sent},
+            {"deadline_kill_answer", optional_name(termination.deadline_kill_answer)},
+            {"deadline_kill_sent_at", optional_to_json(termination.deadline_kill_sent_at)},
+            {"engine_lifetime_s", optional_to_json(termination.engine_lifetime_s)}};
+}
+
 }  // namespace
 
 std::string_view to_string(TerminationMechanism mechanism) { return name_of(k_mechanism_names, mechanism); }
@@ -109,6 +152,17 @@ std::string_view to_string(TerminationMechanism mechanism) { return name_of(k_me
 std::optional<TerminationMechanism> termination_from_string(std::string_view text)
 {
     return value_of(k_mechanism_names, text);
+}
+
+std::string_view to_string(KillAnswer answer) { return name_of(k_kill_answer_names, answer); }
+
+std::optional<KillAnswer> kill_answer_from_string(std::string_view text) { return value_of(k_kill_answer_names, text); }
+
+std::string_view to_string(SignalSource source) { return name_of(k_signal_source_names, source); }
+
+std::optional<SignalSource> signal_source_from_string(std::string_view text)
+{
+    return value_of(k_signal_source_names, text);
 }
 
 std::string_view to_string(CleanupStatus status) { return name_of(k_cleanup_names, status); }
@@ -179,22 +233,19 @@ json::value receipt_to_json(const Receipt& receipt)
                                                            {"bytes", policy.tmpfs_bytes},
                                                            {"options", policy.tmpfs_options}}},
                                     {"open_files", policy.open_files},
+                                    {"core_dump_bytes", policy.core_dump_bytes},
                                     {"log_driver", policy.log_driver},
                                     {"no_new_privileges", policy.no_new_privileges},
                                     {"capabilities_dropped", policy.capabilities_dropped},
                                     {"seccomp", policy.seccomp},
+                                    {"seccomp_sha256", policy.seccomp_sha256},
                                     {"command", strings_to_json(configured.command)}}},
         {"observed",
          json::object{{"policy_verified_before_start", observed.policy_verified_before_start},
                       {"effective_policy", observed.effective_policy},
                       {"engine_state", observed.engine_state},
                       {"resources", observed.resources},
-                      {"termination", json::object{{"mechanism", to_string(termination.mechanism)},
-                                                   {"exit_code", optional_to_json(termination.exit_code)},
-                                                   {"signal", optional_to_json(termination.signal)},
-                                                   {"deadline_kill_sent", termination.deadline_kill_sent},
-                                                   {"engine_lifetime_s",
-                                                    optional_to_json(termination.engine_lifetime_s)}}}}},
+                      {"termination", termination_to_json(termination)}}},
         {"capture", std::move(capture_json)},
         {"lifecycle", json::object{{"last_phase", lifecycle.last_phase},
                                    {"cancelled", lifecycle.cancelled},
@@ -206,7 +257,7 @@ json::value receipt_to_json(const Receipt& receipt)
                                  {"attempts", cleanup.attempts},
                                  {"error", optional_to_json(cleanup.error)},
                                  {"reconciliation", cleanup.reconciliation}}},
-        {"clock_domains", clock_domains()},
+        {"clock_domains", clock_domains_to_json(receipt.clock_domains)},
         {"unknown", std::move(unknown)},
         {"files", nullptr},
         {"explanations", std::move(explanations)},

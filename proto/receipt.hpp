@@ -59,12 +59,33 @@ enum class TerminationMechanism {
 std::string_view to_string(TerminationMechanism mechanism);
 std::optional<TerminationMechanism> termination_from_string(std::string_view text);
 
+// The engine's answer to PyBox's POST /kill: 204 (accepted), 409 (the box had already
+// stopped: not_running), or an error or timeout (failed).
+enum class KillAnswer { accepted, not_running, failed };
+std::string_view to_string(KillAnswer answer);
+std::optional<KillAnswer> kill_answer_from_string(std::string_view text);
+
+// Who is known to have sent the signal that ended the box.
+enum class SignalSource {
+    pybox_kill,  // PyBox's SIGKILL, accepted by the engine, and the box ended after it
+    oom_kill,    // the kernel's OOM killer, reported by the engine (OOMKilled) or the kernel's counter
+};
+std::string_view to_string(SignalSource source);
+std::optional<SignalSource> signal_source_from_string(std::string_view text);
+
 struct Termination {
     TerminationMechanism mechanism = TerminationMechanism::not_started;
     std::optional<std::int64_t> exit_code;  // as the engine reported it
-    std::optional<int> signal;              // exit_code - 128 when > 128
-    bool deadline_kill_sent = false;
-    std::optional<double> engine_lifetime_s;  // FinishedAt - StartedAt (engine clock)
+    std::optional<int> signal;              // only when observed: see signal_source
+    bool deadline_kill_sent = false;        // PyBox sent POST /kill at the deadline, whatever the answer
+    std::optional<double> engine_lifetime_s;  // FinishedAt - StartedAt (engine clock), to the nanosecond
+    std::optional<SignalSource> signal_source = {};
+    // exit_code - 128 for 129-159 when no signal was observed: the box's first process (GNU
+    // timeout as PID 1) reports a child's signal death as 128 + n, and a program may exit
+    // with such a code itself, so the signal is only inferred.
+    std::optional<int> inferred_signal = {};
+    std::optional<KillAnswer> deadline_kill_answer = {};      // null when no deadline kill was sent
+    std::optional<std::string> deadline_kill_sent_at = {};  // daemon wall clock, RFC 3339 UTC
 
     friend bool operator==(const Termination&, const Termination&) = default;
 };
@@ -130,6 +151,21 @@ struct Cleanup {
     friend bool operator==(const Cleanup&, const Cleanup&) = default;
 };
 
+// The offset of the engine's wall clock from the daemon's (engine - daemon), known to lie in
+// [min_ns, max_ns]: GET /info's SystemTime bracketed by two readings of the daemon's wall clock.
+struct ClockOffset {
+    std::int64_t min_ns = 0;
+    std::int64_t max_ns = 0;
+
+    friend bool operator==(const ClockOffset&, const ClockOffset&) = default;
+};
+
+struct ClockDomains {
+    std::optional<ClockOffset> engine_offset;  // nullopt: not measured (unknown.absolute_clock_alignment says why)
+
+    friend bool operator==(const ClockDomains&, const ClockDomains&) = default;
+};
+
 struct Explanation {
     std::string code;
     std::string message;
@@ -137,6 +173,12 @@ struct Explanation {
 
     friend bool operator==(const Explanation&, const Explanation&) = default;
 };
+
+// An explanation with its code, one sentence and the observed values it rests on.
+inline Explanation explain(std::string code, std::string message, boost::json::object evidence = {})
+{
+    return Explanation{std::move(code), std::move(message), std::move(evidence)};
+}
 
 struct Receipt {
     Identity identity;
@@ -148,6 +190,7 @@ struct Receipt {
     Capture capture;
     Lifecycle lifecycle;
     Cleanup cleanup;
+    ClockDomains clock_domains;
     std::map<std::string, std::string> unknown;  // what could not be known -> why
     std::vector<Explanation> explanations;
 

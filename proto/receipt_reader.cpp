@@ -274,11 +274,77 @@ BoxPolicy read_policy(ObjectReader& configured)
     policy.tmpfs_options = tmpfs.string("options");
     tmpfs.finish();
     policy.open_files = configured.int64("open_files");
+    policy.core_dump_bytes = configured.int64("core_dump_bytes");
     policy.log_driver = configured.string("log_driver");
     policy.no_new_privileges = configured.boolean("no_new_privileges");
     policy.capabilities_dropped = configured.string("capabilities_dropped");
     policy.seccomp = configured.string("seccomp");
+    policy.seccomp_sha256 = configured.string("seccomp_sha256");
     return policy;
+}
+
+// An optional enum value written by name: null, or one of the names `from_string` knows.
+template <class Enum>
+std::optional<Enum> optional_name(ObjectReader& reader, std::string_view key,
+                                  std::optional<Enum> (*from_string)(std::string_view))
+{
+    const auto text = reader.optional_string(key);
+    if (!text) {
+        return std::nullopt;
+    }
+    const auto value = from_string(*text);
+    if (!value) {
+        reader.fail(key, "is not a known value");
+    }
+    return value;
+}
+
+void read_termination(ObjectReader& reader, Termination& termination)
+{
+    const auto mechanism = termination_from_string(reader.string("mechanism"));
+    if (mechanism) {
+        termination.mechanism = *mechanism;
+    } else {
+        reader.fail("mechanism", "is not a known termination mechanism");
+    }
+    termination.exit_code = reader.optional_int64("exit_code");
+    reader.small_int("signal", &termination.signal);
+    termination.signal_source = optional_name(reader, "signal_source", &signal_source_from_string);
+    if (termination.signal.has_value() != termination.signal_source.has_value()) {
+        reader.fail("signal_source", "must be set exactly when signal is");
+    }
+    reader.small_int("inferred_signal", &termination.inferred_signal);
+    termination.deadline_kill_sent = reader.boolean("deadline_kill_sent");
+    termination.deadline_kill_answer = optional_name(reader, "deadline_kill_answer", &kill_answer_from_string);
+    termination.deadline_kill_sent_at = reader.optional_string("deadline_kill_sent_at");
+    if (termination.deadline_kill_sent != termination.deadline_kill_answer.has_value()) {
+        reader.fail("deadline_kill_answer", "must be set exactly when deadline_kill_sent is true");
+    }
+    termination.engine_lifetime_s = reader.optional_number("engine_lifetime_s");
+}
+
+// The descriptions are text for people (any string); engine_offset_ns is the measurement.
+ClockDomains read_clock_domains(ObjectReader& reader)
+{
+    ClockDomains domains;
+    for (const auto& key : reader.keys()) {
+        if (key == "engine_offset_ns") {
+            continue;
+        }
+        reader.string(key);
+    }
+    if (reader.any("engine_offset_ns").is_null()) {
+        return domains;
+    }
+    auto offset = reader.object("engine_offset_ns");
+    ClockOffset measured{offset.int64("min"), offset.int64("max")};
+    offset.string("source");
+    offset.finish();
+    if (measured.min_ns > measured.max_ns) {
+        reader.fail("engine_offset_ns", "must have min <= max");
+    }
+    domains.engine_offset = measured;
+    return domains;
 }
 
 }  // namespace
@@ -328,16 +394,7 @@ Expected<Receipt> receipt_from_json(const json::value& document)
     receipt.observed.engine_state = observed.any("engine_state");
     receipt.observed.resources = observed.any("resources");
     auto termination = observed.object("termination");
-    const auto mechanism = termination_from_string(termination.string("mechanism"));
-    if (mechanism) {
-        receipt.observed.termination.mechanism = *mechanism;
-    } else {
-        termination.fail("mechanism", "is not a known termination mechanism");
-    }
-    receipt.observed.termination.exit_code = termination.optional_int64("exit_code");
-    termination.small_int("signal", &receipt.observed.termination.signal);
-    receipt.observed.termination.deadline_kill_sent = termination.boolean("deadline_kill_sent");
-    receipt.observed.termination.engine_lifetime_s = termination.optional_number("engine_lifetime_s");
+    read_termination(termination, receipt.observed.termination);
     termination.finish();
     observed.finish();
 
@@ -385,7 +442,9 @@ Expected<Receipt> receipt_from_json(const json::value& document)
     receipt.cleanup.reconciliation = cleanup.any("reconciliation");
     cleanup.finish();
 
-    root.object("clock_domains");
+    auto clock_domains = root.object("clock_domains");
+    receipt.clock_domains = read_clock_domains(clock_domains);
+    clock_domains.finish();
 
     auto unknown = root.object("unknown");
     for (const auto& key : unknown.keys()) {

@@ -4,7 +4,9 @@
 
 #include <array>
 #include <cstdio>
+#include <optional>
 #include <utility>
+#include <vector>
 
 namespace pybox::proto {
 
@@ -83,19 +85,33 @@ std::string signal_name(int signal)
     return "signal " + std::to_string(signal);
 }
 
+// The engine's final state says OOMKilled false: an OOM end then rests on the kernel's counter.
+bool engine_denied_oom(const Receipt& receipt)
+{
+    const auto* state = receipt.observed.engine_state.if_object();
+    const auto* oom = state != nullptr ? state->if_contains("OOMKilled") : nullptr;
+    return oom != nullptr && oom->is_bool() && !oom->get_bool();
+}
+
 std::string exit_code_text(const Receipt& receipt)
 {
     const auto& termination = receipt.observed.termination;
     const std::string code = std::to_string(exit_code_for(receipt));
     switch (termination.mechanism) {
-    case TerminationMechanism::target_exit_observed:
+    case TerminationMechanism::target_exit_observed: {
         if (!termination.exit_code) {
             return code + " (ended by itself; the engine reported no exit code)";
         }
-        if (termination.signal) {
-            return code + " (ended by itself: " + signal_name(*termination.signal) + ", not sent by PyBox)";
+        std::string text = code + " (ended by itself";
+        if (termination.inferred_signal) {
+            text += "; " + std::to_string(*termination.exit_code) + " is also what " +
+                    signal_name(*termination.inferred_signal) + " gives, but no signal was observed";
         }
-        return code + " (ended by itself)";
+        if (termination.deadline_kill_sent) {
+            text += "; before PyBox's deadline kill";
+        }
+        return text + ")";
+    }
     case TerminationMechanism::deadline_kill:
         return code + " (stopped by PyBox at the deadline)";
     case TerminationMechanism::cause_not_established:
@@ -107,7 +123,8 @@ std::string exit_code_text(const Receipt& receipt)
     case TerminationMechanism::stopped_on_disconnect:
         return code + " (stopped by PyBox: the client went away)";
     case TerminationMechanism::out_of_memory:
-        return code + " (Out of memory: reported by the engine)";
+        return code + (engine_denied_oom(receipt) ? " (Out of memory: counted by the kernel)"
+                                                  : " (Out of memory: reported by the engine)");
     case TerminationMechanism::not_started:
         return "not started";
     case TerminationMechanism::engine_lost:
@@ -156,30 +173,84 @@ std::string cleanup_text(const Receipt& receipt)
     return "unknown";
 }
 
-std::string resources_text(const Receipt& receipt)
+// A counter of observed.resources.metrics: its final value, else its highest sample (shown as a
+// lower bound), else nothing.
+struct ShownCounter {
+    std::int64_t value = 0;
+    bool final = false;
+};
+
+std::optional<ShownCounter> shown_counter(const json::object& resources, std::string_view metric)
 {
-    if (auto reason = unknown_reason(receipt, "resources")) {
-        return "unknown: " + *reason;
-    }
-    const auto& resources = receipt.observed.resources;
-    if (!resources.is_object()) {
-        return "unknown: not recorded";
-    }
-    const auto& object = resources.get_object();
-    const auto* status = object.if_contains("status");
-    const auto* reason = object.if_contains("reason");
-    if (status == nullptr || !status->is_string() || status->get_string() == "UNKNOWN") {
-        return "unknown: " + (reason != nullptr && reason->is_string() ? terminal_safe(reason->get_string())
-                                                                       : std::string("not recorded"));
-    }
-    std::string text = terminal_safe(status->get_string());
-    for (auto& c : text) {
-        c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    }
-    if (const auto* samples = object.if_contains("sample_count"); samples != nullptr && samples->is_int64()) {
-        text += ", " + std::to_string(samples->get_int64()) + " samples";
-    }
+    const auto* metrics = resources.if_contains("metrics");
+    const auto* record = metrics != nullptr && metrics->is_object() ? metrics->get_object().if_contains(metric) : nullptr;
+    if (record == nullptr || !record->is_object()) return std::nullopt;
+    if (const auto* final = record->get_object().if_contains("final"); final != nullptr && final->is_int64())
+        return ShownCounter{final->get_int64(), true};
+    if (const auto* max = record->get_object().if_contains("max"); max != nullptr && max->is_int64())
+        return ShownCounter{max->get_int64(), false};
+    return std::nullopt;
+}
+
+std::string decimal(double value, const char* format)
+{
+    std::array<char, 32> buffer{};
+    std::snprintf(buffer.data(), buffer.size(), format, value);
+    return buffer.data();
+}
+
+// "memory peak 67.8 MiB · CPU 0.063 s · pids peak 6", a value only sampled shown as "≥ ...".
+std::string figures_text(const json::object& resources)
+{
+    std::string text;
+    const auto add = [&](std::string_view label, std::string_view metric, auto format) {
+        const auto counter = shown_counter(resources, metric);
+        if (!text.empty()) text += " · ";
+        text += label;
+        text += counter ? (counter->final ? "" : "≥ ") + format(counter->value) : std::string("unknown");
+    };
+    add("memory peak ", "memory_peak_bytes",
+        [](std::int64_t bytes) { return decimal(static_cast<double>(bytes) / (1024.0 * 1024.0), "%.1f") + " MiB"; });
+    add("CPU ", "cpu_usage_usec", [](std::int64_t usec) { return decimal(static_cast<double>(usec) / 1e6, "%.3f") + " s"; });
+    add("pids peak ", "pids_peak", [](std::int64_t pids) { return std::to_string(pids); });
     return text;
+}
+
+// From observed.resources.limits_hit: the limits the kernel counted as hit; "none" only when
+// every counter's final value says so.
+std::string limits_text(const json::object& resources)
+{
+    const auto* hits = resources.if_contains("limits_hit");
+    if (hits == nullptr || !hits->is_object()) return "unknown";
+    std::string hit;
+    bool all_known = true;
+    for (const auto& [key, label] : {std::pair<std::string_view, std::string_view>{"pids", "pids limit hit"},
+                                     {"cpu_throttled", "CPU throttled"},
+                                     {"oom_kill", "OOM kill"}}) {
+        const auto* value = hits->get_object().if_contains(key);
+        if (value != nullptr && value->is_bool() && value->get_bool()) {
+            hit += (hit.empty() ? "" : ", ") + std::string(label);
+        } else if (value == nullptr || !value->is_bool()) {
+            all_known = false;
+        }
+    }
+    if (!hit.empty()) return hit;
+    return all_known ? "none hit" : "none seen (their final counters are unknown)";
+}
+
+// The "From the kernel" lines: (label, value) pairs.
+std::vector<std::pair<std::string, std::string>> resources_lines(const Receipt& receipt)
+{
+    const auto& resources = receipt.observed.resources;
+    const auto* object = resources.if_object();
+    const auto* status = object != nullptr ? object->if_contains("status") : nullptr;
+    if (status == nullptr || !status->is_string()) return {{"Resources", "unknown: not recorded"}};
+    if (status->get_string() == "UNKNOWN" || status->get_string() == "UNREADABLE") {
+        const auto reason = unknown_reason(receipt, "resources");
+        const char* prefix = status->get_string() == "UNKNOWN" ? "unknown: " : "unreadable: ";
+        return {{"Resources", prefix + (reason ? *reason : std::string("not recorded"))}};
+    }
+    return {{"Resources", figures_text(*object)}, {"Limits", limits_text(*object)}};
 }
 
 std::string stream_text(const StreamRecord& stream)
@@ -219,7 +290,7 @@ std::string render_short_receipt(const Receipt& receipt)
     add_line(out, "Box", cleanup_text(receipt));
 
     out += "From the kernel\n";
-    add_line(out, "Resources", resources_text(receipt));
+    for (const auto& [label, value] : resources_lines(receipt)) add_line(out, label, value);
 
     out += "Output\n";
     add_line(out, "stdout", stream_text(receipt.capture.stdout_stream));

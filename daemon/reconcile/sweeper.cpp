@@ -2,6 +2,7 @@
 
 #include "common/clock.hpp"
 #include "common/limits.hpp"
+#include "daemon/run/box_removal.hpp"
 #include "daemon/run/box_spec.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -42,8 +43,10 @@ std::string string_of(const json::object& object, std::string_view key)
 
 }  // namespace
 
-Sweeper::Sweeper(engine::EngineClient& engine, AttemptLog attempts, std::string installation_id)
-    : m_engine(engine), m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id))
+Sweeper::Sweeper(engine::EngineClient& engine, AttemptLog attempts, std::string installation_id,
+                 RunReleaser release_run)
+    : m_engine(engine), m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
+      m_release_run(std::move(release_run))
 {
 }
 
@@ -75,13 +78,11 @@ net::awaitable<json::value> Sweeper::sweep_once()
                 live_runs.insert(string_of(labels->as_object(), k_label_run));
                 continue;
             }
-            auto gone = co_await m_engine.remove_container(id, limits::k_remove_timeout);
-            if (gone) {
-                auto check = co_await m_engine.inspect_container(id, limits::k_inspect_timeout);
-                if (!check && check.error().code == "not_found") {
-                    ++removed;
-                    continue;
-                }
+            const std::vector<std::string> expired{id};  // named: GCC 12 miscompiles braced lists in co_await calls
+            const auto removal = co_await remove_boxes(m_engine, expired, limits::k_cleanup_budget);
+            if (removal.all_gone) {
+                ++removed;
+                continue;
             }
             live_runs.insert(string_of(labels->as_object(), k_label_run));
             errors.emplace_back("box " + id.substr(0, 12) + " could not be confirmed removed");
@@ -92,7 +93,14 @@ net::awaitable<json::value> Sweeper::sweep_once()
         ++unconfirmed;
         const bool box_may_exist = !reachable || live_runs.count(note.run_id) > 0;
         const bool settle_time = note.expires_at > 0 && now >= note.expires_at + limits::k_settle_after_expiry_s;
-        if (!box_may_exist && settle_time && m_attempts.remove(note.run_id)) {
+        if (box_may_exist || !settle_time) continue;
+        if (m_release_run) {
+            if (auto released = m_release_run(note.run_id); !released) {
+                errors.emplace_back("run " + note.run_id.substr(0, 8) + ": " + released.error().message);
+                continue;
+            }
+        }
+        if (m_attempts.remove(note.run_id)) {
             ++settled;
             --unconfirmed;
         }

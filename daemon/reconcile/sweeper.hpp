@@ -3,7 +3,8 @@
 //
 // - A box whose pybox.expires time has passed is removed (force) and confirmed gone.
 // - An attempt note whose run was never confirmed is settled (deleted) once its box is gone
-//   and expiry + 60 s has passed.
+//   and expiry + 60 s has passed; what else the run left on the host (its run parent cgroup)
+//   is released first, and the note stays until that succeeds.
 // Runs on the daemon's io_context: at start, then every `interval`. Boxes of runs in progress
 // are never expired (their expiry is 120 s after creation, past any run's end). The
 // EngineClient must outlive the sweeper.
@@ -16,13 +17,18 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <functional>
 #include <string>
 
 namespace pybox::daemon {
 
+// Releases what a finished run left on the engine's host besides its box (its run parent cgroup).
+using RunReleaser = std::function<Expected<void>(const std::string& run_id)>;
+
 class Sweeper {
 public:
-    Sweeper(engine::EngineClient& engine, AttemptLog attempts, std::string installation_id);
+    Sweeper(engine::EngineClient& engine, AttemptLog attempts, std::string installation_id,
+            RunReleaser release_run = {});
 
     // One sweep; returns (and keeps) its summary:
     // {"swept_at", "engine_reachable", "boxes_found", "boxes_removed", "boxes_not_yet_expired",
@@ -37,6 +43,7 @@ private:
     engine::EngineClient& m_engine;
     AttemptLog m_attempts;
     std::string m_installation_id;
+    RunReleaser m_release_run;
     boost::json::value m_last_summary;
 };
 

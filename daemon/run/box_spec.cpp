@@ -1,6 +1,6 @@
 #include "daemon/run/box_spec.hpp"
 
-#include <boost/json/array.hpp>
+#include "proto/seccomp_profile.hpp"
 
 namespace pybox::daemon {
 
@@ -20,7 +20,25 @@ json::array to_array(const std::vector<std::string>& strings)
     return array;
 }
 
+json::object soft_and_hard(std::string_view name, std::int64_t limit)
+{
+    return json::object{{"Name", name}, {"Soft", limit}, {"Hard", limit}};
+}
+
 }  // namespace
+
+json::array box_security_options(const proto::BoxPolicy& policy)
+{
+    json::array options;
+    if (policy.no_new_privileges) options.emplace_back("no-new-privileges");
+    options.emplace_back("seccomp=" + std::string(proto::seccomp_profile_json()));
+    return options;
+}
+
+json::array box_ulimits(const proto::BoxPolicy& policy)
+{
+    return json::array{soft_and_hard("nofile", policy.open_files), soft_and_hard("core", policy.core_dump_bytes)};
+}
 
 json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& runtime, const std::string& image_id,
                            const std::vector<std::string>& command, const BoxIdentity& identity)
@@ -32,15 +50,14 @@ json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& run
         {"NanoCpus", policy.nano_cpus},
         {"CapDrop", json::array{policy.capabilities_dropped}},
         {"CapAdd", json::array{}},
-        {"SecurityOpt", json::array{"no-new-privileges"}},
+        {"SecurityOpt", box_security_options(policy)},
         {"Privileged", false},
         {"ReadonlyRootfs", policy.readonly_root},
         {"Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}}},
         {"ShmSize", policy.tmpfs_bytes},
         {"Runtime", runtime.name},
         {"NetworkMode", policy.network},
-        {"Ulimits", json::array{json::object{{"Name", "nofile"}, {"Soft", policy.open_files},
-                                             {"Hard", policy.open_files}}}},
+        {"Ulimits", box_ulimits(policy)},
         {"LogConfig", json::object{{"Type", policy.log_driver}, {"Config", json::object{}}}},
         {"AutoRemove", false},
         {"RestartPolicy", json::object{{"Name", "no"}}},
@@ -49,6 +66,7 @@ json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& run
         {"Devices", json::array{}},
         {"IpcMode", "private"},
         {"OomKillDisable", false},
+        {"CgroupParent", identity.cgroup_parent},
     };
     return json::object{
         {"Image", image_id},

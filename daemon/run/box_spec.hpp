@@ -3,6 +3,7 @@
 
 #include "proto/box_policy.hpp"
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <cstdint>
@@ -20,6 +21,8 @@ struct BoxIdentity {
     std::string installation_id;
     std::string run_id;
     std::int64_t expires_at = 0;  // unix seconds
+    // HostConfig.CgroupParent: the run parent PyBox owns (run_cgroup.hpp); empty = the engine's default.
+    std::string cgroup_parent;
 };
 
 // The fixed environment of the first process: nothing from the host or the daemon.
@@ -29,6 +32,13 @@ std::vector<std::string> box_environment();
 struct BoxRuntime {
     std::string name = "runc";
 };
+
+// HostConfig.SecurityOpt: "no-new-privileges" (when the policy asks for it) and
+// "seccomp=<PyBox's profile, its JSON text>" (proto/seccomp_profile.hpp).
+boost::json::array box_security_options(const proto::BoxPolicy& policy);
+// HostConfig.Ulimits: `nofile` and `core`, each with soft = hard, so a program can lower them
+// but never raise them.
+boost::json::array box_ulimits(const proto::BoxPolicy& policy);
 
 // POST /containers/create body: the image by ID, the command, stdin attached once, no TTY,
 // the labels, the runtime, and HostConfig from the policy (AutoRemove stays false; /dev/shm

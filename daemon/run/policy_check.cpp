@@ -1,5 +1,7 @@
 #include "daemon/run/policy_check.hpp"
 
+#include "common/sha256.hpp"
+
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -18,7 +20,7 @@ constexpr std::string_view k_host_config_fields[] = {
     "Memory", "MemorySwap", "PidsLimit", "NanoCpus", "CapAdd", "CapDrop", "SecurityOpt",
     "Privileged", "ReadonlyRootfs", "Tmpfs", "NetworkMode", "Ulimits", "LogConfig", "AutoRemove",
     "Binds", "Mounts", "Devices", "DeviceRequests", "IpcMode", "PidMode", "UTSMode", "UsernsMode",
-    "CgroupnsMode", "VolumesFrom", "Runtime", "ShmSize",
+    "CgroupnsMode", "CgroupParent", "VolumesFrom", "Runtime", "ShmSize",
 };
 
 const json::value* find_path(const json::value& root, std::string_view first, std::string_view second)
@@ -35,13 +37,23 @@ bool is_empty_list(const json::value* value)
     return value == nullptr || value->is_null() || (value->is_array() && value->as_array().empty());
 }
 
-bool array_contains(const json::value* value, std::string_view wanted)
+constexpr std::string_view k_seccomp_option = "seccomp=";
+
+// SecurityOpt with each "seccomp=<profile text>" shown as "seccomp=sha256:<hex of the text>":
+// how the check compares profiles and how the receipt names them, without the text itself.
+json::value digest_security_options(const json::value& options)
 {
-    if (value == nullptr || !value->is_array()) return false;
-    const auto& array = value->as_array();
-    return std::any_of(array.begin(), array.end(), [&](const json::value& item) {
-        return item.is_string() && item.as_string() == wanted;
-    });
+    if (!options.is_array()) return options;
+    json::array digested;
+    for (const auto& item : options.as_array()) {
+        const std::string_view text = item.is_string() ? std::string_view(item.as_string()) : std::string_view();
+        if (text.starts_with(k_seccomp_option))
+            digested.emplace_back(std::string(k_seccomp_option) + "sha256:" +
+                                  sha256_hex(text.substr(k_seccomp_option.size())));
+        else
+            digested.push_back(item);
+    }
+    return digested;
 }
 
 class Checker {
@@ -76,21 +88,19 @@ public:
         }
     }
 
-    void security_options(bool no_new_privileges)
+    // Exactly the options make_box_spec sent, in order: no-new-privileges and PyBox's seccomp
+    // profile, compared by the SHA-256 of the profile text the engine holds. Another profile,
+    // `unconfined`, a missing profile or any added option is a mismatch.
+    void security_options(const proto::BoxPolicy& policy)
     {
         const json::value* observed = find_path(m_inspected, "HostConfig", "SecurityOpt");
-        bool ok = !no_new_privileges || array_contains(observed, "no-new-privileges") ||
-                  array_contains(observed, "no-new-privileges:true");
-        if (observed != nullptr && observed->is_array()) {
-            for (const auto& item : observed->as_array()) {
-                if (!item.is_string()) { ok = false; continue; }
-                const std::string_view text = item.as_string();
-                if (text.find("unconfined") != std::string_view::npos || text == "no-new-privileges:false" ||
-                    text.starts_with("seccomp") || text.starts_with("label"))
-                    ok = false;
-            }
+        const json::value expected = digest_security_options(box_security_options(policy));
+        if (observed == nullptr) {
+            mismatch("HostConfig", "SecurityOpt", json::serialize(expected), nullptr);
+            return;
         }
-        if (!ok) mismatch("HostConfig", "SecurityOpt", R"(["no-new-privileges"])", observed);
+        const json::value digested = digest_security_options(*observed);
+        if (digested != expected) mismatch("HostConfig", "SecurityOpt", json::serialize(expected), &digested);
     }
 
     std::vector<PolicyMismatch> take() { return std::move(m_mismatches); }
@@ -118,15 +128,14 @@ std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& polic
     check.equal("HostConfig", "NanoCpus", policy.nano_cpus);
     check.equal("HostConfig", "CapDrop", json::array{json::value(policy.capabilities_dropped)});
     check.empty("HostConfig", "CapAdd");
-    check.security_options(policy.no_new_privileges);
+    check.security_options(policy);
     check.equal("HostConfig", "Privileged", false);
     check.equal("HostConfig", "ReadonlyRootfs", policy.readonly_root);
     check.equal("HostConfig", "Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}});
     check.equal("HostConfig", "ShmSize", policy.tmpfs_bytes);
     check.equal("HostConfig", "Runtime", json::value(runtime.name));
     check.equal("HostConfig", "NetworkMode", json::value(policy.network));
-    check.equal("HostConfig", "Ulimits",
-                json::array{json::object{{"Name", "nofile"}, {"Hard", policy.open_files}, {"Soft", policy.open_files}}});
+    check.equal("HostConfig", "Ulimits", box_ulimits(policy));
     check.equal("HostConfig", "AutoRemove", false);
     check.empty("HostConfig", "Binds");
     check.empty("HostConfig", "Mounts");
@@ -138,6 +147,7 @@ std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& polic
     check.one_of("HostConfig", "UTSMode", {""});
     check.one_of("HostConfig", "UsernsMode", {""});
     check.one_of("HostConfig", "CgroupnsMode", {"", "private", "host"});
+    check.equal("HostConfig", "CgroupParent", json::value(identity.cgroup_parent));
 
     const json::value* log_type = nullptr;
     if (const auto* log_config = find_path(inspected, "HostConfig", "LogConfig"); log_config && log_config->is_object())
@@ -160,6 +170,7 @@ json::object effective_policy_record(const json::value& inspected, const std::ve
         const json::value* value = find_path(inspected, "HostConfig", field);
         host_config[field] = value ? *value : json::value(nullptr);
     }
+    host_config["SecurityOpt"] = digest_security_options(host_config["SecurityOpt"]);
     json::object config;
     for (std::string_view field : {"User", "Tty", "Labels", "Image"}) {
         const json::value* value = find_path(inspected, "Config", field);

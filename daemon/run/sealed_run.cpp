@@ -5,8 +5,12 @@
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
 #include "daemon/engine/stream_demuxer.hpp"
+#include "daemon/run/box_removal.hpp"
 #include "daemon/run/box_spec.hpp"
+#include "daemon/run/capture_record.hpp"
+#include "daemon/run/engine_clock.hpp"
 #include "daemon/run/policy_check.hpp"
+#include "daemon/run/run_watch.hpp"
 #include "daemon/run/termination.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -23,6 +27,7 @@ namespace pybox::daemon {
 
 using namespace boost::asio::experimental::awaitable_operators;
 using proto::CleanupStatus;
+using proto::explain;
 using proto::TerminationMechanism;
 using std::chrono::milliseconds;
 
@@ -33,11 +38,6 @@ constexpr auto k_use = net::as_tuple(net::use_awaitable);
 constexpr milliseconds k_drain_grace{2'000};
 
 milliseconds to_millis(double seconds) { return milliseconds(static_cast<std::int64_t>(seconds * 1000.0)); }
-
-proto::Explanation explain(std::string code, std::string message, json::object evidence = {})
-{
-    return proto::Explanation{std::move(code), std::move(message), std::move(evidence)};
-}
 
 json::object error_evidence(const Error& error) { return {{"code", error.code}, {"message", error.message}}; }
 
@@ -54,9 +54,9 @@ Error with_engine_hint(Error error)
 class RunContext {
 public:
     RunContext(net::any_io_executor executor, engine::EngineClient& engine, const AttemptLog& attempts,
-               proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime)
+               proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch)
         : m_executor(std::move(executor)), m_engine(engine), m_attempts(attempts),
-          m_request(std::move(request)), m_policy(std::move(policy)), m_runtime(std::move(runtime)), m_deadline_timer(m_executor),
+          m_request(std::move(request)), m_policy(std::move(policy)), m_runtime(std::move(runtime)), m_watch(watch), m_deadline_timer(m_executor),
           m_drain_timer(m_executor), m_demuxer(m_request.output_limit_bytes), m_started(MonoClock::now())
     {
     }
@@ -64,7 +64,7 @@ public:
     proto::Receipt& receipt() { return m_receipt; }
     bool cancelled() const { return m_cancelled; }
 
-    void identify(const std::string& installation_id, const VerifiedImage& image)
+    void identify(const std::string& installation_id, const VerifiedImage& image, const Expected<CgroupFacts>& cgroups)
     {
         const auto now = WallClock::now();
         m_box.installation_id = installation_id;
@@ -88,13 +88,7 @@ public:
         configured.output_limit_bytes = static_cast<std::int64_t>(m_request.output_limit_bytes);
         configured.policy = m_policy;
         configured.command = proto::box_command(m_request.timeout_s);
-        m_receipt.observed.resources = json::object{
-            {"status", "UNKNOWN"},
-            {"reason", "this version has no kernel watcher; no cgroup counters were read"}};
-        m_receipt.unknown["final_resource_counters"] =
-            "this version has no kernel watcher; memory, CPU and pids counters were not read";
-        m_receipt.unknown["absolute_clock_alignment"] =
-            "engine timestamps use the engine's clock; its offset from the host clock is not measured";
+        m_box.cgroup_parent = m_watch.prepare(cgroups, installation_id, m_box.run_id);
     }
 
     // The client went away: stop waiting for the deadline and kill the box now.
@@ -125,22 +119,28 @@ public:
 private:
     class PhaseTimer {
     public:
-        PhaseTimer(RunContext& run, std::string name) : m_run(run), m_start(MonoClock::now())
+        // `budget` names the time budget of the phase in lifecycle.timeouts (the phase's own name
+        // unless given: the run phase's budget is the deadline).
+        PhaseTimer(RunContext& run, std::string name, std::string budget = {})
+            : m_run(run), m_budget(budget.empty() ? name : std::move(budget)), m_start(MonoClock::now())
         {
             m_run.m_receipt.lifecycle.last_phase = name;
             m_name = std::move(name);
         }
-        void done(std::string outcome)
+        // The budget fired when the outcome is "timeout", or as `budget_fired` says when the
+        // phase also failed otherwise.
+        void done(std::string outcome, bool budget_fired = false)
         {
             const auto now = MonoClock::now();
             m_run.m_receipt.lifecycle.phases.push_back(proto::Phase{
                 m_name, seconds_between(m_run.m_started, m_start), seconds_between(m_start, now), outcome});
-            if (outcome == "timeout") m_run.m_receipt.lifecycle.timeouts.push_back(m_name);
+            if (outcome == "timeout" || budget_fired) m_run.m_receipt.lifecycle.timeouts.push_back(m_budget);
         }
 
     private:
         RunContext& m_run;
         std::string m_name;
+        std::string m_budget;
         MonoClock::time_point m_start;
     };
 
@@ -236,19 +236,25 @@ private:
             co_return false;
         }
         m_run_started = MonoClock::now();
+        m_watch.start(id, m_request.timeout_s);
         phase.done("ok");
         co_return true;
     }
 
     net::awaitable<void> run_program()
     {
-        PhaseTimer phase(*this, "run");
+        PhaseTimer phase(*this, "run", "deadline");
         m_deadline_timer.expires_after(to_millis(m_request.timeout_s));
         if (m_cancelled) m_deadline_timer.cancel();
-        co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline());
-        phase.done(m_kill == KillAnswer::accepted ? "timeout" : "ok");
-        if ((m_kill == KillAnswer::accepted || m_kill == KillAnswer::failed) && !m_cancelled)
-            m_receipt.lifecycle.timeouts.push_back("deadline");
+        co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline() && measure_engine_clock() &&
+                  find_first_process());
+        const bool deadline_fired = (m_kill == KillAnswer::accepted || m_kill == KillAnswer::failed) && !m_cancelled;
+        // The engine lost mid-run (no exit reported) or a broken stream: the phase did not do its job.
+        if (!m_wait_observed_exit || m_stream_error) {
+            phase.done("failed", deadline_fired);
+        } else {
+            phase.done(deadline_fired ? "timeout" : "ok");
+        }
 
         PhaseTimer inspect(*this, "inspect");
         auto final_state = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
@@ -290,6 +296,7 @@ private:
                             limits::k_stop_timeout + limits::k_inspect_timeout;
         auto result = co_await m_wait->result(budget);
         m_exited = true;
+        m_watch.exit_observed();
         m_deadline_timer.cancel();
         if (result) {
             m_wait_observed_exit = true;
@@ -311,6 +318,7 @@ private:
     {
         co_await m_deadline_timer.async_wait(k_use);
         if (m_exited) co_return;
+        m_kill_sent_unix_ns = unix_nanoseconds(WallClock::now());
         auto killed = co_await m_engine.kill_container(m_receipt.container_id, "KILL", limits::k_stop_timeout);
         if (!killed) {
             m_kill = KillAnswer::failed;
@@ -320,10 +328,49 @@ private:
         }
     }
 
-    // Removes the box (force), then confirms it is gone; one retry, 15 s in all.
+    // The offset of the engine's clock from the daemon's (engine_clock.hpp), measured while the
+    // program runs so that it adds no latency.
+    // Names the box's first process to the watcher, so its final reading follows that process's
+    // end at once instead of the engine's later report (by then the box's cgroup is gone).
+    net::awaitable<void> find_first_process()
+    {
+        if (!m_watch.watching()) co_return;
+        auto inspected = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
+        if (!inspected || !inspected->is_object()) co_return;
+        const auto* state = inspected->as_object().if_contains("State");
+        const auto* pid = state && state->is_object() ? state->as_object().if_contains("Pid") : nullptr;
+        if (pid && pid->is_int64()) m_watch.first_process(pid->as_int64());
+    }
+
+    net::awaitable<void> measure_engine_clock()
+    {
+        const std::int64_t before_ns = unix_nanoseconds(WallClock::now());
+        auto info = co_await m_engine.info(limits::k_query_timeout);
+        const std::int64_t after_ns = unix_nanoseconds(WallClock::now());
+        if (!info) {
+            m_clock_unmeasured = "GET /info failed: " + info.error().message;
+            co_return;
+        }
+        auto offset = engine_clock_offset(before_ns, *info, after_ns);
+        if (offset) {
+            m_receipt.clock_domains.engine_offset = *offset;
+        } else {
+            m_clock_unmeasured = offset.error().message;
+        }
+    }
+
+    // Removes the box, then collects the watcher's final reading and removes the run parent.
     net::awaitable<void> cleanup()
     {
+        co_await remove_box();
+        co_await m_watch.finish();
+    }
+
+    // Removes the box (force), then confirms it is gone; one retry, 15 s in all.
+    net::awaitable<void> remove_box()
+    {
         PhaseTimer phase(*this, "remove");
+        m_watch.exit_observed();
         if (m_attach) m_attach->cancel();
         if (m_wait) m_wait->cancel();
         auto& cleanup = m_receipt.cleanup;
@@ -344,32 +391,17 @@ private:
             if (auto removed = m_attempts.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
             co_return;
         }
-        const auto budget_end = MonoClock::now() + limits::k_cleanup_budget;
-        bool all_gone = !boxes.empty();
-        for (const auto& id : boxes) {
-            bool gone = false;
-            for (int attempt = 0; attempt < 2 && !gone && MonoClock::now() < budget_end; ++attempt) {
-                ++cleanup.attempts;
-                auto removed = co_await m_engine.remove_container(id, limits::k_remove_timeout);
-                if (!removed) {
-                    cleanup.error = removed.error().message;
-                    continue;
-                }
-                auto check = co_await m_engine.inspect_container(id, limits::k_inspect_timeout);
-                gone = !check && check.error().code == "not_found";
-                if (!gone) cleanup.error = check ? "the box was still listed after removal" : check.error().message;
-            }
-            all_gone = all_gone && gone;
-        }
-        cleanup.removed = all_gone;
-        if (all_gone) {
+        const RemovalOutcome removal = co_await remove_boxes(m_engine, boxes, limits::k_cleanup_budget);
+        cleanup.attempts = removal.attempts;
+        cleanup.error = removal.error;
+        cleanup.removed = removal.all_gone;
+        if (removal.all_gone) {
             cleanup.status = CleanupStatus::removed;
-            cleanup.error.reset();
             phase.done("ok");
             if (auto removed = m_attempts.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
         } else {
             cleanup.status = CleanupStatus::removal_unconfirmed;
-            phase.done("failed");
+            phase.done(removal.timed_out ? "timeout" : "failed");
             m_receipt.explanations.push_back(explain(
                 "REMOVAL_UNCONFIRMED",
                 "PyBox could not confirm that the box is gone; the sweep removes it after its expiry.",
@@ -382,45 +414,35 @@ private:
         auto& receipt = m_receipt;
         const bool started = m_run_started.has_value();
         if (started) {
-            const EndVerdict verdict = classify_end(EndEvidence{
-                receipt.observed.engine_state.is_object() ? &receipt.observed.engine_state : nullptr, m_kill,
-                m_wait_observed_exit, receipt.configured.wall_timeout_s, receipt.configured.guest_timer_s,
-                m_cancelled});
+            EndEvidence evidence;
+            evidence.engine_state =
+                receipt.observed.engine_state.is_object() ? &receipt.observed.engine_state : nullptr;
+            evidence.kill = m_kill;
+            evidence.kill_sent_unix_ns = m_kill_sent_unix_ns;
+            evidence.engine_clock_offset = receipt.clock_domains.engine_offset;
+            evidence.wall_timeout_s = receipt.configured.wall_timeout_s;
+            evidence.guest_timer_s = receipt.configured.guest_timer_s;
+            evidence.client_gone = m_cancelled;
+            evidence.kernel_oom_kills = m_watch.oom_kills();
+            const EndVerdict verdict = classify_end(evidence);
             receipt.observed.termination = verdict.termination;
             for (const auto& explanation : verdict.explanations) receipt.explanations.push_back(explanation);
             for (const auto& [key, why] : verdict.unknown) receipt.unknown[key] = why;
         } else {
             receipt.observed.termination.mechanism = TerminationMechanism::not_started;
-            receipt.unknown.erase("final_resource_counters");
         }
+        if (!receipt.clock_domains.engine_offset) receipt.unknown["absolute_clock_alignment"] = m_clock_unmeasured;
+        receipt.observed.resources = m_watch.resources();
+        for (const auto& [key, why] : m_watch.unknown()) receipt.unknown[key] = why;
         if (m_cancelled) {
             receipt.lifecycle.cancelled = true;
             receipt.explanations.push_back(explain("CLIENT_DISCONNECTED",
                                                    "The client went away, so PyBox stopped the run and removed the box."));
         }
 
-        const auto& out = m_demuxer.stdout_capture();
-        const auto& err = m_demuxer.stderr_capture();
-        receipt.capture.stdout_stream = proto::StreamRecord{out.kept, out.total_bytes};
-        receipt.capture.stderr_stream = proto::StreamRecord{err.kept, err.total_bytes};
-        if (m_demuxer.protocol_error()) m_stream_error = "malformed output stream: " + *m_demuxer.protocol_error();
-        receipt.capture.stream_error = m_stream_error;
-        receipt.capture.output_complete =
-            started && m_stream_ended && !m_stream_error && !out.truncated() && !err.truncated();
-        for (const auto* stream : {&out, &err}) {
-            if (!stream->truncated()) continue;
-            const char* name = stream == &out ? "stdout" : "stderr";
-            receipt.explanations.push_back(explain(
-                "OUTPUT_TRUNCATED",
-                std::string("The program wrote more to ") + name + " than the output limit; the first " +
-                    std::to_string(stream->kept.size()) + " bytes were kept and the rest counted.",
-                {{"stream", name},
-                 {"bytes_kept", stream->kept.size()},
-                 {"bytes_dropped", stream->dropped_bytes()},
-                 {"output_limit_bytes", m_request.output_limit_bytes}}));
-        }
-        if (m_stream_error && started)
-            receipt.explanations.push_back(explain("STREAM_ERROR", *m_stream_error));
+        record_capture({m_demuxer, started, m_wait_observed_exit, m_stream_ended, m_stream_error,
+                        m_request.output_limit_bytes},
+                       receipt);
         receipt.lifecycle.total_s = seconds_between(m_started, MonoClock::now());
     }
 
@@ -432,6 +454,7 @@ private:
     BoxRuntime m_runtime;
     BoxIdentity m_box;
     proto::Receipt m_receipt;
+    RunWatch m_watch;
 
     net::steady_timer m_deadline_timer;
     net::steady_timer m_drain_timer;
@@ -441,7 +464,9 @@ private:
 
     MonoClock::time_point m_started;
     std::optional<MonoClock::time_point> m_run_started;
-    KillAnswer m_kill = KillAnswer::not_sent;
+    std::optional<KillAnswer> m_kill;  // nullopt: no kill was sent
+    std::optional<std::int64_t> m_kill_sent_unix_ns;
+    std::string m_clock_unmeasured = "the program never started, so the engine's clock was not read";
     bool m_cancelled = false;
     bool m_exited = false;
     bool m_wait_observed_exit = false;
@@ -454,8 +479,9 @@ private:
 
 SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
                                    ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
-                                   ReconciliationSummary reconciliation)
-    : m_executor(executor), m_engine(engine), m_runtime(std::move(runtime)), m_verify_image(std::move(verify_image)),
+                                   ReconciliationSummary reconciliation, WatchSetup watch)
+    : m_executor(executor), m_engine(engine), m_watch(std::move(watch)), m_runtime(std::move(runtime)),
+      m_verify_image(std::move(verify_image)),
       m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
       m_reconciliation(std::move(reconciliation)), m_lifecycle_lock(executor)
 {
@@ -469,7 +495,7 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     if (!policy) co_return make_error("unknown_image", "There is no image named \"" + request.image + "\".");
 
     const std::string image_name = request.image;
-    RunContext run(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime);
+    RunContext run(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime, m_watch);
     bool disconnected = false;
     if (cancelled.is_connected())
         cancelled.assign([&](net::cancellation_type) { disconnected = true; run.cancel(); });
@@ -487,8 +513,14 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     }
     auto image = co_await m_verify_image(image_name);
     if (!image) co_return with_engine_hint(image.error());
+    if (m_watch.host != nullptr && !m_cgroup_facts) {
+        auto info = co_await m_engine.info(limits::k_query_timeout);
+        if (info) m_cgroup_facts = cgroup_facts_from_info(*info);
+    }
 
-    run.identify(m_installation_id, *image);
+    run.identify(m_installation_id, *image,
+                 m_cgroup_facts ? *m_cgroup_facts
+                                : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read")));
     if (auto noted = run.write_attempt(); !noted) co_return noted.error();
     co_await run.execute();
     run.receipt().cleanup.reconciliation = m_reconciliation ? m_reconciliation() : json::value(nullptr);

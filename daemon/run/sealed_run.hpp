@@ -6,15 +6,22 @@
 // common/limits.hpp. Once the attempt note is written, run() always returns a receipt: a
 // refusal, a crash, a deadline kill or a lost engine is recorded, never thrown. Errors before
 // that point (bad request, engine unreachable, image not built or changed) create nothing.
+//
+// The kernel watcher (run_watch.hpp) observes each box as `watch` says; without a CgroupHost
+// the watcher is switched off and resources are UNKNOWN. The engine's cgroup version and driver are
+// read from GET /info at the first run and kept; a failed read is retried at the next run.
 #pragma once
 
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/run/async_mutex.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/box_spec.hpp"
+#include "daemon/run/run_cgroup.hpp"
+#include "daemon/run/run_watch.hpp"
 #include "daemon/server/services.hpp"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace pybox::daemon {
@@ -33,7 +40,7 @@ class SealedRunService final : public RunService {
 public:
     SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
                      ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
-                     ReconciliationSummary reconciliation);
+                     ReconciliationSummary reconciliation, WatchSetup watch);
 
     net::awaitable<Expected<proto::Receipt>> run(proto::RunRequest request,
                                                  net::cancellation_slot cancelled) override;
@@ -41,6 +48,8 @@ public:
 private:
     net::any_io_executor m_executor;
     engine::EngineClient& m_engine;
+    WatchSetup m_watch;
+    std::optional<Expected<CgroupFacts>> m_cgroup_facts;
     BoxRuntime m_runtime;
     ImageVerifier m_verify_image;
     AttemptLog m_attempts;

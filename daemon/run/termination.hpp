@@ -1,27 +1,43 @@
-// Deciding how a run ended from what was observed: the final engine state, whether PyBox
-// sent the deadline kill and what the engine answered. Pure, so every branch is unit tested.
-// The rule never claims more than the evidence: a kill that the engine accepted followed by
-// exit code 137 is a deadline kill; a kill accepted while the exit code says the program
-// ended on its own is "cause not established".
+// Deciding how a run ended from what was observed: the final engine state, the kill PyBox sent
+// (when, and what the engine answered), the measured offset of the engine's clock, and the
+// kernel's OOM-kill counter. Pure, so every branch is unit tested.
+//
+// The rules never claim more than the evidence:
+// - A SIGKILL that reaches the box's first process ends the box with exit code 137. Any other
+//   exit code after a kill means the program ended by itself (ENDED_BEFORE_KILL).
+// - Exit code 137 after an accepted kill is PyBox's kill only when the engine's FinishedAt,
+//   moved onto the daemon's clock by the measured offset, is certainly after the kill was sent;
+//   certainly before means the program ended by itself; anything else is CAUSE_NOT_ESTABLISHED
+//   with the exact reason in unknown.exact_termination_cause.
+// - A signal is reported (`signal`, `signal_source`) only when something observed it: PyBox's
+//   accepted kill, or an OOM kill reported by the engine or the kernel. An exit code of 129-159
+//   is otherwise only a hint (`inferred_signal`, with the doubt in unknown.signal): the box's
+//   first process, GNU timeout as PID 1, turns its child's signal death into exit code 128 + n.
+// - OOMKilled (or a kernel OOM-kill count) says some process in the box was OOM-killed, not
+//   which: it ends the run as OUT_OF_MEMORY only with exit code 137; otherwise the program's own
+//   end stands and OOM_KILL_IN_BOX records the kill.
 #pragma once
 
 #include "proto/receipt.hpp"
 
 #include <boost/json/value.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pybox::daemon {
 
-enum class KillAnswer { not_sent, accepted, not_running, failed };
+using proto::KillAnswer;
 
 struct EndEvidence {
     const boost::json::value* engine_state = nullptr;  // State object of the final inspect
-    KillAnswer kill = KillAnswer::not_sent;
-    bool wait_observed_exit = false;  // the wait call reported the exit
+    std::optional<KillAnswer> kill;                     // PyBox's POST /kill; nullopt = none sent
+    std::optional<std::int64_t> kill_sent_unix_ns;      // daemon wall clock right before the kill was sent
+    std::optional<proto::ClockOffset> engine_clock_offset;  // engine - daemon wall clock; nullopt = not measured
+    std::optional<std::int64_t> kernel_oom_kills;        // the box's oom_kill counter; nullopt = not read
     double wall_timeout_s = 0;
     double guest_timer_s = 0;
     bool client_gone = false;  // the kill was sent because the client disconnected
@@ -34,9 +50,5 @@ struct EndVerdict {
 };
 
 EndVerdict classify_end(const EndEvidence& evidence);
-
-// Seconds between two RFC 3339 timestamps of the same clock (e.g. the engine's StartedAt and
-// FinishedAt, with nanoseconds); nullopt when either does not parse or the order is wrong.
-std::optional<double> seconds_between_timestamps(std::string_view from, std::string_view to);
 
 }  // namespace pybox::daemon

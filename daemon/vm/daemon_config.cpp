@@ -84,9 +84,17 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             auto recipes = absolute_path(value, file, key, k_max_path);
             if (!recipes) return recipes.error();
             config.recipes_dir = std::move(*recipes);
+        } else if (key == "watcher_script") {
+            auto script = absolute_path(value, file, key, k_max_path);
+            if (!script) return script.error();
+            config.watcher_script = std::move(*script);
+        } else if (key == "watcher") {
+            if (!value.is_bool()) return invalid(file, key, "must be true or false");
+            config.watcher = value.get_bool();
         } else {
             return invalid(file, key,
-                           "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir)");
+                           "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, watcher, "
+                           "watcher_script)");
         }
     }
     return config;

@@ -29,6 +29,12 @@ struct DaemonConfig {
     std::string runtime = "runc";
     // Where image recipes are read from, instead of the installed ones.
     std::optional<std::filesystem::path> recipes_dir;
+    // Whether the kernel watcher samples each box's cgroup (observed.resources). Off only to
+    // measure what it costs: a run without it reports its resources as UNKNOWN.
+    bool watcher = true;
+    // A watcher script to run instead of the built-in one, for tests and debugging (its
+    // SHA-256 is in every receipt, like the built-in one's).
+    std::optional<std::filesystem::path> watcher_script;
 };
 
 // Parses the text of a config file; `file` is only used in messages.

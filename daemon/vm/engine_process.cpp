@@ -1,6 +1,7 @@
 #include "daemon/vm/engine_process.hpp"
 
 #include "common/files.hpp"
+#include "common/sha256.hpp"
 
 #include <charconv>
 
@@ -10,6 +11,7 @@ namespace {
 
 constexpr std::size_t k_max_cmdline_bytes = 64 * 1024;
 constexpr std::size_t k_max_mountinfo_bytes = 4 * 1024 * 1024;
+constexpr std::size_t k_engine_key_digits = 16;
 
 // The value of `--name value` or `--name=value`, if present.
 std::optional<std::string_view> flag_value(const std::vector<std::string>& argv, std::string_view name)
@@ -49,10 +51,19 @@ std::string unescape_mount_field(std::string_view field)
 
 }  // namespace
 
-EngineLayout::EngineLayout(const RuntimePaths& paths)
-    : socket(paths.engine_socket()),
-      data_root(paths.engine_data_root()),
-      exec_root(paths.engine_exec_root()),
+std::string engine_key(const RuntimePaths& paths, std::string_view installation_id)
+{
+    std::string material(installation_id);
+    material += '\0';
+    material += paths.root().string();
+    return sha256_hex(material).substr(0, k_engine_key_digits);
+}
+
+EngineLayout::EngineLayout(const RuntimePaths& paths, std::string_view installation_id)
+    : state_dir(std::filesystem::path(k_engine_state_base) / engine_key(paths, installation_id)),
+      socket(paths.engine_socket()),
+      data_root(state_dir / "data"),
+      exec_root(state_dir / "exec"),
       pid_file(paths.engine_pid_file()),
       log_file(paths.engine_log_file()),
       config_file(paths.engine_dir() / "daemon.json"),

@@ -8,6 +8,12 @@
 // containerd pid file and sockets, and its bind mount of the data-root over itself behind.
 // dockerd recovers from those by itself; PyBox still removes them (and the mount) so a
 // restarted engine owns clean state and a clean stop leaves nothing mounted.
+//
+// The engine's socket, pid file, log and config file live in <runtime>/engine/, but its
+// data-root and exec-root live in /var/lib/pybox/<engine key>/: a box can read the data-root's
+// path (its overlay lowerdir/upperdir/workdir and the sources of /etc/hostname, /etc/hosts and
+// /etc/resolv.conf in /proc/self/mountinfo), and there it names neither the user's home nor
+// the user (docs/how-it-works.md lists what a box still sees).
 #pragma once
 
 #include "common/paths.hpp"
@@ -21,9 +27,17 @@
 
 namespace pybox::vm {
 
-struct EngineLayout {
-    explicit EngineLayout(const RuntimePaths& paths);
+inline constexpr std::string_view k_engine_state_base = "/var/lib/pybox";
 
+// 16 hex digits of SHA-256 over the installation id and the runtime folder: one engine per
+// runtime folder, and without the random installation id nothing about the user can be
+// learned from it.
+std::string engine_key(const RuntimePaths& paths, std::string_view installation_id);
+
+struct EngineLayout {
+    EngineLayout(const RuntimePaths& paths, std::string_view installation_id);
+
+    std::filesystem::path state_dir;  // k_engine_state_base/<engine key>, holds data-root and exec-root
     std::filesystem::path socket;
     std::filesystem::path data_root;
     std::filesystem::path exec_root;

@@ -114,12 +114,12 @@ std::filesystem::path resolved(const std::filesystem::path& dir)
 
 }  // namespace
 
-PrivateEngine::PrivateEngine(net::any_io_executor executor, RuntimePaths paths, DaemonConfig config,
-                             RecordedImagesSource recorded_images)
+PrivateEngine::PrivateEngine(net::any_io_executor executor, RuntimePaths paths, std::string_view installation_id,
+                             DaemonConfig config, RecordedImagesSource recorded_images)
     : m_executor(std::move(executor)),
       m_paths(std::move(paths)),
       m_config(std::move(config)),
-      m_layout(m_paths),
+      m_layout(m_paths, installation_id),
       m_socket(engine_socket_path(m_config, m_paths)),
       m_recorded_images(std::move(recorded_images)),
       m_client(std::make_unique<engine::EngineClient>(m_executor,
@@ -167,6 +167,8 @@ net::awaitable<Expected<json::value>> PrivateEngine::start()
                                      " bytes, which unix sockets cannot hold: move the runtime folder "
                                      "(PYBOX_HOME) somewhere shorter.");
     if (auto made = m_paths.ensure_private(); !made) co_return made.error();
+    for (const auto& dir : {std::filesystem::path(k_engine_state_base), m_layout.state_dir})
+        if (auto made = ensure_private_dir(dir); !made) co_return made.error();
 
     std::vector<std::string> notes;
     bool started = false;

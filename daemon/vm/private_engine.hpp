@@ -1,7 +1,8 @@
 // PrivateEngine: the Linux EngineControl behind `pybox vm start | stop | status`.
 //
-// Without "engine_socket" in config.json it runs PyBox's private dockerd: own data-root,
-// exec-root and unix socket under <runtime>/engine/, an empty --config-file (so
+// Without "engine_socket" in config.json it runs PyBox's private dockerd: own unix socket
+// under <runtime>/engine/, own data-root and exec-root under /var/lib/pybox/<engine key>/
+// (engine_process.hpp: outside the user's home, so a box cannot read it), an empty --config-file (so
 // /etc/docker/daemon.json is never read), no TCP listener, no bridge, no iptables, logging off.
 // That needs root; other users get "private_engine_needs_root" saying what to do instead.
 // With "engine_socket" it fronts that engine: the same checks apply, but it is never started
@@ -15,7 +16,8 @@
 // info and one image inspect per recorded image.
 //
 // Ownership: owns its EngineClient; `recorded_images` is called on every check and must stay
-// callable for the object's lifetime.
+// callable for the object's lifetime. `installation_id` (this runtime folder's owner id) picks
+// the engine key.
 // Executor: every call is a coroutine on the executor given at construction (the daemon's
 // io_context); waits poll with a steady_timer and never block it. start() and stop() are
 // serialized: one arriving while another runs fails with "engine_busy".
@@ -57,8 +59,8 @@ using RecordedImagesSource = std::function<Expected<std::vector<RecordedImage>>(
 
 class PrivateEngine final : public daemon::EngineControl {
 public:
-    PrivateEngine(net::any_io_executor executor, RuntimePaths paths, DaemonConfig config,
-                  RecordedImagesSource recorded_images);
+    PrivateEngine(net::any_io_executor executor, RuntimePaths paths, std::string_view installation_id,
+                  DaemonConfig config, RecordedImagesSource recorded_images);
     ~PrivateEngine() override;
     PrivateEngine(const PrivateEngine&) = delete;
     PrivateEngine& operator=(const PrivateEngine&) = delete;

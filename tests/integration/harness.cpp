@@ -3,6 +3,7 @@
 #include "common/files.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -22,6 +23,13 @@ std::filesystem::path runtime_home()
     REQUIRE(home != nullptr);
     return home;
 }
+
+namespace {
+
+std::filesystem::path engine_socket() { return runtime_home() / "engine" / "docker.sock"; }
+std::string engine_host() { return "unix://" + engine_socket().string(); }
+
+}  // namespace
 
 Expected<ProcessResult> try_run_pybox(const std::vector<std::string>& args, const std::string& input,
                                       const std::vector<std::pair<std::string, std::string>>& env)
@@ -45,11 +53,12 @@ ProcessResult run_pybox(const std::vector<std::string>& args, const std::string&
     return *result;
 }
 
-JsonRun run_json(const std::string& program, const std::vector<std::string>& extra)
+JsonRun run_json(const std::string& program, const std::vector<std::string>& extra,
+                 const std::vector<std::pair<std::string, std::string>>& env)
 {
     std::vector<std::string> args{"exec", "-", "--json"};
     args.insert(args.end(), extra.begin(), extra.end());
-    JsonRun run{run_pybox(args, program), nullptr};
+    JsonRun run{run_pybox(args, program, env), nullptr};
     INFO("stderr: " << run.process.error_output);
     boost::system::error_code ec;
     run.receipt = json::parse(run.process.output, ec);
@@ -63,8 +72,7 @@ std::vector<std::string> labelled_boxes()
     auto installation = read_file_capped(runtime_home() / "installation.json", 4096);
     REQUIRE(installation.has_value());
     const std::string owner(json::parse(*installation).at("installation_id").as_string());
-    auto listed = run_process({"/usr/bin/docker", "-H", "unix://" + (runtime_home() / "engine" / "docker.sock").string(),
-                               "ps", "-aq", "--no-trunc", "--filter", "label=pybox.owner=" + owner});
+    auto listed = run_process({"/usr/bin/docker", "-H", engine_host(), "ps", "-aq", "--no-trunc", "--filter", "label=pybox.owner=" + owner});
     REQUIRE(listed.has_value());
     REQUIRE(listed->exit_code == 0);
     std::vector<std::string> ids;
@@ -72,6 +80,51 @@ std::vector<std::string> labelled_boxes()
     for (std::string line; std::getline(lines, line);)
         if (!line.empty()) ids.push_back(line);
     return ids;
+}
+
+SideDaemon::SideDaemon(const std::string& name, json::object config)
+    : m_home(runtime_home().string() + "-" + name)
+{
+    namespace fs = std::filesystem;
+    fs::remove_all(m_home);
+    fs::create_directories(m_home);
+    fs::permissions(m_home, fs::perms::owner_all);
+    for (const char* record : {"images.json", "images.lock"})
+        fs::copy_file(runtime_home() / record, m_home / record);
+    fs::copy(runtime_home() / "recipes", m_home / "recipes", fs::copy_options::recursive);
+    config["engine_socket"] = engine_socket().string();
+    REQUIRE(write_file_atomic(m_home / "config.json", json::serialize(config)).has_value());
+    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + m_home.string(), PYBOXD_PATH}, m_home / "pyboxd.log");
+    REQUIRE(daemon.has_value());
+    m_pid = *daemon;
+    for (int i = 0; i < 100 && !fs::exists(m_home / "pyboxd.sock"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(fs::exists(m_home / "pyboxd.sock"));
+}
+
+SideDaemon::~SideDaemon()
+{
+    send_signal(m_pid, k_signal_terminate);
+    for (int i = 0; i < 200 && process_alive(m_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+JsonRun SideDaemon::run_json(const std::string& program, const std::vector<std::string>& extra) const
+{
+    return test::run_json(program, extra, {{"PYBOX_HOME", m_home.string()}});
+}
+
+std::vector<json::object> engine_events(const std::string& container_id, std::int64_t since, std::int64_t until)
+{
+    auto listed = run_process({"/usr/bin/docker", "-H", engine_host(), "events", "--since", std::to_string(since),
+                               "--until", std::to_string(until), "--filter", "container=" + container_id,
+                               "--format", "{{json .}}"});
+    REQUIRE(listed.has_value());
+    REQUIRE(listed->exit_code == 0);
+    std::vector<json::object> events;
+    std::istringstream lines(listed->output);
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) events.push_back(json::parse(line).as_object());
+    return events;
 }
 
 namespace {

@@ -4,7 +4,10 @@
 
 #include "common/process.hpp"
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
+
+#include <cstdint>
 
 #include <cstddef>
 #include <filesystem>
@@ -29,7 +32,8 @@ struct JsonRun {
     ProcessResult process;
     boost::json::value receipt;
 };
-JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {});
+JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {},
+                 const std::vector<std::pair<std::string, std::string>>& env = {});
 
 // IDs of every box (any state) on the suite's engine that carries this installation's label.
 std::vector<std::string> labelled_boxes();
@@ -39,6 +43,29 @@ std::vector<std::string> labelled_boxes();
 // fds come back to the idle count seen at the first call (waiting up to 3 s for connections
 // to close).
 void check_ended_clean();
+
+// A second pyboxd with its own runtime folder (<suite home>-<name>) and the given config.json,
+// running boxes on the suite's engine with the suite's images (their records are copied). It is
+// stopped, and waited for, when the object goes away.
+class SideDaemon {
+public:
+    SideDaemon(const std::string& name, boost::json::object config);
+    ~SideDaemon();
+    SideDaemon(const SideDaemon&) = delete;
+    SideDaemon& operator=(const SideDaemon&) = delete;
+
+    const std::filesystem::path& home() const { return m_home; }
+    // `pybox exec - --json extra...` against this daemon.
+    JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {}) const;
+
+private:
+    std::filesystem::path m_home;
+    int m_pid = -1;
+};
+
+// The engine's events for one box between two unix times, as `docker events` prints them.
+std::vector<boost::json::object> engine_events(const std::string& container_id, std::int64_t since,
+                                               std::int64_t until);
 
 // The suite's daemon: its pid ($PYBOX_HOME/pyboxd.pid), resident memory in KiB
 // (/proc/<pid>/status VmRSS) and open file descriptors (/proc/<pid>/fd).

@@ -1,8 +1,18 @@
 #include "proto/box_policy.hpp"
 
+#include "common/sha256.hpp"
+#include "proto/seccomp_profile.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <set>
+
 using namespace pybox::proto;
+namespace json = boost::json;
 
 TEST_CASE("The stdlib policy matches the reference table")
 {
@@ -34,10 +44,12 @@ TEST_CASE("Both policies share the same lock-down settings")
         CHECK(policy->readonly_root);
         CHECK(policy->network == "none");
         CHECK(policy->open_files == 128);
+        CHECK(policy->core_dump_bytes == 0);
         CHECK(policy->log_driver == "none");
         CHECK(policy->no_new_privileges);
         CHECK(policy->capabilities_dropped == "ALL");
-        CHECK(policy->seccomp == "default");
+        CHECK(policy->seccomp == "pybox-seccomp-v1");
+        CHECK(policy->seccomp_sha256 == pybox::sha256_hex(seccomp_profile_json()));
         CHECK(policy->tmpfs_path == "/tmp");
     }
 }
@@ -62,4 +74,81 @@ TEST_CASE("The box command carries a timer one second past the deadline")
     CHECK(box_command(0.5)[3] == "1.5");
     CHECK(box_command(0.1)[3] == "1.1");
     CHECK(box_command(30.0)[3] == "31");
+}
+
+namespace {
+
+// The profile's rules, parsed (fails the test if the text is not a JSON object).
+json::array seccomp_rules()
+{
+    boost::system::error_code ec;
+    const auto profile = json::parse(seccomp_profile_json(), ec);
+    REQUIRE_FALSE(ec);
+    REQUIRE(profile.is_object());
+    CHECK(profile.at("defaultAction") == "SCMP_ACT_ERRNO");
+    return profile.at("syscalls").as_array();
+}
+
+}  // namespace
+
+TEST_CASE("The seccomp profile denies by default and allows none of the calls a box must never make")
+{
+    const std::set<std::string> denied = {
+        "ptrace", "process_vm_readv", "process_vm_writev", "userfaultfd", "perf_event_open", "bpf", "keyctl",
+        "add_key", "request_key", "io_uring_setup", "io_uring_enter", "io_uring_register", "kcmp", "pidfd_getfd",
+        "process_madvise", "unshare", "setns", "mount", "umount2", "init_module", "finit_module", "kexec_load",
+        "open_by_handle_at", "clock_settime", "settimeofday", "reboot", "chroot", "iopl", "ioperm", "syslog"};
+    std::size_t rules = 0;
+    for (const auto& rule : seccomp_rules()) {
+        ++rules;
+        if (rule.at("action") != "SCMP_ACT_ALLOW") continue;
+        for (const auto& name : rule.at("names").as_array()) {
+            INFO("allowed: " << name);
+            CHECK(denied.count(std::string(name.as_string())) == 0);
+        }
+    }
+    CHECK(rules > 0);
+}
+
+TEST_CASE("The seccomp profile has no rule that depends on a capability or a kernel version")
+{
+    // Boxes drop ALL capabilities, so such a rule could never apply as written; and an engine
+    // that did not know a condition would ignore it and apply the rule unconditionally.
+    for (const auto& rule : seccomp_rules()) {
+        for (const char* section : {"includes", "excludes"}) {
+            const auto* filter = rule.as_object().if_contains(section);
+            if (filter == nullptr) continue;
+            INFO(json::serialize(rule));
+            CHECK(filter->as_object().if_contains("caps") == nullptr);
+            CHECK(filter->as_object().if_contains("minKernel") == nullptr);
+        }
+    }
+}
+
+TEST_CASE("The seccomp profile allows personality only with the default's exact arguments")
+{
+    std::set<std::int64_t> allowed;
+    for (const auto& rule : seccomp_rules()) {
+        const auto& names = rule.at("names").as_array();
+        if (std::find(names.begin(), names.end(), json::value("personality")) == names.end()) continue;
+        REQUIRE(names.size() == 1);
+        const auto& args = rule.at("args").as_array();
+        REQUIRE(args.size() == 1);
+        CHECK(args[0].at("index") == 0);
+        CHECK(args[0].at("op") == "SCMP_CMP_EQ");
+        allowed.insert(args[0].at("value").to_number<std::int64_t>());
+    }
+    CHECK(allowed == std::set<std::int64_t>{0, 8, 0x20000, 0x20008, 0xffffffff});
+}
+
+TEST_CASE("The seccomp profile turns clone3 into ENOSYS so the C library falls back to clone")
+{
+    bool found = false;
+    for (const auto& rule : seccomp_rules()) {
+        if (rule.at("names") != json::array{"clone3"}) continue;
+        found = true;
+        CHECK(rule.at("action") == "SCMP_ACT_ERRNO");
+        CHECK(rule.at("errnoRet") == 38);
+    }
+    CHECK(found);
 }

@@ -104,3 +104,13 @@ TEST_CASE("A configured engine socket replaces the private engine's socket")
     config.engine_socket = "/run/docker.sock";
     CHECK(pybox::vm::engine_socket_path(config, paths) == "/run/docker.sock");
 }
+
+TEST_CASE("The kernel watcher is on unless config.json switches it off")
+{
+    CHECK(parse_daemon_config("{}", k_file)->watcher);
+    CHECK_FALSE(parse_daemon_config(R"({"watcher": false})", k_file)->watcher);
+    CHECK_THAT(rejection(R"({"watcher": "no"})"), Catch::Contains("\"watcher\""));
+    CHECK(parse_daemon_config(R"({"watcher_script": "/srv/watch.sh"})", k_file)->watcher_script ==
+          std::filesystem::path("/srv/watch.sh"));
+    CHECK_THAT(rejection(R"({"watcher_script": "watch.sh"})"), Catch::Contains("absolute"));
+}

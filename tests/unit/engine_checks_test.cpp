@@ -37,6 +37,7 @@ std::vector<std::string> failed_checks(const json::value& info, const EngineExpe
 }
 
 const pybox::RuntimePaths k_paths("/home/u/.pybox/runtime");
+constexpr std::string_view k_installation_id = "0123456789abcdef0123456789abcdef";
 
 }  // namespace
 
@@ -124,14 +125,14 @@ TEST_CASE("An engine older than API 1.40 or with a malformed version fails the p
 
 TEST_CASE("The private engine's command line passes the listener check")
 {
-    const EngineLayout layout(k_paths);
+    const EngineLayout layout(k_paths, k_installation_id);
     const auto argv = dockerd_arguments(DaemonConfig{}, layout);
     CHECK_FALSE(check_listeners(argv, layout.socket, layout.config_file));
 }
 
 TEST_CASE("A TCP host in any spelling fails the listener check")
 {
-    const EngineLayout layout(k_paths);
+    const EngineLayout layout(k_paths, k_installation_id);
     for (const auto& extra : std::vector<std::vector<std::string>>{{"-H", "tcp://0.0.0.0:2375"},
                                                                    {"--host", "tcp://127.0.0.1:2375"},
                                                                    {"--host=tcp://[::1]:2375"},
@@ -147,7 +148,7 @@ TEST_CASE("A TCP host in any spelling fails the listener check")
 
 TEST_CASE("A command line without PyBox's config file fails the listener check")
 {
-    const EngineLayout layout(k_paths);
+    const EngineLayout layout(k_paths, k_installation_id);
     auto argv = dockerd_arguments(DaemonConfig{}, layout);
     const auto flag = std::find(argv.begin(), argv.end(), "--config-file");
     argv.erase(flag, flag + 2);
@@ -159,7 +160,7 @@ TEST_CASE("The private engine runs without bridge, iptables, TCP or the docker g
 {
     DaemonConfig config;
     config.runtime = "runsc";
-    const EngineLayout layout(k_paths);
+    const EngineLayout layout(k_paths, k_installation_id);
     const auto argv = dockerd_arguments(config, layout);
     const auto has = [&](std::string_view flag, std::string_view value = {}) {
         const auto at = std::find(argv.begin(), argv.end(), flag);
@@ -173,20 +174,41 @@ TEST_CASE("The private engine runs without bridge, iptables, TCP or the docker g
     CHECK(has("--log-driver", "none"));
     CHECK(has("--group", "root"));
     CHECK(has("--default-runtime", "runsc"));
-    CHECK(has("--data-root", "/home/u/.pybox/runtime/engine/data"));
-    CHECK(has("--exec-root", "/home/u/.pybox/runtime/engine/exec"));
+    const std::string state = "/var/lib/pybox/" + engine_key(k_paths, k_installation_id);
+    CHECK(has("--data-root", state + "/data"));
+    CHECK(has("--exec-root", state + "/exec"));
     CHECK(has("-H", "unix:///home/u/.pybox/runtime/engine/docker.sock"));
     CHECK(has("--containerd-namespace", "pybox"));
 }
 
+TEST_CASE("The engine's data-root and exec-root name neither the user's home nor the user, and differ per runtime folder")
+{
+    const EngineLayout layout(k_paths, k_installation_id);
+    const auto key = engine_key(k_paths, k_installation_id);
+    CHECK(key.size() == 16);
+    CHECK(key.find_first_not_of("0123456789abcdef") == std::string::npos);
+    CHECK(layout.state_dir == "/var/lib/pybox/" + key);
+    for (const auto& dir : {layout.data_root, layout.exec_root, layout.containerd_config}) {
+        INFO(dir);
+        CHECK(dir.string().starts_with(layout.state_dir.string() + "/"));
+        CHECK(dir.string().find("/home") == std::string::npos);
+        CHECK(dir.string().find("runtime") == std::string::npos);
+    }
+    CHECK(layout.socket == "/home/u/.pybox/runtime/engine/docker.sock");
+    CHECK(engine_key(pybox::RuntimePaths("/home/v/.pybox/runtime"), k_installation_id) != key);
+    CHECK(engine_key(k_paths, "fedcba9876543210fedcba9876543210") != key);
+    // containerd's sockets under the exec-root always fit in a unix socket address.
+    for (const auto& socket : layout.stale_sockets) CHECK(socket.string().size() < 108);
+}
+
 TEST_CASE("Our dockerd and containerd are recognised by their roots, not their names")
 {
-    const EngineLayout layout(k_paths);
+    const EngineLayout layout(k_paths, k_installation_id);
     const auto argv = dockerd_arguments(DaemonConfig{}, layout);
     CHECK(is_dockerd_of(argv, layout.data_root));
     CHECK_FALSE(is_dockerd_of(argv, "/var/lib/docker"));
     CHECK_FALSE(is_dockerd_of({"/usr/bin/dockerd", "-H", "fd://"}, layout.data_root));
-    CHECK(is_dockerd_of({"dockerd", "--data-root=/home/u/.pybox/runtime/engine/data"}, layout.data_root));
+    CHECK(is_dockerd_of({"dockerd", "--data-root=" + layout.data_root.string()}, layout.data_root));
     CHECK_FALSE(is_dockerd_of({"/bin/sleep", "--data-root", layout.data_root.string()}, layout.data_root));
 
     const std::vector<std::string> containerd{"containerd", "--config", layout.containerd_config.string(),

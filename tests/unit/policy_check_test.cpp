@@ -1,7 +1,9 @@
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/policy_check.hpp"
+#include "proto/seccomp_profile.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -10,7 +12,11 @@ namespace json = boost::json;
 
 namespace {
 
-daemon::BoxIdentity identity() { return {"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", 1900000000}; }
+daemon::BoxIdentity identity()
+{
+    return {"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", 1900000000,
+            "/pybox-0123456789abcdef0123456789abcdef/fedcba9876543210fedcba9876543210"};
+}
 
 // What the engine reports for a box created from make_box_spec (the shape of Docker 20.10's
 // GET /containers/{id}/json, trimmed to the fields the check reads).
@@ -23,7 +29,7 @@ json::value inspected_from_spec(const proto::BoxPolicy& policy)
     host["UTSMode"] = "";
     host["UsernsMode"] = "";
     host["CgroupnsMode"] = "";
-    host["Ulimits"] = json::parse(R"([{"Name":"nofile","Hard":128,"Soft":128}])");
+    host["Ulimits"] = json::parse(R"([{"Name":"nofile","Hard":128,"Soft":128},{"Name":"core","Hard":0,"Soft":0}])");
     json::object config{{"User", spec.at("User")}, {"Tty", false}, {"Labels", spec.at("Labels")}, {"Image", "sha256:abc"}};
     return json::object{{"HostConfig", host}, {"Config", config}};
 }
@@ -74,6 +80,66 @@ TEST_CASE("Widening settings are each caught")
     }
 }
 
+TEST_CASE("The box spec asks for no new privileges, PyBox's seccomp profile and no core dumps")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), identity());
+    const auto& options = spec.at("HostConfig").at("SecurityOpt").as_array();
+    REQUIRE(options.size() == 2);
+    CHECK(options[0] == "no-new-privileges");
+    CHECK(options[1].as_string() == "seccomp=" + std::string(proto::seccomp_profile_json()));
+    CHECK(spec.at("HostConfig").at("Ulimits") ==
+          json::parse(R"([{"Name":"nofile","Soft":128,"Hard":128},{"Name":"core","Soft":0,"Hard":0}])"));
+}
+
+TEST_CASE("A missing, unconfined, other or added seccomp profile is a SecurityOpt mismatch")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    const std::string ours = "seccomp=" + std::string(proto::seccomp_profile_json());
+    const json::array variants[] = {
+        {"no-new-privileges"},
+        {"no-new-privileges", "seccomp=unconfined"},
+        {"no-new-privileges", "seccomp:unconfined"},
+        {"no-new-privileges", R"(seccomp={"defaultAction":"SCMP_ACT_ALLOW"})"},
+        {"no-new-privileges", ours + " "},
+        {"no-new-privileges", ours, "seccomp=unconfined"},
+        {"no-new-privileges", ours, "apparmor=unconfined"},
+        {"no-new-privileges:false", ours},
+        {ours},
+    };
+    for (const auto& options : variants) {
+        auto inspected = inspected_from_spec(policy);
+        inspected.at("HostConfig").as_object()["SecurityOpt"] = options;
+        const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+        INFO(json::serialize(options).substr(0, 200));
+        REQUIRE(mismatches.size() == 1);
+        CHECK(mismatches[0].field == "HostConfig.SecurityOpt");
+        CHECK(mismatches[0].expected ==
+              R"(["no-new-privileges","seccomp=sha256:)" + policy.seccomp_sha256 + R"("])");
+        // The mismatch names a profile by its digest, never by its text.
+        CHECK(mismatches[0].observed.find("defaultAction") == std::string::npos);
+    }
+    auto inspected = inspected_from_spec(policy);
+    inspected.at("HostConfig").as_object().erase("SecurityOpt");
+    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    REQUIRE(mismatches.size() == 1);
+    CHECK(mismatches[0].observed == "missing");
+}
+
+TEST_CASE("A raised or missing core limit is an Ulimits mismatch")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    for (const char* ulimits : {R"([{"Name":"nofile","Hard":128,"Soft":128}])",
+                                R"([{"Name":"nofile","Hard":128,"Soft":128},{"Name":"core","Hard":-1,"Soft":0}])"}) {
+        auto inspected = inspected_from_spec(policy);
+        inspected.at("HostConfig").as_object()["Ulimits"] = json::parse(ulimits);
+        const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+        INFO(ulimits);
+        REQUIRE(mismatches.size() == 1);
+        CHECK(mismatches[0].field == "HostConfig.Ulimits");
+    }
+}
+
 TEST_CASE("A missing HostConfig field is a mismatch, not a pass")
 {
     const auto policy = *proto::policy_for_image("stdlib");
@@ -101,6 +167,14 @@ TEST_CASE("The effective policy record lists what was read and the mismatches")
     CHECK(record.at("mismatches").as_array().size() == 1);
 }
 
+TEST_CASE("The effective policy record names the seccomp profile the engine holds by its SHA-256")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    const auto record = daemon::effective_policy_record(inspected_from_spec(policy), {});
+    CHECK(record.at("HostConfig").at("SecurityOpt") ==
+          json::array{"no-new-privileges", "seccomp=sha256:" + policy.seccomp_sha256});
+}
+
 TEST_CASE("The box spec carries the labels, no TTY, stdin once and the fixed environment")
 {
     const auto policy = *proto::policy_for_image("stdlib");
@@ -114,4 +188,14 @@ TEST_CASE("The box spec carries the labels, no TTY, stdin once and the fixed env
         const std::string_view text = entry.as_string();
         CHECK((text.starts_with("PATH=") || text.starts_with("LANG=") || text.starts_with("HOME=")));
     }
+}
+
+TEST_CASE("A box placed under another cgroup parent than its run's is a mismatch")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    auto inspected = inspected_from_spec(policy);
+    inspected.as_object()["HostConfig"].as_object()["CgroupParent"] = "/docker";
+    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    REQUIRE(mismatches.size() == 1);
+    CHECK(mismatches.front().field == "HostConfig.CgroupParent");
 }

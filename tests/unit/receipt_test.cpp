@@ -91,14 +91,17 @@ TEST_CASE("The nested sections have exactly their documented keys")
     CHECK(keys_of(document.at("configured")) ==
           std::set<std::string>{"wall_timeout_s", "guest_timer_s", "output_limit_bytes", "memory_bytes",
                                 "memory_swap_bytes", "pids", "cpu_cores", "nano_cpus", "network", "user",
-                                "readonly_root", "tmpfs", "open_files", "log_driver", "no_new_privileges",
-                                "capabilities_dropped", "seccomp", "command"});
+                                "readonly_root", "tmpfs", "open_files", "core_dump_bytes", "log_driver",
+                                "no_new_privileges", "capabilities_dropped", "seccomp", "seccomp_sha256",
+                                "command"});
     CHECK(keys_of(document.at("configured").at("tmpfs")) == std::set<std::string>{"path", "bytes", "options"});
     CHECK(keys_of(document.at("observed")) ==
           std::set<std::string>{"policy_verified_before_start", "effective_policy", "engine_state", "resources",
                                 "termination"});
     CHECK(keys_of(document.at("observed").at("termination")) ==
-          std::set<std::string>{"mechanism", "exit_code", "signal", "deadline_kill_sent", "engine_lifetime_s"});
+          std::set<std::string>{"mechanism", "exit_code", "signal", "signal_source", "inferred_signal",
+                                "deadline_kill_sent", "deadline_kill_answer", "deadline_kill_sent_at",
+                                "engine_lifetime_s"});
     CHECK(keys_of(document.at("capture")) ==
           std::set<std::string>{"stdout", "stdout_encoding", "stdout_bytes", "stdout_bytes_kept",
                                 "stdout_bytes_dropped", "stdout_truncated", "stderr", "stderr_encoding",
@@ -108,7 +111,36 @@ TEST_CASE("The nested sections have exactly their documented keys")
           std::set<std::string>{"last_phase", "cancelled", "timeouts", "phases", "timing"});
     CHECK(keys_of(document.at("cleanup")) ==
           std::set<std::string>{"status", "removed", "attempts", "error", "reconciliation"});
-    CHECK(keys_of(document.at("clock_domains")).size() == 5);
+    CHECK(keys_of(document.at("clock_domains")) ==
+          std::set<std::string>{"lifecycle", "identity.created_at", "identity.expires_at",
+                                "observed.termination.deadline_kill_sent_at", "observed.engine_state",
+                                "observed.termination.engine_lifetime_s", "observed.resources",
+                                "engine_offset_ns"});
+}
+
+TEST_CASE("A measured engine clock offset is written as a bracket with its source")
+{
+    Receipt receipt = sample_receipt();
+    receipt.clock_domains.engine_offset = ClockOffset{-1'200, 35'000};
+    const auto offset = receipt_to_json(receipt).at("clock_domains").at("engine_offset_ns");
+    CHECK(offset.at("min") == -1'200);
+    CHECK(offset.at("max") == 35'000);
+    CHECK(offset.at("source").is_string());
+    CHECK(receipt_to_json(sample_receipt()).at("clock_domains").at("engine_offset_ns").is_null());
+}
+
+TEST_CASE("An engine clock offset with min above max is refused")
+{
+    Receipt receipt = sample_receipt();
+    receipt.clock_domains.engine_offset = ClockOffset{10, 5};
+    CHECK(from_json_error(receipt_to_json(receipt)).find("clock_domains.engine_offset_ns") != std::string::npos);
+}
+
+TEST_CASE("A signal without its source is refused")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("observed").at("termination").as_object()["signal"] = 9;
+    CHECK(from_json_error(document).find("observed.termination.signal_source") != std::string::npos);
 }
 
 TEST_CASE("Configured values mirror the policy, with swap equal to memory")
@@ -135,9 +167,22 @@ TEST_CASE("Enums are written as upper snake case strings")
     for (auto status : {CleanupStatus::removed, CleanupStatus::not_created, CleanupStatus::removal_unconfirmed}) {
         CHECK(cleanup_from_string(to_string(status)) == status);
     }
+
     CHECK(to_string(TerminationMechanism::cause_not_established) == "CAUSE_NOT_ESTABLISHED");
     CHECK(to_string(CleanupStatus::removal_unconfirmed) == "REMOVAL_UNCONFIRMED");
     CHECK_FALSE(termination_from_string("target_exit_observed"));
+}
+
+TEST_CASE("Kill answers and signal sources are written as lower snake case strings and read back")
+{
+    CHECK(to_string(KillAnswer::not_running) == "not_running");
+    CHECK(to_string(SignalSource::pybox_kill) == "pybox_kill");
+    for (auto answer : {KillAnswer::accepted, KillAnswer::not_running, KillAnswer::failed}) {
+        CHECK(kill_answer_from_string(to_string(answer)) == answer);
+    }
+    for (auto source : {SignalSource::pybox_kill, SignalSource::oom_kill}) {
+        CHECK(signal_source_from_string(to_string(source)) == source);
+    }
 }
 
 TEST_CASE("Missing optional values are written as null")
@@ -175,6 +220,11 @@ TEST_CASE("A receipt with every optional value set survives a round trip")
 {
     Receipt receipt = sample_receipt();
     receipt.observed.termination = {TerminationMechanism::deadline_kill, 137, 9, true, 2.5};
+    receipt.observed.termination.signal_source = SignalSource::pybox_kill;
+    receipt.observed.termination.inferred_signal = 9;
+    receipt.observed.termination.deadline_kill_answer = KillAnswer::accepted;
+    receipt.observed.termination.deadline_kill_sent_at = "2026-11-29T20:00:07.021506Z";
+    receipt.clock_domains.engine_offset = ClockOffset{-1'200, 35'000};
     receipt.capture.stream_error = "the attach stream broke";
     receipt.cleanup = {CleanupStatus::removal_unconfirmed, false, 2, "remove timed out", nullptr};
     receipt.lifecycle.cancelled = true;

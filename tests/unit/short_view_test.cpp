@@ -84,13 +84,32 @@ TEST_CASE("An out-of-memory run says the engine reported it")
               "  Exit code             137 (Out of memory: reported by the engine)\n") != std::string::npos);
 }
 
-TEST_CASE("A program killed by a signal it raised itself names the signal")
+TEST_CASE("An exit code above 128 names the signal it suggests and says none was observed")
 {
     Receipt receipt = normal_run();
-    receipt.observed.termination = {TerminationMechanism::target_exit_observed, 139, 11, false, 0.1};
+    receipt.observed.termination = {TerminationMechanism::target_exit_observed, 139, std::nullopt, false, 0.1};
+    receipt.observed.termination.inferred_signal = 11;
+    CHECK(render_short_receipt(receipt).find("  Exit code             139 (ended by itself; 139 is also what signal 11, "
+                                             "SIGSEGV gives, but no signal was observed)\n") != std::string::npos);
+}
+
+TEST_CASE("A program that ended before the deadline kill says so")
+{
+    Receipt receipt = normal_run();
+    receipt.observed.termination.deadline_kill_sent = true;
+    receipt.observed.termination.deadline_kill_answer = KillAnswer::not_running;
     CHECK(render_short_receipt(receipt).find(
-              "  Exit code             139 (ended by itself: signal 11, SIGSEGV, not sent by PyBox)\n") !=
-          std::string::npos);
+              "  Exit code             0 (ended by itself; before PyBox's deadline kill)\n") != std::string::npos);
+}
+
+TEST_CASE("An out-of-memory end the engine did not report says the kernel counted it")
+{
+    Receipt receipt = normal_run();
+    receipt.observed.engine_state = json::object{{"ExitCode", 137}, {"OOMKilled", false}};
+    receipt.observed.termination = {TerminationMechanism::out_of_memory, 137, 9, false, 0.3};
+    receipt.observed.termination.signal_source = SignalSource::oom_kill;
+    CHECK(render_short_receipt(receipt).find(
+              "  Exit code             137 (Out of memory: counted by the kernel)\n") != std::string::npos);
 }
 
 TEST_CASE("A run refused before start says not started and NO for the settings")
@@ -162,4 +181,66 @@ TEST_CASE("Control characters in receipt text are not passed to the terminal")
     CHECK(view.find('\x07') == std::string::npos);
     CHECK(view.find("\xc2\x9b") == std::string::npos);
     CHECK(view.find("  Stream error          broken?[2J stream\n") != std::string::npos);
+}
+
+namespace {
+
+json::object metric(json::value last, json::value max, json::value final)
+{
+    return json::object{{"last", last}, {"max", max}, {"final", final}};
+}
+
+// What the watcher recorded for a program that held 64 MiB.
+Receipt watched_run(json::object limits_hit)
+{
+    Receipt receipt = normal_run();
+    receipt.unknown.clear();
+    receipt.observed.resources = json::object{
+        {"status", "COLLECTED"},
+        {"metrics", json::object{{"memory_peak_bytes", metric(70778880, 70778880, 71041024)},
+                                 {"cpu_usage_usec", metric(55021, 55021, 62808)},
+                                 {"pids_peak", metric(6, 6, 6)}}},
+        {"limits_hit", std::move(limits_hit)}};
+    return receipt;
+}
+
+std::string kernel_lines(const Receipt& receipt)
+{
+    const auto text = render_short_receipt(receipt);
+    const auto from = text.find("From the kernel\n");
+    return text.substr(from, text.find("Output\n") - from);
+}
+
+}  // namespace
+
+TEST_CASE("The kernel's figures show memory peak, CPU time and pids peak, and which limits were hit")
+{
+    const auto lines = kernel_lines(watched_run({{"pids", true}, {"cpu_throttled", true}, {"oom_kill", false}}));
+    CHECK(lines == "From the kernel\n"
+                   "  Resources             memory peak 67.8 MiB · CPU 0.063 s · pids peak 6\n"
+                   "  Limits                pids limit hit, CPU throttled\n");
+}
+
+TEST_CASE("Limits read 'none hit' only when every final counter says so")
+{
+    CHECK_THAT(kernel_lines(watched_run({{"pids", false}, {"cpu_throttled", false}, {"oom_kill", false}})),
+               Catch::Contains("Limits                none hit\n"));
+    CHECK_THAT(kernel_lines(watched_run({{"pids", false}, {"cpu_throttled", nullptr}, {"oom_kill", false}})),
+               Catch::Contains("none seen (their final counters are unknown)"));
+}
+
+TEST_CASE("A figure known only from samples is shown as a lower bound")
+{
+    auto receipt = watched_run({{"pids", false}, {"cpu_throttled", false}, {"oom_kill", false}});
+    receipt.observed.resources.as_object()["metrics"].as_object()["memory_peak_bytes"] = metric(1048576, 2097152, nullptr);
+    CHECK_THAT(kernel_lines(receipt), Catch::Contains("memory peak ≥ 2.0 MiB"));
+}
+
+TEST_CASE("Unreadable watcher output is shown with the reason, never as figures")
+{
+    auto receipt = normal_run();
+    receipt.observed.resources = json::object{{"status", "UNREADABLE"}};
+    receipt.unknown = {{"resources", "the kernel watcher's output was unreadable"}};
+    CHECK(kernel_lines(receipt) ==
+          "From the kernel\n  Resources             unreadable: the kernel watcher's output was unreadable\n");
 }

@@ -1,18 +1,19 @@
 #include "daemon/reconcile/sweeper.hpp"
 #include "daemon/run/attempts.hpp"
 #include "tests/support/fake_engine.hpp"
+#include "tests/support/temp_runtime.hpp"
 
 #include <boost/json/serialize.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
-#include <filesystem>
 #include <string>
 
 using namespace pybox;
 using pybox::test::EngineFixture;
 using pybox::test::http_response;
+using pybox::test::TempRuntime;
 namespace json = boost::json;
 
 namespace {
@@ -30,16 +31,6 @@ json::object box(const std::string& id, const std::string& owner, const std::str
     return {{"Id", id},
             {"Labels", json::object{{"pybox.owner", owner}, {"pybox.run", run}, {"pybox.expires", std::to_string(expires)}}}};
 }
-
-// A runtime folder of its own per test, removed at the end.
-struct TempRuntime {
-    std::filesystem::path root = std::filesystem::temp_directory_path() /
-                                 ("pybox-sweeper-test-" + std::to_string(now_s()) + "-" +
-                                  std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-    RuntimePaths paths{root};
-    TempRuntime() { REQUIRE(paths.ensure_private().has_value()); }
-    ~TempRuntime() { std::filesystem::remove_all(root); }
-};
 
 }  // namespace
 

@@ -1,0 +1,25 @@
+// Removing boxes and confirming they are gone: DELETE ?force=1&v=1, then an inspect that must
+// answer 404. Each box gets up to two attempts, all inside one budget (limits::k_cleanup_budget).
+// Used by the run's cleanup; the EngineClient must outlive the call.
+#pragma once
+
+#include "daemon/engine/engine_client.hpp"
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pybox::daemon {
+
+struct RemovalOutcome {
+    bool all_gone = false;   // every box was confirmed gone (false for an empty list)
+    int attempts = 0;        // delete requests sent
+    std::optional<std::string> error;  // the last failure, when not all are gone
+    bool timed_out = false;  // that failure was the engine not answering in time
+};
+
+engine::net::awaitable<RemovalOutcome> remove_boxes(engine::EngineClient& engine, const std::vector<std::string>& ids,
+                                            std::chrono::milliseconds budget);
+
+}  // namespace pybox::daemon

@@ -1,0 +1,28 @@
+// The receipt's capture section from what the output stream left, and the explanations it
+// calls for (OUTPUT_TRUNCATED for each stream over the cap, STREAM_ERROR). Pure: the run
+// gathers the evidence, this writes it down.
+#pragma once
+
+#include "daemon/engine/stream_demuxer.hpp"
+#include "proto/receipt.hpp"
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace pybox::daemon {
+
+struct CaptureEvidence {
+    const engine::StreamDemuxer& demuxer;  // finished
+    bool started = false;                  // the box was started
+    bool exit_observed = false;            // the engine reported the exit
+    bool stream_ended = false;             // the attach stream reached its end
+    std::optional<std::string> stream_error;  // a broken or stuck stream, as the run saw it
+    std::size_t output_limit_bytes = 0;
+};
+
+// Fills receipt.capture and appends the explanations. The output is complete only when the box
+// started, its exit was reported, the stream ended cleanly and nothing was dropped.
+void record_capture(const CaptureEvidence& evidence, proto::Receipt& receipt);
+
+}  // namespace pybox::daemon

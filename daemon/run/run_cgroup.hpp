@@ -1,0 +1,50 @@
+// Where a run's box lives in the cgroup tree, and the run parent PyBox owns above it. Pure.
+//
+// Every box gets a parent cgroup of its own (HostConfig.CgroupParent), one per run, under one
+// PyBox cgroup per installation: /pybox-<installation id>/<run id>. The engine creates the box's
+// cgroup <parent>/<container id> below it. The run parent outlives the box's cgroup, so the
+// hierarchical counters it keeps are the box's final totals (DESIGN.md "Facts measured"); no
+// other box ever runs under it, so nothing mixes into the run's counters. It carries no limits
+// of its own: the box's limits are the policy's and the policy check reads them back.
+//
+// Only the cgroupfs driver is placed this way (v1 and v2). The systemd driver needs slices
+// created through systemd, which PyBox does not do: run_cgroup_for says so, and the run goes
+// ahead without a run parent and without the watcher.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <boost/json/fwd.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace pybox::daemon {
+
+// What the engine's GET /info says about its cgroups.
+struct CgroupFacts {
+    int version = 0;     // CgroupVersion: 1 or 2
+    std::string driver;  // CgroupDriver: "cgroupfs" or "systemd"
+};
+
+// Reads CgroupVersion and CgroupDriver; an Error names what was missing or unknown.
+Expected<CgroupFacts> cgroup_facts_from_info(const boost::json::value& info);
+
+struct RunCgroup {
+    int version = 0;
+    // "/pybox-<installation>/<run>": the CgroupParent value, and the run parent's path below each
+    // v1 controller's mount (or below the unified mount in v2).
+    std::string parent;
+
+    // The box's own cgroup path, below the same mounts.
+    std::string box(std::string_view container_id) const;
+};
+
+// The run parent of one run. Fails ("cgroup_unsupported") for drivers PyBox cannot place.
+Expected<RunCgroup> run_cgroup_for(const CgroupFacts& facts, std::string_view installation_id,
+                                   std::string_view run_id);
+
+// "/pybox-<installation>/<run>": the run parent's path, whatever the driver.
+std::string run_parent_path(std::string_view installation_id, std::string_view run_id);
+
+}  // namespace pybox::daemon

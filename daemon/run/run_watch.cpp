@@ -1,0 +1,130 @@
+#include "daemon/run/run_watch.hpp"
+
+#include "common/limits.hpp"
+#include "common/sha256.hpp"
+#include "daemon/watcher/resource_summary.hpp"
+#include "proto/text.hpp"
+#include "daemon/watcher/watch_output.hpp"
+#include "daemon/watcher/watch_schedule.hpp"
+#include "daemon/watcher/watch_script.hpp"
+
+#include <boost/json/array.hpp>
+
+#include <chrono>
+#include <limits>
+
+namespace pybox::daemon {
+
+namespace {
+
+watcher::CgroupVersion version_of(int version)
+{
+    return version == 2 ? watcher::CgroupVersion::v2 : watcher::CgroupVersion::v1;
+}
+
+// What a counter is known to be: its final value; else a sampled value above zero (a count
+// seen is a fact, while a zero sample says nothing about what came after it); else nothing.
+std::optional<std::int64_t> known_count(const json::object& resources, std::string_view metric)
+{
+    const auto* metrics = resources.if_contains("metrics");
+    const auto* record = metrics && metrics->is_object() ? metrics->as_object().if_contains(metric) : nullptr;
+    if (record == nullptr || !record->is_object()) return std::nullopt;
+    const auto& values = record->as_object();
+    if (const auto* final = values.if_contains("final"); final && final->is_int64()) return final->as_int64();
+    if (const auto* max = values.if_contains("max"); max && max->is_int64() && max->as_int64() > 0) return max->as_int64();
+    return std::nullopt;
+}
+
+}  // namespace
+
+RunWatch::~RunWatch() = default;
+
+void RunWatch::not_watched(std::string reason)
+{
+    if (!m_not_watched) m_not_watched = std::move(reason);
+}
+
+std::string RunWatch::prepare(const Expected<CgroupFacts>& facts, std::string_view installation_id,
+                              std::string_view run_id)
+{
+    if (m_host == nullptr) {
+        not_watched("the kernel watcher is switched off in this daemon's config.json (\"watcher\": false)");
+        return {};
+    }
+    if (!facts) {
+        not_watched("the engine's cgroup version and driver are not known: " + facts.error().message);
+        return {};
+    }
+    auto cgroup = run_cgroup_for(*facts, installation_id, run_id);
+    if (!cgroup) {
+        not_watched(cgroup.error().message);
+        return {};
+    }
+    if (auto created = m_host->create_run_parent(cgroup->version, cgroup->parent); !created) {
+        not_watched("the run's parent cgroup could not be created: " + created.error().message);
+        return {};
+    }
+    m_cgroup = std::move(*cgroup);
+    return m_cgroup->parent;
+}
+
+void RunWatch::start(std::string_view container_id, double deadline_s)
+{
+    if (!m_cgroup) return;
+    const watcher::WatchTarget target{version_of(m_cgroup->version), m_host->mount_root(),
+                                      m_cgroup->box(container_id), m_cgroup->parent};
+    auto session = m_host->start_watch(watcher::watch_command(target, watcher::watch_schedule(deadline_s), m_script));
+    if (!session) {
+        not_watched("the kernel watcher could not be started: " + session.error().message);
+        return;
+    }
+    m_session = std::move(*session);
+}
+
+void RunWatch::first_process(std::int64_t pid)
+{
+    if (m_session && pid > 0 && pid <= std::numeric_limits<int>::max()) m_session->final_when_ended(static_cast<int>(pid));
+}
+
+void RunWatch::exit_observed()
+{
+    if (m_session) m_session->request_final();
+}
+
+net::awaitable<void> RunWatch::finish()
+{
+    const auto version = version_of(m_cgroup ? m_cgroup->version : 1);
+    watcher::ResourceSummary summary;
+    if (m_session) {
+        const auto output = co_await m_session->finish(limits::k_watch_finish_timeout);
+        m_session.reset();
+        std::vector<std::string> errors;
+        if (output.truncated)
+            errors.push_back("the watcher printed more than the " + std::to_string(limits::k_watch_max_output_bytes) +
+                             " bytes kept");
+        if (output.killed) errors.emplace_back("the watcher did not end in time and was killed");
+        const double ready_within_s = std::chrono::duration<double>(limits::k_watch_ready_within).count();
+        if (!output.first_sample_after_s || *output.first_sample_after_s > ready_within_s)
+            errors.push_back("the watcher's first sample did not arrive within " + proto::format_number(ready_within_s) +
+                             " s of the box's start");
+        summary = watcher::summarize_resources(watcher::parse_watch_output(output.text, version), version, errors);
+        summary.resources["ready_after_s"] =
+            output.first_sample_after_s ? json::value(*output.first_sample_after_s) : json::value(nullptr);
+    } else {
+        not_watched("the program never started, so there was nothing to watch");
+        summary = watcher::resources_not_watched(version, *m_not_watched);
+    }
+    if (m_cgroup) {
+        summary.resources["run_parent"] = m_cgroup->parent;
+        summary.resources["host"] = m_host->describe();
+        summary.resources["watcher_sha256"] = sha256_hex(m_script);
+        if (auto removed = m_host->remove_run_parent(m_cgroup->parent); !removed)
+            summary.resources["errors"].as_array().emplace_back("the run's parent cgroup was not removed: " +
+                                                                removed.error().message);
+    }
+    m_oom_kills = known_count(summary.resources, "oom_kills");
+    m_resources = std::move(summary.resources);
+    m_unknown = std::move(summary.unknown);
+}
+
+}  // namespace pybox::daemon

@@ -1,0 +1,85 @@
+// RunWatch: the kernel watcher's part in one run. Before the box is created it places the run
+// under a run parent of its own (run_cgroup.hpp) on the CgroupHost; once the box has started it
+// runs the watcher script on the box's cgroup; when the engine reports the exit it asks for the
+// final reading; after the box is removed it collects the output, parses it strictly, turns it
+// into observed.resources (watcher/resource_summary.hpp) and removes the run parent.
+//
+// Nothing here can fail the run: a host that cannot be watched (no CgroupHost, an unknown
+// cgroup driver, a run parent that cannot be made, a watcher that will not start or prints
+// something unexpected) yields resources with status UNKNOWN or UNREADABLE and the reason.
+//
+// Ownership: borrows the WatchSetup (its CgroupHost may be null: the watcher is switched
+// off), which must outlive it. Lives in the run's coroutine frame; all calls on the daemon's executor.
+#pragma once
+
+#include "daemon/run/run_cgroup.hpp"
+#include "daemon/watcher/cgroup_host.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pybox::daemon {
+
+namespace json = boost::json;
+namespace net = boost::asio;
+
+// How this daemon's runs are watched.
+struct WatchSetup {
+    watcher::CgroupHost* host = nullptr;  // null: the watcher is switched off
+    std::string script;                   // the watcher script's text (the built-in watch.sh by default)
+};
+
+class RunWatch {
+public:
+    explicit RunWatch(const WatchSetup& setup) : m_host(setup.host), m_script(setup.script) {}
+    ~RunWatch();
+    RunWatch(const RunWatch&) = delete;
+    RunWatch& operator=(const RunWatch&) = delete;
+
+    // Before create: makes the run parent. Returns the box's CgroupParent, or "" when the run is
+    // not watched (the reason is kept for the receipt).
+    std::string prepare(const Expected<CgroupFacts>& facts, std::string_view installation_id, std::string_view run_id);
+    // After a successful start: starts the watcher on the box's cgroup.
+    void start(std::string_view container_id, double deadline_s);
+    // Whether a watcher runs for this box.
+    bool watching() const { return m_session != nullptr; }
+    // The engine named the box's first process (State.Pid): its end asks for the final reading
+    // at once, while the box's own cgroup still exists.
+    void first_process(std::int64_t pid);
+    // The engine reported the exit, or the box is being removed: ask for the final reading.
+    void exit_observed();
+    // After the box is removed (or was never created): collects the watcher's output and removes
+    // the run parent.
+    net::awaitable<void> finish();
+
+    // observed.resources, and the unknown entries that go with it (after finish()).
+    const json::value& resources() const { return m_resources; }
+    const std::vector<std::pair<std::string, std::string>>& unknown() const { return m_unknown; }
+    // The kernel's OOM-kill count for the box: exact when read after the run, else a count above
+    // zero that a sample saw; nullopt when neither.
+    std::optional<std::int64_t> oom_kills() const { return m_oom_kills; }
+
+private:
+    void not_watched(std::string reason);
+
+    watcher::CgroupHost* m_host;
+    std::string_view m_script;
+    std::optional<RunCgroup> m_cgroup;
+    bool m_parent_created = false;
+    std::string m_box_path;
+    std::unique_ptr<watcher::WatchSession> m_session;
+    std::optional<std::string> m_not_watched;
+    json::value m_resources;
+    std::vector<std::pair<std::string, std::string>> m_unknown;
+    std::optional<std::int64_t> m_oom_kills;
+};
+
+}  // namespace pybox::daemon

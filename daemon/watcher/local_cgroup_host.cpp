@@ -1,0 +1,211 @@
+#include "daemon/watcher/local_cgroup_host.hpp"
+
+#include "common/clock.hpp"
+#include "common/limits.hpp"
+#include "common/process.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <array>
+#include <thread>
+#include <system_error>
+
+namespace pybox::watcher {
+
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+constexpr auto k_use = net::as_tuple(net::use_awaitable);
+// The v1 hierarchies PyBox creates run parents in; the engine creates the others itself.
+constexpr std::string_view k_v1_controllers[] = {"memory", "cpu", "cpuacct", "pids"};
+// After its output ended (or it was killed), a watcher is reaped within this.
+constexpr milliseconds k_reap_poll{2};
+constexpr int k_reap_polls = 500;
+
+Error cgroup_error(const fs::path& path, const std::error_code& error)
+{
+    const bool busy = error == std::errc::device_or_resource_busy || error == std::errc::directory_not_empty;
+    return make_error(busy ? "cgroup_busy" : "cgroup_failed", path.string() + ": " + error.message());
+}
+
+fs::path below(const fs::path& root, std::string_view path) { return root / fs::path(path).relative_path(); }
+
+// The watcher's state, shared by the session and the coroutine reading its output.
+struct WatchState {
+    WatchState(const net::any_io_executor& executor, PipedChild child)
+        : pid(child.pid), stream(executor, child.stdout_fd), output_ended(executor), started(MonoClock::now())
+    {
+        output_ended.expires_at(MonoClock::time_point::max());
+    }
+
+    int pid;
+    net::posix::stream_descriptor stream;
+    std::optional<net::posix::stream_descriptor> first_process;  // a pidfd of the box's first process
+    net::steady_timer output_ended;  // cancelled when the output reaches its end
+    MonoClock::time_point started;
+    WatchOutput output;
+    bool header_seen = false;
+    // The signal that asks for the final reading (watch.sh): SIGUSR1 after the engine's report,
+    // SIGUSR2 when the box's first process was seen to end; 0 until one is wanted.
+    int final_signal = 0;
+    bool final_sent = false;
+    bool eof = false;
+
+    void want_final(int signal)
+    {
+        if (final_signal != k_signal_user2) final_signal = signal;
+        send_final_if_ready();
+    }
+
+    void send_final_if_ready()
+    {
+        if (final_signal != 0 && header_seen && !final_sent && !eof) final_sent = send_signal(pid, final_signal);
+    }
+
+    void take(std::string_view bytes)
+    {
+        const std::size_t room = limits::k_watch_max_output_bytes - output.text.size();
+        if (bytes.size() > room) output.truncated = true;
+        output.text.append(bytes.substr(0, std::min(room, bytes.size())));
+        if (!header_seen && output.text.find('\n') != std::string::npos) header_seen = true;
+        if (!output.first_sample_after_s && output.text.find("\nsample ") != std::string::npos)
+            output.first_sample_after_s = seconds_between(started, MonoClock::now());
+        send_final_if_ready();
+    }
+};
+
+net::awaitable<void> read_output(std::shared_ptr<WatchState> state)
+{
+    std::array<char, 4096> buffer;
+    for (;;) {
+        auto [ec, got] = co_await state->stream.async_read_some(net::buffer(buffer), k_use);
+        if (got > 0) state->take(std::string_view(buffer.data(), got));
+        if (ec) break;
+    }
+    state->eof = true;
+    state->output_ended.cancel();
+}
+
+class LocalWatchSession final : public WatchSession {
+public:
+    explicit LocalWatchSession(std::shared_ptr<WatchState> state) : m_state(std::move(state)) {}
+
+    ~LocalWatchSession() override
+    {
+        if (m_reaped) return;
+        kill_process_group(m_state->pid);
+        m_state->stream.close();
+        // A killed child ends at once; reap it so it never lingers as a zombie.
+        for (int poll = 0; poll < k_reap_polls && !try_reap(m_state->pid); ++poll)
+            std::this_thread::sleep_for(k_reap_poll);
+    }
+
+    void request_final() override { m_state->want_final(k_signal_user1); }
+
+    void final_when_ended(int pid) override
+    {
+        auto handle = open_process_handle(pid);
+        if (!handle) {
+            if (handle.error().code == "process_gone") m_state->want_final(k_signal_user1);
+            return;  // otherwise the engine's report of the exit asks for it
+        }
+        auto& state = *m_state;
+        state.first_process.emplace(state.stream.get_executor(), *handle);
+        state.first_process->async_wait(net::posix::stream_descriptor::wait_read,
+                                        [weak = std::weak_ptr<WatchState>(m_state)](const boost::system::error_code& ec) {
+                                            auto watched = weak.lock();
+                                            if (!ec && watched) watched->want_final(k_signal_user2);
+                                        });
+    }
+
+    net::awaitable<WatchOutput> finish(milliseconds timeout) override
+    {
+        auto& state = *m_state;
+        if (!state.eof) {
+            net::steady_timer limit(co_await net::this_coro::executor, timeout);
+            limit.async_wait([&state](const boost::system::error_code& ec) {
+                if (!ec) state.output_ended.cancel();
+            });
+            co_await state.output_ended.async_wait(k_use);
+            limit.cancel();
+        }
+        if (state.first_process) state.first_process->close();
+        if (!state.eof) {
+            state.output.killed = true;
+            kill_process_group(state.pid);
+            state.stream.close();
+        }
+        net::steady_timer poll(co_await net::this_coro::executor);
+        for (int attempt = 0; attempt < k_reap_polls && !m_reaped; ++attempt) {
+            m_reaped = try_reap(state.pid).has_value();
+            if (m_reaped) break;
+            if (attempt == k_reap_polls / 2) kill_process_group(state.pid);
+            poll.expires_after(k_reap_poll);
+            co_await poll.async_wait(k_use);
+        }
+        co_return state.output;
+    }
+
+private:
+    std::shared_ptr<WatchState> m_state;
+    bool m_reaped = false;
+};
+
+}  // namespace
+
+LocalCgroupHost::LocalCgroupHost(net::any_io_executor executor, fs::path mount_root)
+    : m_executor(std::move(executor)), m_mount_root(std::move(mount_root))
+{
+}
+
+Expected<void> LocalCgroupHost::create_run_parent(int cgroup_version, std::string_view path)
+{
+    std::vector<fs::path> roots;
+    if (cgroup_version == 1)
+        for (auto controller : k_v1_controllers) roots.push_back(m_mount_root / controller);
+    else
+        roots.push_back(m_mount_root);
+    for (const auto& root : roots) {
+        std::error_code error;
+        const auto directory = below(root, path);
+        fs::create_directories(directory, error);
+        if (error) return cgroup_error(directory, error);
+    }
+    return {};
+}
+
+Expected<void> LocalCgroupHost::remove_run_parent(std::string_view path)
+{
+    // v2: below the mount itself. v1: below every hierarchy, since the engine created the run
+    // parent in each one it joined (cpuset, devices, ...).
+    std::vector<fs::path> roots{m_mount_root};
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(m_mount_root, error))
+        if (entry.is_directory(error) && !entry.is_symlink(error)) roots.push_back(entry.path());
+    if (error) return cgroup_error(m_mount_root, error);
+    for (const auto& root : roots) {
+        const auto directory = below(root, path);
+        if (!fs::remove(directory, error) && error && error != std::errc::no_such_file_or_directory)
+            return cgroup_error(directory, error);
+    }
+    return {};
+}
+
+Expected<std::unique_ptr<WatchSession>> LocalCgroupHost::start_watch(const std::vector<std::string>& argv)
+{
+    auto child = spawn_with_stdout_pipe(argv);
+    if (!child) return child.error();
+    auto state = std::make_shared<WatchState>(m_executor, *child);
+    net::co_spawn(m_executor, read_output(state), net::detached);
+    return std::unique_ptr<WatchSession>(std::make_unique<LocalWatchSession>(std::move(state)));
+}
+
+}  // namespace pybox::watcher

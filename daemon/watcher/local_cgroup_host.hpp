@@ -1,0 +1,33 @@
+// LocalCgroupHost: the CgroupHost of the machine pyboxd runs on. Run parents are plain
+// directories in the cgroup filesystems below `mount_root`; the watcher is a child process whose
+// stdout is read through an Asio stream descriptor, so no read blocks the event loop.
+//
+// Ownership: holds the executor only; every WatchSession it returns must be finished or
+// destroyed on that executor. Failure: spawning fails with "spawn_failed"; directory calls fail
+// with "cgroup_failed" (or "cgroup_busy") naming the path and the system's reason.
+#pragma once
+
+#include "daemon/watcher/cgroup_host.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <filesystem>
+
+namespace pybox::watcher {
+
+class LocalCgroupHost final : public CgroupHost {
+public:
+    LocalCgroupHost(net::any_io_executor executor, std::filesystem::path mount_root = "/sys/fs/cgroup");
+
+    std::string mount_root() const override { return m_mount_root.string(); }
+    std::string describe() const override { return "this host (local cgroup files)"; }
+    Expected<void> create_run_parent(int cgroup_version, std::string_view path) override;
+    Expected<void> remove_run_parent(std::string_view path) override;
+    Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) override;
+
+private:
+    net::any_io_executor m_executor;
+    std::filesystem::path m_mount_root;
+};
+
+}  // namespace pybox::watcher

@@ -1,0 +1,44 @@
+// What the kernel watcher observed, as the receipt's `observed.resources`: a pure function of
+// the parsed watcher output (docs/receipt.md, "resources", documents every key).
+//
+// Counters keep the kernel's names in `kernel_file` and get one uniform name per metric
+// across cgroup v1 and v2 (CPU times in microseconds; v1's nanoseconds are divided by 1000).
+// Per metric: `last` and `max` of the box's samples; for counters a `final` value, taken only
+// from a final reading made after the run's cgroup held no task: from the box's own cgroup
+// when that reading found it, else from the run parent when this cgroup version keeps that
+// counter hierarchically (the table in resource_summary.cpp), else null. Gauges have no final.
+// The rule never claims more than was read: a counter without a final value is named in
+// unknown `final_resource_counters` with why; a limit is "hit" only when its counter is above
+// zero, and "not hit" only when its final value is zero.
+//
+// status: COLLECTED (every counter has its final value and nothing went wrong), PARTIAL (some
+// values, with the rest explained), UNKNOWN (no counter value at all), UNREADABLE (the output
+// broke the format; the run itself is unaffected).
+#pragma once
+
+#include "common/error.hpp"
+#include "daemon/watcher/watch_output.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pybox::watcher {
+
+struct ResourceSummary {
+    boost::json::object resources;                              // the receipt's observed.resources
+    std::vector<std::pair<std::string, std::string>> unknown;  // the receipt's unknown: key -> why
+};
+
+// `parsed` is parse_watch_output's result for a watcher started for `version`.
+// `delivery_errors` are what went wrong around the output (the watcher was late, killed, or
+// printed more than was kept): they join `errors` and keep the status from COLLECTED.
+ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupVersion version,
+                                    const std::vector<std::string>& delivery_errors = {});
+
+// For a run whose watcher never produced output (it could not start, or the box never ran).
+ResourceSummary resources_not_watched(CgroupVersion version, const std::string& reason);
+
+}  // namespace pybox::watcher

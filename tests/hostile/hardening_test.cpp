@@ -1,0 +1,222 @@
+// HOSTILE.md 41, 42 and 48: hardening found by held-out hostile programs. PyBox's seccomp
+// profile refuses tracing and the other kernel surfaces it removes, the paths a box can read
+// name neither the user's home nor the user, and no resource limit can be raised. Each runs
+// through the real client, daemon and engine, and each case ends clean (check_ended_clean).
+#include "tests/hostile/hostile.hpp"
+
+#include <boost/json.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cctype>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+using namespace pybox;
+using namespace pybox::test;
+namespace json = boost::json;
+
+namespace {
+
+constexpr int k_eperm = 1;
+
+// The output of `argv` without its trailing newline.
+std::string command_output(const std::vector<std::string>& argv)
+{
+    auto result = run_process(argv);
+    REQUIRE(result.has_value());
+    REQUIRE(result->exit_code == 0);
+    std::string text = result->output;
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    return text;
+}
+
+bool is_word_char(char c)
+{
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+}
+
+// True when `needle` appears in `text` as a whole: not glued to further letters, digits, '.',
+// '_' or '-' at either end, e.g. "root" or "/root" in "/root/x" but not in "/rootfs".
+bool contains_whole(std::string_view text, std::string_view needle)
+{
+    for (auto at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1)) {
+        const auto end = at + needle.size();
+        const bool starts = at == 0 || !is_word_char(needle.front()) || !is_word_char(text[at - 1]);
+        const bool ends = end == text.size() || !is_word_char(needle.back()) || !is_word_char(text[end]);
+        if (starts && ends) return true;
+    }
+    return false;
+}
+
+// Every string in a JSON document (keys too), depth first.
+void collect_strings(const json::value& value, std::vector<std::string>& out)
+{
+    if (const auto* text = value.if_string()) out.emplace_back(*text);
+    if (const auto* array = value.if_array())
+        for (const auto& item : *array) collect_strings(item, out);
+    if (const auto* object = value.if_object())
+        for (const auto& [key, item] : *object) {
+            out.emplace_back(key);
+            collect_strings(item, out);
+        }
+}
+
+}  // namespace
+
+// HOSTILE 41
+TEST_CASE("ptrace, process_vm_readv/writev, userfaultfd, io_uring and widened personalities fail with EPERM and the program carries on")
+{
+    // Each call is one that would succeed without PyBox's profile here (yama ptrace_scope 0,
+    // a user-mode-only userfaultfd, reading the program's own memory), so EPERM is the profile's.
+    const auto run = run_json(R"PY(
+import ctypes, json, os, platform, signal, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.ptrace.restype = ctypes.c_long
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+libc.personality.restype = ctypes.c_int
+libc.personality.argtypes = [ctypes.c_ulong]
+numbers = {'x86_64': {'process_vm_readv': 310, 'process_vm_writev': 311, 'userfaultfd': 323, 'io_uring_setup': 425},
+           'aarch64': {'process_vm_readv': 270, 'process_vm_writev': 271, 'userfaultfd': 282, 'io_uring_setup': 425}}[platform.machine()]
+PTRACE_TRACEME, PTRACE_ATTACH, PTRACE_SEIZE = 0, 16, 0x4206
+def attempt(call):
+    ctypes.set_errno(0)
+    return 'succeeded' if call() != -1 else ctypes.get_errno()
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+source = ctypes.create_string_buffer(b'secret!', 8)
+target = ctypes.create_string_buffer(8)
+local, remote = iovec(ctypes.addressof(target), 8), iovec(ctypes.addressof(source), 8)
+def vm_call(name):
+    return lambda: libc.syscall(ctypes.c_long(numbers[name]), ctypes.c_long(os.getpid()), ctypes.byref(local),
+                                ctypes.c_ulong(1), ctypes.byref(remote), ctypes.c_ulong(1), ctypes.c_ulong(0))
+child = os.fork()
+if child == 0:
+    time.sleep(30)
+    os._exit(0)
+io_uring_params = (ctypes.c_uint32 * 30)()
+out = {
+    'ptrace_attach_pid1': attempt(lambda: libc.ptrace(PTRACE_ATTACH, 1, None, None)),
+    'ptrace_seize_pid1': attempt(lambda: libc.ptrace(PTRACE_SEIZE, 1, None, None)),
+    'ptrace_seize_child': attempt(lambda: libc.ptrace(PTRACE_SEIZE, child, None, None)),
+    'ptrace_traceme': attempt(lambda: libc.ptrace(PTRACE_TRACEME, 0, None, None)),
+    'process_vm_readv': attempt(vm_call('process_vm_readv')),
+    'process_vm_writev': attempt(vm_call('process_vm_writev')),
+    'userfaultfd': attempt(lambda: libc.syscall(ctypes.c_long(numbers['userfaultfd']), ctypes.c_long(1))),
+    'io_uring_setup': attempt(lambda: libc.syscall(ctypes.c_long(numbers['io_uring_setup']), ctypes.c_long(1), ctypes.byref(io_uring_params))),
+    'personality_read_implies_exec': attempt(lambda: libc.personality(0x0400000)),
+    'personality_addr_no_randomize': attempt(lambda: libc.personality(0x0040000)),
+    'personality_query': attempt(lambda: libc.personality(0xffffffff)),
+}
+os.kill(child, signal.SIGKILL)
+os.waitpid(child, 0)
+out['read_back'] = target.raw.decode('latin-1')
+out['pid1'] = open('/proc/1/cmdline', 'rb').read().split(b'\0')[0].decode()
+out['pid1_traced_by'] = [line.split()[1] for line in open('/proc/1/status') if line.startswith('TracerPid:')][0]
+print(json.dumps(out))
+)PY");
+    REQUIRE(run.process.exit_code == 0);
+    const auto found = program_json(run);
+    for (const char* call : {"ptrace_attach_pid1", "ptrace_seize_pid1", "ptrace_seize_child", "ptrace_traceme",
+                             "process_vm_readv", "process_vm_writev", "userfaultfd", "io_uring_setup",
+                             "personality_read_implies_exec", "personality_addr_no_randomize"}) {
+        INFO(call << " -> " << json::serialize(found.at(call)));
+        CHECK(found.at(call) == k_eperm);
+    }
+    CHECK(found.at("personality_query") == "succeeded");  // the default's allowed personalities stay
+    CHECK(std::string_view(found.at("read_back").as_string()) == std::string_view("\0\0\0\0\0\0\0\0", 8));
+    CHECK(found.at("pid1") == "timeout");                  // the box timer is the first process...
+    CHECK(found.at("pid1_traced_by") == "0");              // ...and nobody traces it
+    CHECK(mechanism(run.receipt) == "TARGET_EXIT_OBSERVED");
+    check_ended_clean();
+}
+
+// HOSTILE 42
+TEST_CASE("mountinfo, cgroup and the files the engine mounts name neither the user's home, the runtime folder nor the user")
+{
+    const auto run = run_json(R"PY(
+import json, os
+def read(path):
+    try:
+        with open(path, errors='replace') as f:
+            return f.read()
+    except OSError as e:
+        return 'error %d' % e.errno
+paths = ['/proc/self/mountinfo', '/proc/self/mounts', '/proc/self/cgroup', '/proc/1/mountinfo', '/proc/1/cgroup',
+         '/proc/1/cmdline', '/proc/self/environ', '/proc/1/environ', '/etc/hostname', '/etc/hosts', '/etc/resolv.conf',
+         '/proc/self/cpuset']
+out = {p: read(p) for p in paths}
+out['uname'] = ' '.join(os.uname())
+print(json.dumps(out))
+)PY");
+    REQUIRE(run.process.exit_code == 0);
+    const auto found = program_json(run);
+    const std::string user = command_output({"/usr/bin/id", "-un"});
+    std::vector<std::string> forbidden = {runtime_home().string(), ".pybox", user};
+    if (const char* home = std::getenv("HOME"); home != nullptr && std::string_view(home).size() > 1)
+        forbidden.emplace_back(home);
+    std::vector<std::string> seen;
+    collect_strings(found, seen);
+    for (const auto& text : seen) {
+        INFO("the program read: " << text);
+        for (const auto& needle : forbidden) {
+            INFO("which must not show " << needle);
+            CHECK_FALSE(contains_whole(text, needle));
+        }
+    }
+    check_ended_clean();
+}
+
+// HOSTILE 48
+TEST_CASE("No resource limit can be raised and core dumps stay off")
+{
+    const auto run = run_json(R"PY(
+import ctypes, errno, json, resource
+libc = ctypes.CDLL(None, use_errno=True)
+class rlimit(ctypes.Structure):
+    _fields_ = [('soft', ctypes.c_ulong), ('hard', ctypes.c_ulong)]
+def try_set(resource_id, soft, hard, pid=0):
+    ctypes.set_errno(0)
+    if libc.prlimit(pid, resource_id, ctypes.byref(rlimit(soft, hard)), None) == 0:
+        return 'raised'
+    return errno.errorcode[ctypes.get_errno()]
+out = {'core': resource.getrlimit(resource.RLIMIT_CORE), 'nofile': resource.getrlimit(resource.RLIMIT_NOFILE)}
+out['raise'] = {
+    'core_soft': try_set(resource.RLIMIT_CORE, 1, 0),
+    'core_hard': try_set(resource.RLIMIT_CORE, 0, resource.RLIM_INFINITY),
+    'core_both': try_set(resource.RLIMIT_CORE, 1 << 20, 1 << 20),
+    'nofile_hard': try_set(resource.RLIMIT_NOFILE, 128, 4096),
+    'nofile_pid1': try_set(resource.RLIMIT_NOFILE, 256, 256, pid=1),
+    'core_pid1': try_set(resource.RLIMIT_CORE, 1, 1, pid=1),
+}
+for name in dir(resource):
+    if name.startswith('RLIMIT_'):
+        soft, hard = resource.getrlimit(getattr(resource, name))
+        if hard != resource.RLIM_INFINITY:
+            out['raise'][name + '_hard'] = try_set(getattr(resource, name), soft, hard + 1)
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 128))  # lowering is allowed
+out['nofile_after'] = resource.getrlimit(resource.RLIMIT_NOFILE)
+out['core_after'] = resource.getrlimit(resource.RLIMIT_CORE)
+out['pid1_core'] = [l.split()[-3:-1] for l in open('/proc/1/limits') if l.startswith('Max core file size')][0]
+print(json.dumps(out))
+)PY");
+    REQUIRE(run.process.exit_code == 0);
+    const auto found = program_json(run);
+    CHECK(found.at("core") == json::array{0, 0});
+    CHECK(found.at("nofile") == json::array{128, 128});
+    const auto& raise = found.at("raise").as_object();
+    CHECK(raise.contains("RLIMIT_CORE_hard"));
+    CHECK(raise.contains("RLIMIT_NOFILE_hard"));
+    for (const auto& [attempt, outcome] : raise) {
+        INFO(attempt << " -> " << outcome);
+        // A soft limit above the hard one is invalid; anything else is refused for want of
+        // CAP_SYS_RESOURCE.
+        CHECK((outcome == "EPERM" || (attempt == "core_soft" && outcome == "EINVAL")));
+    }
+    CHECK(found.at("nofile_after") == json::array{64, 128});
+    CHECK(found.at("core_after") == json::array{0, 0});
+    CHECK(found.at("pid1_core") == json::array{"0", "0"});
+    check_ended_clean();
+}
