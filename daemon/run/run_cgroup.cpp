@@ -1,5 +1,7 @@
 #include "daemon/run/run_cgroup.hpp"
 
+#include "common/sha256.hpp"
+
 #include <boost/json/value.hpp>
 
 namespace pybox::daemon {
@@ -30,7 +32,7 @@ std::string RunCgroup::box(std::string_view container_id) const
 
 std::string run_parent_path(std::string_view installation_id, std::string_view run_id)
 {
-    return "/pybox-" + std::string(installation_id) + "/" + std::string(run_id);
+    return "/pybox-" + sha256_hex(installation_id).substr(0, 16) + "/" + std::string(run_id);
 }
 
 Expected<RunCgroup> run_cgroup_for(const CgroupFacts& facts, std::string_view installation_id, std::string_view run_id)

@@ -1,7 +1,9 @@
 // Where a run's box lives in the cgroup tree, and the run parent PyBox owns above it. Pure.
 //
 // Every box gets a parent cgroup of its own (HostConfig.CgroupParent), one per run, under one
-// PyBox cgroup per installation: /pybox-<installation id>/<run id>. The engine creates the box's
+// PyBox cgroup per installation: /pybox-<installation key>/<run id>, where the key is the first
+// 16 hex digits of the installation ID's SHA-256 (a box reads its own cgroup path, and the
+// installation ID, the owner label of every box, has no business inside one). The engine creates the box's
 // cgroup <parent>/<container id> below it. The run parent outlives the box's cgroup, so the
 // hierarchical counters it keeps are the box's final totals (DESIGN.md "Facts measured"); no
 // other box ever runs under it, so nothing mixes into the run's counters. It carries no limits
@@ -32,7 +34,7 @@ Expected<CgroupFacts> cgroup_facts_from_info(const boost::json::value& info);
 
 struct RunCgroup {
     int version = 0;
-    // "/pybox-<installation>/<run>": the CgroupParent value, and the run parent's path below each
+    // "/pybox-<installation key>/<run>": the CgroupParent value, and the run parent's path below each
     // v1 controller's mount (or below the unified mount in v2).
     std::string parent;
 
@@ -44,7 +46,7 @@ struct RunCgroup {
 Expected<RunCgroup> run_cgroup_for(const CgroupFacts& facts, std::string_view installation_id,
                                    std::string_view run_id);
 
-// "/pybox-<installation>/<run>": the run parent's path, whatever the driver.
+// "/pybox-<installation key>/<run>": the run parent's path, whatever the driver.
 std::string run_parent_path(std::string_view installation_id, std::string_view run_id);
 
 }  // namespace pybox::daemon

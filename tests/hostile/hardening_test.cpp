@@ -134,7 +134,7 @@ print(json.dumps(out))
 }
 
 // HOSTILE 42
-TEST_CASE("mountinfo, cgroup and the files the engine mounts name neither the user's home, the runtime folder nor the user")
+TEST_CASE("mountinfo, cgroup and the files the engine mounts name neither the user's home, the runtime folder, the user nor the installation")
 {
     const auto run = run_json(R"PY(
 import json, os
@@ -154,7 +154,10 @@ print(json.dumps(out))
     REQUIRE(run.process.exit_code == 0);
     const auto found = program_json(run);
     const std::string user = command_output({"/usr/bin/id", "-un"});
-    std::vector<std::string> forbidden = {runtime_home().string(), ".pybox", user};
+    // The installation ID (the owner label of every box) stays out too; the run's cgroup path
+    // names only a digest of it.
+    std::vector<std::string> forbidden = {runtime_home().string(), ".pybox", user,
+                                          std::string(run.receipt.at("identity").at("installation_id").as_string())};
     if (const char* home = std::getenv("HOME"); home != nullptr && std::string_view(home).size() > 1)
         forbidden.emplace_back(home);
     std::vector<std::string> seen;

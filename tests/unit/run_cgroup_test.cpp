@@ -27,9 +27,8 @@ TEST_CASE("Each run gets its own parent under the installation's cgroup, and the
     const auto cgroup = run_cgroup_for({2, "cgroupfs"}, "inst", "run1");
     REQUIRE(cgroup.has_value());
     CHECK(cgroup->version == 2);
-    CHECK(cgroup->parent == "/pybox-inst/run1");
     CHECK(cgroup->parent == run_parent_path("inst", "run1"));
-    CHECK(cgroup->box("abc") == "/pybox-inst/run1/abc");
+    CHECK(cgroup->box("abc") == cgroup->parent + "/abc");
 }
 
 TEST_CASE("The systemd cgroup driver gets no run parent, and says why")
@@ -38,4 +37,14 @@ TEST_CASE("The systemd cgroup driver gets no run parent, and says why")
     REQUIRE_FALSE(cgroup.has_value());
     CHECK(cgroup.error().code == "cgroup_unsupported");
     CHECK_THAT(cgroup.error().message, Catch::Contains("systemd"));
+}
+
+TEST_CASE("A run parent's path names a digest of the installation, never the installation ID itself")
+{
+    const std::string installation = "0123456789abcdef0123456789abcdef";
+    const auto path = run_parent_path(installation, "run1");
+    CHECK(path.find(installation) == std::string::npos);
+    CHECK(path.size() == std::string("/pybox-").size() + 16 + std::string("/run1").size());
+    CHECK(path == run_parent_path(installation, "run1"));
+    CHECK(path != run_parent_path("fedcba9876543210fedcba9876543210", "run1"));
 }
