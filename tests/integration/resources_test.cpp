@@ -260,3 +260,29 @@ TEST_CASE("Every run parent cgroup is gone after its run")
     for (const auto& hierarchy : std::filesystem::directory_iterator("/sys/fs/cgroup"))
         CHECK_FALSE(std::filesystem::exists(hierarchy.path() / std::filesystem::path(parent).relative_path()));
 }
+
+TEST_CASE("engine_lifetime_s is FinishedAt - StartedAt to the nanosecond")
+{
+    const auto run = run_json("print(1)\n");
+    REQUIRE(run.process.exit_code == 0);
+    const auto& state = run.receipt.at("observed").at("engine_state");
+    // "2026-12-01T01:03:40.3100037Z" (the engine drops trailing zeros of the fraction): the
+    // nanoseconds of the day.
+    const auto nanos_of_day = [](const json::value& stamp) {
+        const std::string text(stamp.as_string());
+        REQUIRE(text.size() > 21);
+        REQUIRE(text[19] == '.');
+        REQUIRE(text.back() == 'Z');
+        std::string fraction = text.substr(20, text.size() - 21);
+        REQUIRE(fraction.size() <= 9);
+        fraction.append(9 - fraction.size(), '0');
+        const std::int64_t seconds = std::stoll(text.substr(11, 2)) * 3600 + std::stoll(text.substr(14, 2)) * 60 +
+                                     std::stoll(text.substr(17, 2));
+        return seconds * 1'000'000'000 + std::stoll(fraction);
+    };
+    const auto started = nanos_of_day(state.at("StartedAt"));
+    const auto finished = nanos_of_day(state.at("FinishedAt"));
+    REQUIRE(finished > started);  // a run that crosses midnight would need the date too
+    const double lifetime = termination(run).at("engine_lifetime_s").to_number<double>();
+    CHECK(lifetime == static_cast<double>(finished - started) / 1e9);
+}
