@@ -1,11 +1,14 @@
-// docs/reference.md against common/limits.hpp: the numbers the reference states for the kernel
-// watcher are the ones the code uses.
+// docs/reference.md against the code: the numbers it states for the kernel watcher are the ones
+// in common/limits.hpp, and its config.json table lists exactly the keys the daemon accepts.
 #include "common/limits.hpp"
+#include "daemon/vm/daemon_config.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -13,15 +16,30 @@ namespace {
 
 using namespace pybox;
 
-// The row of docs/reference.md whose first cell is `name`.
-std::string reference_row(const std::string& name)
+std::vector<std::string> reference_lines()
 {
     std::ifstream in(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "reference.md");
     REQUIRE(in.good());
-    for (std::string line; std::getline(in, line);)
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+// The row of docs/reference.md whose first cell is `name`.
+std::string reference_row(const std::string& name)
+{
+    for (const auto& line : reference_lines())
         if (line.starts_with("| " + name + " |")) return line;
     FAIL("docs/reference.md has no row " << name);
     return {};
+}
+
+std::set<std::string> backticked(const std::string& text)
+{
+    std::set<std::string> names;
+    const std::regex name("`([^`]+)`");
+    for (std::sregex_iterator it(text.begin(), text.end(), name), end; it != end; ++it) names.insert((*it)[1].str());
+    return names;
 }
 
 // Milliseconds as the docs write seconds: 50 -> "0.05 s", 1000 -> "1 s", 2500 -> "2.5 s".
@@ -46,4 +64,24 @@ TEST_CASE("The reference's kernel watcher row states the watcher's numbers from 
     CHECK_THAT(row, Catch::Contains("up to " + seconds(limits::k_watch_final_wait) + " for the run's last task"));
     CHECK_THAT(row, Catch::Contains("polling every " + seconds(limits::k_watch_min_gap)));
     CHECK_THAT(row, Catch::Contains(seconds(limits::k_watch_finish_timeout) + " to end"));
+}
+
+TEST_CASE("The reference's config.json table lists exactly the keys the daemon accepts")
+{
+    std::set<std::string> documented;
+    bool in_section = false;
+    for (const auto& line : reference_lines()) {
+        if (line.starts_with("## ")) in_section = line == "## config.json";
+        if (in_section && line.starts_with("| `")) documented.merge(backticked(line.substr(0, line.find('|', 1))));
+    }
+    // The daemon names every key it knows when it refuses an unknown one.
+    const auto refused = vm::parse_daemon_config(R"({"no_such_key": 1})", "/config.json");
+    REQUIRE_FALSE(refused.has_value());
+    const auto& message = refused.error().message;
+    const auto list_start = message.find("(known keys: ");
+    REQUIRE(list_start != std::string::npos);
+    std::set<std::string> known;
+    std::istringstream keys(message.substr(list_start + 13, message.find(')', list_start) - list_start - 13));
+    for (std::string key; std::getline(keys, key, ',');) known.insert(key.substr(key.find_first_not_of(' ')));
+    CHECK(documented == known);
 }
