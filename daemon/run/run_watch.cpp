@@ -93,34 +93,40 @@ void RunWatch::exit_observed()
 
 net::awaitable<void> RunWatch::finish()
 {
+    std::optional<watcher::WatchOutput> output;
+    if (m_session) {
+        output = co_await m_session->finish(limits::k_watch_finish_timeout);
+        m_session.reset();
+    }
+    // Everything that went wrong around the readings themselves.
+    std::vector<std::string> errors;
+    if (m_cgroup) {
+        if (auto removed = m_host->remove_run_parent(m_cgroup->parent); !removed)
+            errors.push_back("the run's parent cgroup was not removed: " + removed.error().message);
+    }
     const auto version = version_of(m_cgroup ? m_cgroup->version : 1);
     watcher::ResourceSummary summary;
-    if (m_session) {
-        const auto output = co_await m_session->finish(limits::k_watch_finish_timeout);
-        m_session.reset();
-        std::vector<std::string> errors;
-        if (output.truncated)
+    if (output) {
+        if (output->truncated)
             errors.push_back("the watcher printed more than the " + std::to_string(limits::k_watch_max_output_bytes) +
                              " bytes kept");
-        if (output.killed) errors.emplace_back("the watcher did not end in time and was killed");
+        if (output->killed) errors.emplace_back("the watcher did not end in time and was killed");
         const double ready_within_s = std::chrono::duration<double>(limits::k_watch_ready_within).count();
-        if (!output.first_sample_after_s || *output.first_sample_after_s > ready_within_s)
+        if (!output->first_sample_after_s || *output->first_sample_after_s > ready_within_s)
             errors.push_back("the watcher's first sample did not arrive within " + proto::format_number(ready_within_s) +
                              " s of the box's start");
-        summary = watcher::summarize_resources(watcher::parse_watch_output(output.text, version), version, errors);
+        summary = watcher::summarize_resources(watcher::parse_watch_output(output->text, version), version, errors);
         summary.resources["ready_after_s"] =
-            output.first_sample_after_s ? json::value(*output.first_sample_after_s) : json::value(nullptr);
+            output->first_sample_after_s ? json::value(*output->first_sample_after_s) : json::value(nullptr);
     } else {
         not_watched("the program never started, so there was nothing to watch");
         summary = watcher::resources_not_watched(version, *m_not_watched);
+        for (const auto& error : errors) summary.resources["errors"].as_array().emplace_back(error);
     }
     if (m_cgroup) {
         summary.resources["run_parent"] = m_cgroup->parent;
         summary.resources["host"] = m_host->describe();
         summary.resources["watcher_sha256"] = sha256_hex(m_script);
-        if (auto removed = m_host->remove_run_parent(m_cgroup->parent); !removed)
-            summary.resources["errors"].as_array().emplace_back("the run's parent cgroup was not removed: " +
-                                                                removed.error().message);
     }
     m_oom_kills = known_count(summary.resources, "oom_kills");
     m_resources = std::move(summary.resources);
