@@ -62,6 +62,10 @@ Rendered render_vm_start(const boost::json::value& answer);  // vm.cpp
 Rendered render_vm_status(const boost::json::value& answer);
 Rendered render_setup(const boost::json::value& answer);      // setup.cpp
 Rendered render_image_list(const boost::json::value& answer); // images.cpp
+// version.cpp: the client's line ("pybox <version> (API <api>)"), then the daemon's from its
+// GET /v1/ping answer, or, when the daemon did not answer, why its version is unknown (exit 125).
+std::string render_client_version();
+Rendered render_daemon_version(const Expected<boost::json::value>& ping);
 // Prints a Rendered to stdout or stderr by its exit code; returns the exit code.
 int print(const Rendered& rendered);
 

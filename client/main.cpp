@@ -27,6 +27,11 @@ int main(int argc, char** argv)
 
     CLI::App app{"pybox: run Python programs in fresh, locked-down containers and get a receipt."};
     app.require_subcommand(1);
+    // `pybox --version` is `pybox version`; its exit code travels in a RuntimeError, which
+    // CLI11 throws before it checks for the subcommand and prints nothing for.
+    app.add_flag_callback(
+        "--version", [version = pybox::client::configure_version(app)] { throw CLI::RuntimeError(version()); },
+        "Print the client's and the daemon's versions (as `pybox version`)");
     pybox::client::Action actions[std::size(k_commands)];
     CLI::App* commands[std::size(k_commands)];
     for (std::size_t i = 0; i < std::size(k_commands); ++i) {

@@ -1,5 +1,6 @@
-// `pybox version`: the client's version, then the daemon's (like `docker version`, it exits
-// non-zero when the daemon does not answer, so scripts can use it as a liveness check).
+// `pybox version` and `pybox --version`: the client's version, then the daemon's (like
+// `docker version`, it exits non-zero when the daemon does not answer, so scripts can use it as
+// a liveness check; the client's version is printed either way).
 #include "client/commands.hpp"
 #include "client/daemon_connection.hpp"
 #include "proto/api.hpp"
@@ -16,15 +17,24 @@ constexpr std::chrono::seconds k_ping_timeout{5};
 
 }  // namespace
 
+std::string render_client_version()
+{
+    return "pybox " PYBOX_VERSION " (API " + std::string(proto::k_api_version) + ")\n";
+}
+
+Rendered render_daemon_version(const Expected<boost::json::value>& ping)
+{
+    if (!ping) return {"pybox: the daemon's version is unknown: " + ping.error().message + "\n", k_exit_pybox_failed};
+    return {"pyboxd " + json_text(*ping, "version") + " (API " + json_text(*ping, "api") + ")\n", 0};
+}
+
 Action configure_version(CLI::App&)
 {
     return [] {
-        write_bytes(stdout, "pybox " PYBOX_VERSION " (API " + std::string(proto::k_api_version) + ")\n");
+        write_bytes(stdout, render_client_version());
         auto connection = DaemonConnection::from_environment();
-        if (!connection) return fail(connection.error());
-        auto answer = connection->call("GET", "/v1/ping", "", k_ping_timeout);
-        if (!answer) return fail(answer.error());
-        return print({"pyboxd " + json_text(*answer, "version") + " (API " + json_text(*answer, "api") + ")\n", 0});
+        if (!connection) return print(render_daemon_version(Expected<boost::json::value>(connection.error())));
+        return print(render_daemon_version(connection->call("GET", "/v1/ping", "", k_ping_timeout)));
     };
 }
 

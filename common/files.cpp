@@ -35,7 +35,7 @@ Expected<std::string> read_file_capped(const std::filesystem::path& file, std::s
     Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) {
         if (errno == ENOENT)
-            return make_error("not_found", file.string() + " does not exist.");
+            return make_error("file_missing", file.string() + " does not exist.");
         return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text() + ".");
     }
     std::string bytes;

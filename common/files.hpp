@@ -10,7 +10,8 @@
 
 namespace pybox {
 
-// Reads a whole file; fails with "too_large" when it holds more than max_bytes.
+// Reads a whole file; fails with "file_missing" when it does not exist and "too_large" when it
+// holds more than max_bytes.
 Expected<std::string> read_file_capped(const std::filesystem::path& file, std::size_t max_bytes);
 
 // Writes to a temporary file beside the target, fsyncs it, then renames it over the target.

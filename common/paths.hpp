@@ -28,10 +28,8 @@ public:
     std::filesystem::path lifecycle_lock() const { return m_root / "lifecycle.lock"; }
     std::filesystem::path daemon_socket() const { return m_root / "pyboxd.sock"; }
     std::filesystem::path daemon_pid_file() const { return m_root / "pyboxd.pid"; }
+    // The private engine's folder; daemon/vm names the files in it.
     std::filesystem::path engine_dir() const { return m_root / "engine"; }
-    std::filesystem::path engine_socket() const { return engine_dir() / "docker.sock"; }
-    std::filesystem::path engine_pid_file() const { return engine_dir() / "dockerd.pid"; }
-    std::filesystem::path engine_log_file() const { return engine_dir() / "dockerd.log"; }
     std::filesystem::path build_dir() const { return m_root / "build"; }
 
 private:

@@ -1,5 +1,6 @@
 // pyboxd: the per-user PyBox daemon. Parses options and wires the services; nothing else.
 #include "common/files.hpp"
+#include "common/limits.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "daemon/engine/engine_client.hpp"
@@ -63,7 +64,7 @@ int main(int argc, char** argv)
                  "<runtime>/pyboxd.sock (HTTP + JSON, see docs/api.md) and runs each program in a\n"
                  "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
                  "Runs in the foreground; stop it with SIGTERM or Ctrl-C."};
-    app.set_version_flag("--version", "pyboxd 0.1.0");
+    app.set_version_flag("--version", "pyboxd " PYBOX_VERSION);
     CLI11_PARSE(app, argc, argv);
 
     const auto paths = or_fail(RuntimePaths::from_environment());
@@ -82,7 +83,7 @@ int main(int argc, char** argv)
     const images::ImageRegistry registry(paths);
     images::RecipeImageService image_service(paths, engine,
                                              config.recipes_dir.value_or(images::default_recipes_source_dir()));
-    vm::PrivateEngine engine_control(executor, paths, installation_id, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
+    vm::PrivateEngine engine_control(executor, engine, paths, installation_id, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
         auto records = registry.load();
         if (!records) return records.error();
         std::vector<vm::RecordedImage> recorded;
@@ -125,6 +126,15 @@ int main(int argc, char** argv)
     });
     std::cerr << "pyboxd: listening on " << paths.daemon_socket().string() << " (engine "
               << engine.dialer().describe() << ")\n";
+    // The Engine API version is negotiated now and again whenever `pybox vm start` or `status`
+    // checks the engine; a run negotiates it itself while no engine has answered yet.
+    net::co_spawn(executor, engine.ping(limits::k_query_timeout),
+                  [](const std::exception_ptr&, const Expected<engine::PingResult>& pinged) {
+                      if (pinged)
+                          std::cerr << "pyboxd: engine API " << pinged->negotiated << "\n";
+                      else
+                          std::cerr << "pyboxd: the engine does not answer yet: " << pinged.error().message << "\n";
+                  });
     io.run();
     std::filesystem::remove(paths.daemon_pid_file());
     return 0;

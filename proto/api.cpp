@@ -17,10 +17,10 @@ constexpr std::size_t k_max_raw_text_shown = 300;
 
 }  // namespace
 
-std::string error_body(const Error& error)
+std::string error_body(const Error& error, bool retryable)
 {
     return json::serialize(json::object{
-        {"error", json::object{{"code", error.code}, {"message", error.message}}}});
+        {"error", json::object{{"code", error.code}, {"message", error.message}, {"retryable", retryable}}}});
 }
 
 Error parse_error_body(unsigned http_status, std::string_view body)

@@ -12,8 +12,8 @@ namespace pybox::proto {
 inline constexpr std::string_view k_api_version = "v1";
 inline constexpr std::string_view k_host = "pybox";
 
-// Error bodies: {"error": {"code": "...", "message": "..."}}.
-std::string error_body(const Error& error);
+// Error bodies: {"error": {"code": "...", "message": "...", "retryable": bool}}.
+std::string error_body(const Error& error, bool retryable);
 // Reads an error body; falls back to the raw text when it is not one.
 Error parse_error_body(unsigned http_status, std::string_view body);
 

@@ -6,7 +6,7 @@
 //   "engine_unreachable"  connect failed (socket missing, refused)
 //   "engine_timeout"      the exchange did not finish in time
 //   "engine_protocol"     malformed HTTP or JSON from the engine, or a body over the cap
-//   "not_found"           the engine answered 404
+//   "engine_no_such_object" the engine answered 404
 //   "engine_error"        any other non-2xx answer (message carries the engine's "message")
 // All calls are coroutines on the executor given at construction; the object is not
 // thread-safe and must outlive the calls made on it. The API version is negotiated by ping()

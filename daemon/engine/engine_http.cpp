@@ -35,7 +35,7 @@ Error status_error(const Reply& reply)
     }
     const std::string sentence =
         reply.what + ": the engine answered " + std::to_string(reply.status) + (message.empty() ? "" : ": " + message);
-    return make_error(reply.status == 404 ? "not_found" : "engine_error", sentence);
+    return make_error(reply.status == 404 ? "engine_no_such_object" : "engine_error", sentence);
 }
 
 // TimedStream's catch-all constructor hides result's converting constructor from Error.

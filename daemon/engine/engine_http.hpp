@@ -62,7 +62,7 @@ struct Reply {
 };
 
 Reply make_reply(std::string what, Response&& response);
-// A 2xx answer, else "not_found" for a 404 or "engine_error", quoting the engine's "message".
+// A 2xx answer, else "engine_no_such_object" for a 404 or "engine_error", quoting the engine's "message".
 Expected<void> require_success(const Reply& reply);
 // A 2xx answer whose body is JSON of `kind`, else the matching error.
 Expected<json::value> require_json(const Reply& reply, json::kind kind);

@@ -342,7 +342,7 @@ Expected<RecipeFiles> load_recipe_files(const std::filesystem::path& source_dir,
     }
     auto recipe_text = read_file_capped(recipe_file(source_dir, image_name), k_max_recipe_bytes);
     if (!recipe_text) {
-        if (recipe_text.error().code == "not_found") {
+        if (recipe_text.error().code == "file_missing") {
             return make_error("unknown_image", "There is no recipe for an image named \"" +
                                                    std::string(image_name) + "\" in " +
                                                    source_dir.string() + ".");
@@ -357,7 +357,7 @@ Expected<RecipeFiles> load_recipe_files(const std::filesystem::path& source_dir,
     RecipeFiles files{std::move(*recipe), std::nullopt};
     auto lock_text = read_file_capped(lock_file(source_dir, image_name), k_max_lock_bytes);
     if (!lock_text) {
-        if (lock_text.error().code == "not_found") {
+        if (lock_text.error().code == "file_missing") {
             return files;
         }
         return lock_text.error();

@@ -141,7 +141,7 @@ Expected<std::vector<ImageRecord>> ImageRegistry::load() const
 {
     auto text = read_file_capped(m_paths.images_file(), k_max_images_file_bytes);
     if (!text) {
-        if (text.error().code == "not_found") {
+        if (text.error().code == "file_missing") {
             return std::vector<ImageRecord>{};
         }
         if (text.error().code == "too_large") {
@@ -200,7 +200,7 @@ net::awaitable<Expected<EngineImageState>> engine_image_state(engine::EngineClie
 {
     auto inspected = co_await engine.inspect_image(record.image_id, limits::k_inspect_timeout);
     if (!inspected) {
-        if (inspected.error().code == "not_found") {
+        if (inspected.error().code == "engine_no_such_object") {
             co_return EngineImageState::missing;
         }
         co_return inspected.error();

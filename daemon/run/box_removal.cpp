@@ -22,7 +22,7 @@ engine::net::awaitable<RemovalOutcome> remove_boxes(engine::EngineClient& engine
                 continue;
             }
             auto check = co_await engine.inspect_container(id, limits::k_inspect_timeout);
-            gone = !check && check.error().code == "not_found";
+            gone = !check && check.error().code == "engine_no_such_object";
             if (!gone) {
                 outcome.error = check ? "the box was still listed after removal" : check.error().message;
                 outcome.timed_out = !check && check.error().code == "engine_timeout";

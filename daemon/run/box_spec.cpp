@@ -75,7 +75,7 @@ json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& run
         {"Env", to_array(box_environment())},
         {"User", policy.user},
         {"WorkingDir", policy.tmpfs_path},
-        {"Hostname", "pybox"},
+        {"Hostname", k_box_hostname},
         {"NetworkDisabled", true},
         {"AttachStdin", true},
         {"AttachStdout", true},

@@ -25,7 +25,11 @@ struct BoxIdentity {
     std::string cgroup_parent;
 };
 
-// The fixed environment of the first process: nothing from the host or the daemon.
+// The box's host name (`Hostname`); the engine also puts it in the environment as HOSTNAME.
+inline constexpr const char* k_box_hostname = "pybox";
+
+// The fixed environment of the first process (`Env`): nothing from the host or the daemon. The
+// engine adds HOSTNAME=<k_box_hostname> and nothing else (the images set no ENV; Tty is off).
 std::vector<std::string> box_environment();
 
 // How the box is run beyond its policy: the OCI runtime the daemon is configured with.

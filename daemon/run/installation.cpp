@@ -38,7 +38,7 @@ Expected<std::string> load_or_create_installation_id(const RuntimePaths& paths)
                                               "(boxes labelled with the old id are then left to you).");
         return std::string(id->as_string());
     }
-    if (existing.error().code != "not_found") return existing.error();
+    if (existing.error().code != "file_missing") return existing.error();
     std::string id = random_id_128();
     if (auto written = write_file_atomic(file, json::serialize(json::object{{"installation_id", id}}) + "\n");
         !written)

@@ -49,6 +49,17 @@ Error with_engine_hint(Error error)
     return error;
 }
 
+// The WAIT_FAILED sentence for a wait that ended without the box's exit, by what ended it.
+std::string wait_failure_sentence(const Error& error)
+{
+    if (error.code == "engine_timeout") return "The engine did not report the box's exit in time.";
+    if (error.code == "engine_protocol")
+        return "The connection waiting for the box's exit broke or carried a malformed answer before the engine "
+               "reported the exit.";
+    if (error.code == "cancelled") return "PyBox stopped waiting for the box's exit.";
+    return "The engine answered the wait with an error instead of the box's exit.";
+}
+
 // The state of one run: what was asked, what has been observed so far, and the receipt being
 // filled in. Lives in the run() coroutine frame; the phase coroutines borrow it.
 class RunContext {
@@ -301,7 +312,7 @@ private:
         if (result) {
             m_wait_observed_exit = true;
         } else {
-            note_engine_failure("WAIT_FAILED", "The engine did not report the box's exit in time.", result.error());
+            note_engine_failure("WAIT_FAILED", wait_failure_sentence(result.error()), result.error());
             if (result.error().code == "engine_timeout") m_receipt.lifecycle.timeouts.push_back("wait");
         }
         if (!m_stream_ended) {
@@ -507,6 +518,8 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     auto guard = co_await m_lifecycle_lock.scoped_lock();
     if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
 
+    // The daemon negotiates the Engine API version at start and whenever `vm start` or
+    // `vm status` checks the engine; this covers an engine that came up since without either.
     if (m_engine.api_version().empty()) {
         auto pinged = co_await m_engine.ping(limits::k_query_timeout);
         if (!pinged) co_return with_engine_hint(pinged.error());

@@ -2,11 +2,12 @@
 
 #include "daemon/server/setup_request.hpp"
 #include "proto/api.hpp"
+#include "proto/error_codes.hpp"
 #include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
 
-
+#include <iostream>
 #include <string_view>
 #include <utility>
 
@@ -38,25 +39,14 @@ std::string_view method_name(Method method) { return method == Method::get ? "GE
 
 }  // namespace
 
-unsigned http_status_for(const Error& error)
+ApiResponse error_response(const Error& error)
 {
-    const std::string_view code = error.code;
-    if (code == "image_not_built" || code == "image_mismatch" || code == "image_missing" ||
-        code == "lock_busy")
-        return 409;
-    if (code.starts_with("engine_")) return 503;
-    if (code.starts_with("invalid_") || code.ends_with("_out_of_range") ||
-        code == "source_too_large" || code == "unknown_image")
-        return 400;
-    if (code == "forbidden") return 403;
-    if (code == "not_found") return 404;
-    if (code == "method_not_allowed") return 405;
-    if (code == "body_too_large") return 413;
-    if (code == "header_too_large") return 431;
-    return 500;
+    if (const auto* row = proto::find_api_error_code(error.code))
+        return {row->http_status, proto::error_body(error, row->retryable)};
+    std::cerr << "pyboxd: error code " << error.code << " is not in the API's table (proto/error_codes.cpp); "
+              << "answering internal_error\n";
+    return error_response(make_error("internal_error", error.message));
 }
-
-ApiResponse error_response(const Error& error) { return {http_status_for(error), proto::error_body(error)}; }
 
 ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& images)
     : m_runs(runs), m_engine(engine), m_images(images)
@@ -71,8 +61,8 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellat
     for (const auto& candidate : k_routes)
         if (candidate.path == path) route = &candidate;
     if (route == nullptr)
-        co_return error_response(make_error("not_found", "There is no endpoint " + std::string(path) +
-                                                             "; see docs/api.md."));
+        co_return error_response(make_error("no_such_endpoint", "There is no endpoint " + std::string(path) +
+                                                                    "; see docs/api.md."));
     if (request.method != method_name(route->method))
         co_return error_response(make_error("method_not_allowed",
                                             std::string(path) + " accepts only " +

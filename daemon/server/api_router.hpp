@@ -4,7 +4,7 @@
 //
 // Ownership: borrows the services, which must outlive it. Executor: the caller's coroutine;
 // every service call stays on the daemon's io_context. Failure: every outcome is a response;
-// service errors map to a status through http_status_for().
+// service errors map to a status through the API's error table (proto/error_codes.hpp).
 #pragma once
 
 #include "common/error.hpp"
@@ -28,9 +28,8 @@ struct ApiResponse {
     std::string body;  // one JSON document
 };
 
-// The one mapping from error codes to HTTP statuses: image state -> 409, engine trouble -> 503,
-// a bad request -> 400, the server's own refusals to their statuses, anything else -> 500.
-unsigned http_status_for(const Error& error);
+// The answer for `error`: its status and retryable flag from proto::find_api_error_code(). A code
+// not in that table is a bug: it is logged to stderr and answered as "internal_error" (500).
 ApiResponse error_response(const Error& error);
 
 class ApiRouter {

@@ -105,15 +105,17 @@ Expected<DaemonConfig> load_daemon_config(const RuntimePaths& paths)
     const auto file = paths.config_file();
     auto text = read_file_capped(file, k_max_config_bytes);
     if (!text) {
-        if (text.error().code == "not_found") return DaemonConfig{};
+        if (text.error().code == "file_missing") return DaemonConfig{};
         return make_error("config_invalid", text.error().message);
     }
     return parse_daemon_config(*text, file);
 }
 
+std::filesystem::path private_engine_socket(const RuntimePaths& paths) { return paths.engine_dir() / "docker.sock"; }
+
 std::filesystem::path engine_socket_path(const DaemonConfig& config, const RuntimePaths& paths)
 {
-    return config.engine_socket.value_or(paths.engine_socket());
+    return config.engine_socket.value_or(private_engine_socket(paths));
 }
 
 }  // namespace pybox::vm

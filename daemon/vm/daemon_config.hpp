@@ -43,6 +43,8 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
 // Reads paths.config_file(); a missing file yields the defaults.
 Expected<DaemonConfig> load_daemon_config(const RuntimePaths& paths);
 
+// The private engine's socket: <runtime>/engine/docker.sock.
+std::filesystem::path private_engine_socket(const RuntimePaths& paths);
 // The engine socket the daemon talks to: the configured one, else the private engine's.
 std::filesystem::path engine_socket_path(const DaemonConfig& config, const RuntimePaths& paths);
 

@@ -61,11 +61,11 @@ std::string engine_key(const RuntimePaths& paths, std::string_view installation_
 
 EngineLayout::EngineLayout(const RuntimePaths& paths, std::string_view installation_id)
     : state_dir(std::filesystem::path(k_engine_state_base) / engine_key(paths, installation_id)),
-      socket(paths.engine_socket()),
+      socket(private_engine_socket(paths)),
       data_root(state_dir / "data"),
       exec_root(state_dir / "exec"),
-      pid_file(paths.engine_pid_file()),
-      log_file(paths.engine_log_file()),
+      pid_file(paths.engine_dir() / "dockerd.pid"),
+      log_file(paths.engine_dir() / "dockerd.log"),
       config_file(paths.engine_dir() / "daemon.json"),
       containerd_pid_file(exec_root / "containerd" / "containerd.pid"),
       containerd_config(exec_root / "containerd" / "containerd.toml"),

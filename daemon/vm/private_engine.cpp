@@ -114,20 +114,18 @@ std::filesystem::path resolved(const std::filesystem::path& dir)
 
 }  // namespace
 
-PrivateEngine::PrivateEngine(net::any_io_executor executor, RuntimePaths paths, std::string_view installation_id,
-                             DaemonConfig config, RecordedImagesSource recorded_images)
+PrivateEngine::PrivateEngine(net::any_io_executor executor, engine::EngineClient& client, RuntimePaths paths,
+                             std::string_view installation_id, DaemonConfig config,
+                             RecordedImagesSource recorded_images)
     : m_executor(std::move(executor)),
       m_paths(std::move(paths)),
       m_config(std::move(config)),
       m_layout(m_paths, installation_id),
       m_socket(engine_socket_path(m_config, m_paths)),
       m_recorded_images(std::move(recorded_images)),
-      m_client(std::make_unique<engine::EngineClient>(m_executor,
-                                                      engine::make_unix_socket_dialer(m_executor, m_socket)))
+      m_client(client)
 {
 }
-
-PrivateEngine::~PrivateEngine() = default;
 
 net::awaitable<Expected<json::value>> PrivateEngine::start()
 {
@@ -252,7 +250,7 @@ std::optional<int> PrivateEngine::running_dockerd() const
 net::awaitable<PrivateEngine::Verification> PrivateEngine::verify(std::optional<int> dockerd_pid)
 {
     Verification verification;
-    const auto ping = co_await m_client->ping(limits::k_query_timeout);
+    const auto ping = co_await m_client.ping(limits::k_query_timeout);
     if (!ping) {
         verification.problems.push_back({"ping", "The engine at " + m_socket.string() +
                                                      " does not answer: " + without_period(ping.error().message) + "."});
@@ -262,7 +260,7 @@ net::awaitable<PrivateEngine::Verification> PrivateEngine::verify(std::optional<
     verification.api_version = ping->api_version;
     if (auto problem = check_api_version(ping->api_version)) verification.problems.push_back(*problem);
 
-    const auto info = co_await m_client->info(limits::k_query_timeout);
+    const auto info = co_await m_client.info(limits::k_query_timeout);
     if (!info) {
         verification.problems.push_back({"info", "GET /info failed: " + info.error().message});
     } else {
@@ -310,10 +308,10 @@ net::awaitable<void> PrivateEngine::check_images(Verification& verification)
         co_return;
     }
     for (const auto& image : *images) {
-        const auto inspected = co_await m_client->inspect_image(image.image_id, limits::k_inspect_timeout);
+        const auto inspected = co_await m_client.inspect_image(image.image_id, limits::k_inspect_timeout);
         if (!inspected) {
             verification.problems.push_back(
-                {"images", inspected.error().code == "not_found"
+                {"images", inspected.error().code == "engine_no_such_object"
                                ? "Image " + image.name + " (" + image.image_id +
                                      ") is recorded in images.json but the engine does not hold it."
                                : "Cannot inspect image " + image.name + " (" + image.image_id +
@@ -331,7 +329,7 @@ net::awaitable<void> PrivateEngine::check_images(Verification& verification)
 net::awaitable<Expected<int>> PrivateEngine::launch(std::vector<std::string>& notes)
 {
     // An engine answering on our socket without our pid file naming it is not ours to replace.
-    if (auto answer = co_await m_client->ping(k_ready_ping_timeout); answer)
+    if (auto answer = co_await m_client.ping(k_ready_ping_timeout); answer)
         co_return make_error("engine_start_failed",
                              "An engine already answers on " + m_socket.string() + " but " +
                                  m_layout.pid_file.string() + " does not name it: stop that engine first.");
@@ -353,7 +351,7 @@ net::awaitable<Expected<int>> PrivateEngine::launch(std::vector<std::string>& no
             co_return make_error("engine_start_failed", "dockerd exited during start-up; its last words (" +
                                                             m_layout.log_file.string() + "):" +
                                                             log_tail(m_layout.log_file));
-        if (auto answer = co_await m_client->ping(k_ready_ping_timeout); answer) co_return pid;
+        if (auto answer = co_await m_client.ping(k_ready_ping_timeout); answer) co_return pid;
         if (MonoClock::now() >= deadline) break;
         timer.expires_after(k_poll_interval);
         co_await timer.async_wait(net::use_awaitable);

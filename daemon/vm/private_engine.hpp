@@ -15,9 +15,11 @@
 // not a failure. stop() is idempotent. status() never starts anything and costs a ping, an
 // info and one image inspect per recorded image.
 //
-// Ownership: owns its EngineClient; `recorded_images` is called on every check and must stay
-// callable for the object's lifetime. `installation_id` (this runtime folder's owner id) picks
-// the engine key.
+// Ownership: borrows the daemon's EngineClient, which must talk to the same socket
+// (engine_socket_path) and outlive this object: the ping of every check (start, status)
+// negotiates the Engine API version that the daemon's other calls then use. `recorded_images`
+// is called on every check and must stay callable for the object's lifetime.
+// `installation_id` (this runtime folder's owner id) picks the engine key.
 // Executor: every call is a coroutine on the executor given at construction (the daemon's
 // io_context); waits poll with a steady_timer and never block it. start() and stop() are
 // serialized: one arriving while another runs fails with "engine_busy".
@@ -35,7 +37,6 @@
 #include <boost/asio/any_io_executor.hpp>
 
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,9 +60,8 @@ using RecordedImagesSource = std::function<Expected<std::vector<RecordedImage>>(
 
 class PrivateEngine final : public daemon::EngineControl {
 public:
-    PrivateEngine(net::any_io_executor executor, RuntimePaths paths, std::string_view installation_id,
-                  DaemonConfig config, RecordedImagesSource recorded_images);
-    ~PrivateEngine() override;
+    PrivateEngine(net::any_io_executor executor, engine::EngineClient& client, RuntimePaths paths,
+                  std::string_view installation_id, DaemonConfig config, RecordedImagesSource recorded_images);
     PrivateEngine(const PrivateEngine&) = delete;
     PrivateEngine& operator=(const PrivateEngine&) = delete;
 
@@ -94,7 +94,7 @@ private:
     EngineLayout m_layout;
     std::filesystem::path m_socket;
     RecordedImagesSource m_recorded_images;
-    std::unique_ptr<engine::EngineClient> m_client;
+    engine::EngineClient& m_client;
     bool m_busy = false;
 };
 

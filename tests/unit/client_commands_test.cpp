@@ -4,6 +4,7 @@
 #include "client/daemon_connection.hpp"
 
 #include "common/ids.hpp"
+#include "proto/api.hpp"
 
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
@@ -114,4 +115,26 @@ TEST_CASE("The not-running message names pyboxd's path when it is known")
 {
     CHECK(pybox::client::not_running_message(fs::path("/opt/pybox/bin/pyboxd"))
               .starts_with("pyboxd is not running. Start it with: /opt/pybox/bin/pyboxd &"));
+}
+
+TEST_CASE("The client's version line names the project's version and the API version")
+{
+    CHECK(pybox::client::render_client_version() ==
+          "pybox " PYBOX_VERSION " (API " + std::string(pybox::proto::k_api_version) + ")\n");
+}
+
+TEST_CASE("The daemon's version line comes from its ping answer")
+{
+    const auto rendered = pybox::client::render_daemon_version(
+        boost::json::parse(R"({"ok":true,"daemon":"pyboxd","version":"9.8.7","api":"v1"})"));
+    CHECK(rendered.exit_code == 0);
+    CHECK(rendered.text == "pyboxd 9.8.7 (API v1)\n");
+}
+
+TEST_CASE("A daemon that does not answer makes its version unknown, says why and exits 125")
+{
+    const auto rendered = pybox::client::render_daemon_version(
+        pybox::Expected<boost::json::value>(pybox::make_error("daemon_not_running", "pyboxd is not running.")));
+    CHECK(rendered.exit_code == pybox::client::k_exit_pybox_failed);
+    CHECK(rendered.text == "pybox: the daemon's version is unknown: pyboxd is not running.\n");
 }

@@ -94,7 +94,7 @@ TEST_CASE("A missing config file yields the defaults and the private engine's so
     const pybox::RuntimePaths paths("/nonexistent/pybox-config-test");
     auto config = pybox::vm::load_daemon_config(paths);
     REQUIRE(config.has_value());
-    CHECK(pybox::vm::engine_socket_path(*config, paths) == paths.engine_socket());
+    CHECK(pybox::vm::engine_socket_path(*config, paths) == "/nonexistent/pybox-config-test/engine/docker.sock");
 }
 
 TEST_CASE("A configured engine socket replaces the private engine's socket")

@@ -47,14 +47,14 @@ TEST_CASE("Ping without an Api-Version header is a protocol error")
     CHECK(ping.error().code == "engine_protocol");
 }
 
-TEST_CASE("A 404 maps to not_found and other failures to engine_error with the engine's message")
+TEST_CASE("A 404 maps to engine_no_such_object and other failures to engine_error with the engine's message")
 {
     EngineFixture f;
     f.engine->answer(http_response("404 Not Found", R"({"message":"No such container: c1"})"));
     f.engine->answer(http_response("500 Internal Server Error", R"({"message":"boom"})"));
     const auto missing = f.run(f.client->inspect_container("c1", 1s));
     REQUIRE_FALSE(missing.has_value());
-    CHECK(missing.error().code == "not_found");
+    CHECK(missing.error().code == "engine_no_such_object");
     const auto broken = f.run(f.client->start_container("c1", 1s));
     REQUIRE_FALSE(broken.has_value());
     CHECK(broken.error().code == "engine_error");

@@ -254,7 +254,7 @@ TEST_CASE("An unknown path gets 404 and a wrong method gets 405, both with JSON 
     const auto missing = first.read_reply();
     REQUIRE(missing);
     CHECK(missing->status == 404);
-    CHECK(body_has_error(*missing, "not_found"));
+    CHECK(body_has_error(*missing, "no_such_endpoint"));
 
     RawClient second(server.socket_path());
     second.send(get("/v1/runs"));

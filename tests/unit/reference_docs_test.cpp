@@ -1,6 +1,8 @@
 // docs/reference.md against the code: the numbers it states for the kernel watcher are the ones
-// in common/limits.hpp, and its config.json table lists exactly the keys the daemon accepts.
+// in common/limits.hpp, its config.json table lists exactly the keys the daemon accepts, and
+// the box's environment it states is the one the daemon sets plus the engine's HOSTNAME.
 #include "common/limits.hpp"
+#include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
 
 #include <catch2/catch.hpp>
@@ -84,4 +86,15 @@ TEST_CASE("The reference's config.json table lists exactly the keys the daemon a
     std::istringstream keys(message.substr(list_start + 13, message.find(')', list_start) - list_start - 13));
     for (std::string key; std::getline(keys, key, ',');) known.insert(key.substr(key.find_first_not_of(' ')));
     CHECK(documented == known);
+}
+
+TEST_CASE("The reference states exactly the box's environment: the daemon's Env and the engine's HOSTNAME")
+{
+    std::set<std::string> documented;
+    for (const auto& text : backticked(reference_row("Other")))
+        if (text.find('=') != std::string::npos) documented.insert(text);
+    const auto environment = daemon::box_environment();
+    std::set<std::string> expected(environment.begin(), environment.end());
+    expected.insert(std::string("HOSTNAME=") + daemon::k_box_hostname);
+    CHECK(documented == expected);
 }

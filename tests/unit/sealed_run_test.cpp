@@ -486,6 +486,24 @@ TEST_CASE("An engine lost mid-run makes the output incomplete and the run phase 
     CHECK(receipt.observed.termination.mechanism == TerminationMechanism::engine_lost);
 }
 
+TEST_CASE("WAIT_FAILED: a wait connection dropped mid-run says the connection broke, not that time ran out")
+{
+    RunFixture f;
+    make_service(f);
+    Script box = healthy(*f.engine);
+    box.wait.stream.clear();  // the head came; at exit the engine closes the connection before the body
+    box.inspect = {inspect_verify(*f.engine), failure(), gone()};
+    script(*f.engine, box);
+    const auto receipt = run(f, request());
+    const auto wait_failed = std::find_if(receipt.explanations.begin(), receipt.explanations.end(),
+                                          [](const proto::Explanation& explanation) { return explanation.code == "WAIT_FAILED"; });
+    REQUIRE(wait_failed != receipt.explanations.end());
+    CHECK(wait_failed->message.find("connection") != std::string::npos);
+    CHECK(wait_failed->message.find("in time") == std::string::npos);
+    CHECK(std::find(receipt.lifecycle.timeouts.begin(), receipt.lifecycle.timeouts.end(), "wait") ==
+          receipt.lifecycle.timeouts.end());
+}
+
 TEST_CASE("OUT_OF_MEMORY: OOMKilled with exit 137 ends the run as out of memory")
 {
     RunFixture f;

@@ -1,0 +1,143 @@
+// docs/api.md's error table against the one in code (proto/error_codes.hpp), both ways, and that
+// table against the sources: every code that daemon/, proto/ or common/ makes is in it, unless
+// it is one of the few that never reach an answer (listed below with why), and every code in it
+// is made somewhere. Codes are read from the sources by the patterns that make them
+// (make_error("code", ...), make_error(cond ? "a" : "b", ...), line_error("code", ...)), so a new
+// helper that takes a code must extend the patterns here.
+#include "proto/error_codes.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+
+namespace {
+
+namespace fs = std::filesystem;
+using Row = std::tuple<unsigned, bool, std::string>;  // status, retryable, meaning
+
+// Codes the sources make that no answer carries.
+const std::set<std::string> k_never_answered = {
+    "config_invalid",            // pyboxd's startup: config.json
+    "daemon_already_running",    // pyboxd's startup: the socket
+    "socket_unusable",           // pyboxd's startup: the socket
+    "socket_path_occupied",      // pyboxd's startup: the socket
+    "private_engine_needs_root", // pyboxd's startup: the engine configuration
+    "invalid_runtime_dir",       // pyboxd's (and pybox's) startup: PYBOX_HOME
+    "runtime_dir_unusable",      // pyboxd's startup: the runtime folder
+    "peer_unknown",              // a peer whose uid cannot be read is answered "forbidden"
+    "invalid_receipt",           // the client's receipt reader
+    "http_",                     // the client's stand-in for an answer without an error body
+};
+
+std::string read_text(const fs::path& file)
+{
+    std::ifstream in(file);
+    REQUIRE(in.good());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// The sources of daemon/, proto/ and common/, concatenated, without the table itself.
+const std::string& sources()
+{
+    static const std::string text = [] {
+        std::string all;
+        for (const char* dir : {"daemon", "proto", "common"})
+            for (const auto& entry : fs::recursive_directory_iterator(fs::path(PYBOX_SOURCE_DIR) / dir)) {
+                const auto extension = entry.path().extension();
+                if ((extension == ".cpp" || extension == ".hpp") && entry.path().stem() != "error_codes")
+                    all += read_text(entry.path());
+            }
+        return all;
+    }();
+    return text;
+}
+
+std::set<std::string> made_codes()
+{
+    static const std::regex pattern(
+        R"re((?:make_error|line_error)\((?:[^,;"()]*\?\s*)?"([a-z0-9_]+)"(?:\s*:\s*"([a-z0-9_]+)")?)re");
+    std::set<std::string> codes;
+    const std::string& text = sources();
+    for (std::sregex_iterator it(text.begin(), text.end(), pattern), end; it != end; ++it)
+        for (std::size_t group = 1; group <= 2; ++group)
+            if ((*it)[group].matched) codes.insert((*it)[group].str());
+    return codes;
+}
+
+std::map<std::string, Row> code_table()
+{
+    std::map<std::string, Row> rows;
+    for (const auto& row : pybox::proto::api_error_codes()) {
+        const bool added = rows.emplace(std::string(row.code), Row{row.http_status, row.retryable, std::string(row.meaning)}).second;
+        CHECK(added);
+    }
+    return rows;
+}
+
+// The rows of the table under "## Errors" in docs/api.md: | `code` | status | yes/no | meaning |
+std::map<std::string, Row> docs_table()
+{
+    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "api.md");
+    const auto start = doc.find("\n## Errors\n");
+    REQUIRE(start != std::string::npos);
+    const auto end = doc.find("\n## ", start + 1);
+    const std::string section = doc.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    static const std::regex row_pattern(R"(\n\| `([a-z0-9_]+)` \| ([0-9]{3}) \| (yes|no) \| (.+) \|(?=\n))");
+    std::map<std::string, Row> rows;
+    for (std::sregex_iterator it(section.begin(), section.end(), row_pattern), stop; it != stop; ++it) {
+        const bool added = rows.emplace((*it)[1].str(), Row{static_cast<unsigned>(std::stoul((*it)[2].str())),
+                                                            (*it)[3].str() == "yes", (*it)[4].str()})
+                               .second;
+        CHECK(added);
+    }
+    return rows;
+}
+
+}  // namespace
+
+TEST_CASE("docs/api.md lists exactly the error table in code, with the same status, retry and meaning")
+{
+    const auto in_docs = docs_table();
+    const auto in_code = code_table();
+    REQUIRE_FALSE(in_docs.empty());
+    for (const auto& [code, row] : in_code) {
+        INFO("in proto/error_codes.cpp: " << code);
+        const auto found = in_docs.find(code);
+        REQUIRE(found != in_docs.end());
+        CHECK(std::get<0>(found->second) == std::get<0>(row));
+        CHECK(std::get<1>(found->second) == std::get<1>(row));
+        CHECK(std::get<2>(found->second) == std::get<2>(row));
+    }
+    for (const auto& [code, row] : in_docs) {
+        INFO("in docs/api.md: " << code);
+        CHECK(in_code.contains(code));
+    }
+}
+
+TEST_CASE("Every error code the daemon makes is in the table or never reaches an answer")
+{
+    const auto made = made_codes();
+    REQUIRE(made.contains("images_file_invalid"));
+    for (const auto& code : made) {
+        INFO("made in the sources: " << code);
+        CHECK((pybox::proto::find_api_error_code(code) != nullptr || k_never_answered.contains(code)));
+    }
+    for (const auto& code : k_never_answered) {
+        INFO("listed as never answered: " << code);
+        CHECK(made.contains(code));
+        CHECK(pybox::proto::find_api_error_code(code) == nullptr);
+    }
+    for (const auto& row : pybox::proto::api_error_codes()) {
+        INFO("in the table: " << row.code);
+        CHECK(made.contains(std::string(row.code)));
+    }
+}
