@@ -6,6 +6,7 @@ packages=(
   cmake g++ ninja-build pkg-config
   libboost1.81-dev libboost-json1.81-dev libcli11-dev libssh2-1-dev libssl-dev catch2
   docker.io mmdebstrap ca-certificates curl
+  clang libclang-rt-14-dev
 )
 missing=()
 for package in "${packages[@]}"; do

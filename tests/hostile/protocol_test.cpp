@@ -151,7 +151,7 @@ TEST_CASE("Conflicting body lengths get one 400 answer and the connection closes
 TEST_CASE("A garbage request line gets 400 and the connection closes")
 {
     for (const std::string& request : {std::string("HELLO\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
-                                      std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 17)}) {
+                                      std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 15)}) {
         INFO(request);
         expect_one_answer_and_close(request, 400);
     }

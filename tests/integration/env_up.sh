@@ -10,6 +10,7 @@ pybox="$PYBOX_BIN/pybox"
 "$(dirname "$0")/env_down.sh" || true
 mkdir -p "$PYBOX_HOME"
 chmod 700 "$PYBOX_HOME"
+: > "$PYBOX_HOME/pyboxd.log"  # one suite run's log: scripts/test.sh reads it for sanitizer reports
 recipes="$PYBOX_HOME-recipes"
 rm -rf "$recipes"
 cp -r "$PYBOX_SOURCE/images" "$recipes"

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Builds every fuzz target with clang's libFuzzer (plus ASan and UBSan) into ${FUZZ_BUILD_DIR:-build-fuzz}
+# and runs each for SECONDS (default 30) from its committed seed corpus (tests/fuzz/corpus/<target>/,
+# read only: new inputs go to a scratch folder). Fails on the first crash, leak or sanitizer
+# report, and prints the reproducer's path. Needs clang and libclang-rt-14-dev (scripts/install-deps.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-30}
+build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
+targets=()
+for source in tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$source" .cpp)"); done
+
+CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPYBOX_FUZZ=ON > /dev/null
+cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}"
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+for target in "${targets[@]}"; do
+  mkdir -p "$scratch/$target"
+  echo "fuzz: $target for ${seconds} s"
+  if ! "$build_dir/bin/$target" -max_total_time="$seconds" -print_final_stats=1 \
+      -artifact_prefix="$scratch/$target-" "$scratch/$target" "tests/fuzz/corpus/$target" \
+      > "$scratch/$target.log" 2>&1; then
+    tail -n 40 "$scratch/$target.log" >&2
+    mkdir -p "$build_dir/fuzz-artifacts"
+    cp "$scratch/$target"-* "$build_dir/fuzz-artifacts/" 2>/dev/null || true
+    echo "fuzz: $target failed; reproducers in $build_dir/fuzz-artifacts/" >&2
+    exit 1
+  fi
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$scratch/$target.log" | tr '\n' ' '
+  echo
+done
