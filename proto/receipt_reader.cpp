@@ -6,6 +6,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/string.hpp>
 
+#include <cmath>
 #include <limits>
 #include <set>
 #include <utility>
@@ -174,7 +175,9 @@ public:
         if (value.is_number()) {
             json::error_code ec;
             const double number = value.to_number<double>(ec);
-            if (!ec) {
+            // Boost.JSON 1.81 reads some zero mantissas with huge exponents (0.0e774) as
+            // infinity, which no receipt holds and no writer can write back.
+            if (!ec && std::isfinite(number)) {
                 return number;
             }
         }

@@ -428,3 +428,16 @@ TEST_CASE("The exit code follows the termination mechanism")
     termination.mechanism = TerminationMechanism::engine_lost;
     CHECK(exit_code_for(receipt) == 125);
 }
+
+TEST_CASE("A receipt with a number that reads as infinity is refused, not carried")
+{
+    // Found by libFuzzer: Boost.JSON reads 0.0e774 as infinity, which cannot be written back.
+    std::string text = json::serialize(receipt_to_json(sample_receipt()));
+    const auto at = text.find("\"total_s\":");
+    REQUIRE(at != std::string::npos);
+    const auto end = text.find_first_of(",}", at);
+    text.replace(at, end - at, "\"total_s\":0.0e774");
+    const auto read = receipt_from_json(json::parse(text));
+    REQUIRE_FALSE(read.has_value());
+    CHECK(read.error().code == "invalid_receipt");
+}
