@@ -6,6 +6,8 @@
 // helper that takes a code must extend the patterns here.
 #include "proto/error_codes.hpp"
 
+#include "tests/support/source_text.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -36,14 +38,7 @@ const std::set<std::string> k_never_answered = {
     "http_",                     // the client's stand-in for an answer without an error body
 };
 
-std::string read_text(const fs::path& file)
-{
-    std::ifstream in(file);
-    REQUIRE(in.good());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using pybox::test::read_text;
 
 // The sources of daemon/, proto/ and common/, concatenated, without the table itself.
 const std::string& sources()

@@ -4,6 +4,8 @@
 // (explain("CODE", ...), unknown["key"], PhaseTimer(*this, "phase"[, "budget"]),
 // timeouts.push_back("budget")), so a new emitter that uses another pattern must extend the
 // patterns here.
+#include "tests/support/source_text.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -18,14 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using Names = std::set<std::string>;
 
-std::string read_text(const fs::path& file)
-{
-    std::ifstream in(file);
-    REQUIRE(in.good());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
+using pybox::test::read_text;
 
 // The daemon's sources, concatenated.
 const std::string& daemon_sources()

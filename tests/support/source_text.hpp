@@ -1,0 +1,24 @@
+// Reading the project's own files (docs, sources) in unit tests that compare docs with code.
+// PYBOX_SOURCE_DIR is the source tree, set by tests/CMakeLists.txt for unit_tests.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace pybox::test {
+
+// The whole text of a file; fails the test when it cannot be read.
+inline std::string read_text(const std::filesystem::path& file)
+{
+    std::ifstream in(file);
+    REQUIRE(in.good());
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace pybox::test
