@@ -60,13 +60,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (raw) check_record(*raw, version);
     check_summary(raw, version);
 
-    // Well-formed: each input byte b is one sample, gone when b % 5 == 0, else every key with
-    // the value b * index (unreadable when (b + index) % 7 == 0); time advances by b % 4. A first
-    // byte above 127 adds final readings.
+    // Well-formed: each of the first k_watch_samples input bytes b is one sample, gone when
+    // b % 5 == 0, else every key with the value b * index (unreadable when (b + index) % 7 == 0);
+    // time advances by b % 4. A first byte above 127 adds final readings.
     std::string text = "pybox-watch 1 cgroup=" + std::to_string(static_cast<int>(version)) + " start=0\n";
     std::int64_t time = 0;
     std::size_t samples = 0;
-    for (const char c : input.substr(0, 200)) {
+    for (const char c : input.substr(0, pybox::limits::k_watch_samples)) {
         const auto b = static_cast<unsigned char>(c);
         time += b % 4;
         text += "sample " + std::to_string(time) + " box";
