@@ -20,15 +20,17 @@ namespace pybox::client {
 
 namespace {
 
-// The daemon answers within the program's deadline plus its own budgets; this is the margin.
+// Once its turn in the run queue came, the daemon answers within the program's deadline plus
+// its own budgets; this is the margin for those budgets.
 constexpr std::chrono::seconds k_answer_margin{30};
 
 constexpr const char* k_exit_codes =
     "Exit codes:\n"
     "  N    the program's own exit code, when it ended by itself\n"
     "  124  PyBox stopped the program at the deadline\n"
-    "  125  PyBox could not run it (bad request, daemon or engine unreachable, image or\n"
-    "       policy check failed; nothing ran), or lost the engine during the run\n"
+    "  125  PyBox could not run it (bad request, daemon busy or unreachable, engine\n"
+    "       unreachable, image or policy check failed; nothing ran), or lost the engine\n"
+    "       during the run\n"
     "  137  out of memory: the kernel killed it, as reported by the engine\n"
     "The receipt (--json) always says more.";
 
@@ -55,8 +57,10 @@ int run_exec(const ExecOptions& options)
 
     auto connection = DaemonConnection::from_environment();
     if (!connection) return fail(connection.error());
+    // The daemon starts a run within its longest queue wait or answers busy, so waiting for the
+    // queue, the deadline and the budgets never gives up on a run that may still start.
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
+        limits::k_max_queue_wait + std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
     auto answer = connection->call("POST", "/v1/runs", proto::serialize_run_request(request), timeout);
     if (!answer) return fail(answer.error());
     auto receipt = proto::receipt_from_json(*answer);
