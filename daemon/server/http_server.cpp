@@ -115,7 +115,9 @@ void refuse_connection(Local::socket socket, std::size_t max_connections)
     std::ostringstream text;
     text << response_message(error_response(make_error("too_many_connections",
                                                        "pyboxd holds " + std::to_string(max_connections) +
-                                                           " connections, as many as it may, and none is idle.")),
+                                                           " connections, as many as it may, and none is idle; "
+                                                           "nothing was read from this one, so nothing ran. Retry in " +
+                                                           std::to_string(limits::k_busy_retry_after.count()) + " s.")),
                              11, false);
     const std::string bytes = text.str();
     boost::system::error_code ec;
