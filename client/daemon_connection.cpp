@@ -62,17 +62,15 @@ net::awaitable<void> exchange_on(fs::path socket, http::request<http::string_bod
         outcome = transport_error(connect_ec, "connecting to " + socket.string());
         co_return;
     }
+    // A daemon with no room for the connection answers 503 and closes it without reading the
+    // request, so when sending fails the answer may be waiting all the same: read it.
     auto [write_ec, written] = co_await http::async_write(stream, request, k_tuple);
-    if (write_ec) {
-        outcome = transport_error(write_ec, "sending the request");
-        co_return;
-    }
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
     parser.body_limit(k_max_response_bytes);
     auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
     if (read_ec) {
-        outcome = transport_error(read_ec, "reading the answer");
+        outcome = write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
         co_return;
     }
     outcome = DaemonReply{parser.get().result_int(), std::move(parser.get().body())};

@@ -20,15 +20,21 @@ namespace pybox::client {
 
 namespace {
 
-// The daemon answers within the program's deadline plus its own budgets; this is the margin.
-constexpr std::chrono::seconds k_answer_margin{30};
+// Once its turn in the run queue came, the daemon answers within the sum of its budgets
+// (common/limits.hpp), even when every engine call takes the whole of its budget: the deadline
+// twice (the start call may take the deadline, at least 2 s, then the program runs to it) plus
+// at most 45.5 s (the checks before create 6 s, create 5 s, verify, attach and the wait's
+// registration 6 s, the exit wait's margins and draining 7 s, the 2 s the start budget may exceed
+// the deadline, the final inspect 2 s, cleanup 15 s, the watcher's end 2.5 s). This margin covers them.
+constexpr std::chrono::seconds k_answer_margin{50};
 
 constexpr const char* k_exit_codes =
     "Exit codes:\n"
     "  N    the program's own exit code, when it ended by itself\n"
     "  124  PyBox stopped the program at the deadline\n"
-    "  125  PyBox could not run it (bad request, daemon or engine unreachable, image or\n"
-    "       policy check failed; nothing ran), or lost the engine during the run\n"
+    "  125  PyBox could not run it (bad request, daemon busy or unreachable, engine\n"
+    "       unreachable, image or policy check failed; nothing ran), or lost the engine\n"
+    "       during the run\n"
     "  137  out of memory: the kernel killed it, as reported by the engine\n"
     "The receipt (--json) always says more.";
 
@@ -55,8 +61,10 @@ int run_exec(const ExecOptions& options)
 
     auto connection = DaemonConnection::from_environment();
     if (!connection) return fail(connection.error());
+    // The daemon starts a run within its longest queue wait or answers busy, so waiting for the
+    // queue, twice the deadline and the budgets never gives up on a run that may still start.
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
-        std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
+        limits::k_max_queue_wait + 2 * std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
     auto answer = connection->call("POST", "/v1/runs", proto::serialize_run_request(request), timeout);
     if (!answer) return fail(answer.error());
     auto receipt = proto::receipt_from_json(*answer);

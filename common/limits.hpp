@@ -33,7 +33,22 @@ inline constexpr std::int64_t k_settle_after_expiry_s = 60;
 // The daemon's socket API.
 inline constexpr std::size_t k_max_request_body_bytes = 256 * 1024;
 inline constexpr std::size_t k_max_request_header_bytes = 16 * 1024;
+// A request must arrive whole within this of its first byte.
 inline constexpr std::chrono::milliseconds k_request_read_timeout{10'000};
+// A connection that has not begun a request this long after connecting or after its last
+// answer is idle and closed.
+inline constexpr std::chrono::milliseconds k_idle_connection_timeout{5'000};
+// Open connections; at the cap the oldest idle one is closed to make room, and when none is
+// idle a new connection is answered 503 too_many_connections and closed.
+inline constexpr std::size_t k_max_connections = 256;
+
+// The run queue: runs go one at a time; at most this many wait behind the running one (16
+// runs at the default deadline finish well within the queue wait below) ...
+inline constexpr std::size_t k_max_waiting_runs = 16;
+// ... and none waits longer than this for its turn. Past either: 503 busy, nothing ran.
+inline constexpr std::chrono::milliseconds k_max_queue_wait{60'000};
+// The Retry-After of a 503 busy or too_many_connections answer.
+inline constexpr std::chrono::seconds k_busy_retry_after{2};
 
 // Engine responses other than the attach stream.
 inline constexpr std::size_t k_max_engine_response_bytes = 8 * 1024 * 1024;

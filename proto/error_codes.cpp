@@ -1,5 +1,7 @@
 #include "proto/error_codes.hpp"
 
+#include "common/limits.hpp"
+
 #include <algorithm>
 
 namespace pybox::proto {
@@ -7,7 +9,8 @@ namespace pybox::proto {
 namespace {
 
 // 4xx: the request was wrong; 409: a state the user fixes with a command (or waits out, when
-// retrying helps); 503: the engine is not there or not answering; 500: the daemon's own failure.
+// retrying helps); 503: the daemon is full, or the engine is not there or not answering; 500: the
+// daemon's own failure.
 constexpr ApiErrorCode k_codes[] = {
     {"invalid_http", 400, false, "The request is not valid HTTP/1.1; the connection is closed."},
     {"invalid_json", 400, false, "The body is not one valid JSON document."},
@@ -55,6 +58,8 @@ constexpr ApiErrorCode k_codes[] = {
     {"clock_unmeasured", 500, false, "The engine's clock cannot be compared with the daemon's."},
     {"watch_output_invalid", 500, false, "The resource watcher wrote output the daemon cannot read."},
     {"cancelled", 500, false, "An engine call was cancelled because the client went away; never written."},
+    {"busy", 503, true, "The run queue is full, or the run waited its longest in it; nothing ran. Retry after `Retry-After` seconds."},
+    {"too_many_connections", 503, true, "The daemon holds as many connections as it may and none is idle; the connection is closed."},
     {"engine_unreachable", 503, true, "The engine is not running or refuses connections; run `pybox vm start`."},
     {"engine_timeout", 503, true, "The engine did not answer in time."},
     {"engine_protocol", 503, false, "The engine answered with malformed HTTP or JSON, or too much of it."},
@@ -73,6 +78,12 @@ const ApiErrorCode* find_api_error_code(std::string_view code)
     const auto* found = std::find_if(std::begin(k_codes), std::end(k_codes),
                                      [&](const ApiErrorCode& row) { return row.code == code; });
     return found == std::end(k_codes) ? nullptr : found;
+}
+
+std::optional<std::chrono::seconds> retry_after_for(std::string_view code)
+{
+    if (code == "busy" || code == "too_many_connections") return limits::k_busy_retry_after;
+    return std::nullopt;
 }
 
 }  // namespace pybox::proto

@@ -6,6 +6,8 @@
 // test's short list of codes that never reach an answer (startup failures, the client's own).
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -22,5 +24,8 @@ struct ApiErrorCode {
 std::span<const ApiErrorCode> api_error_codes();
 // The row of `code`, or nullptr when the API never answers it.
 const ApiErrorCode* find_api_error_code(std::string_view code);
+// The Retry-After of an answer with `code`: set for the codes that mean the daemon is full for
+// now (busy, too_many_connections), nullopt for every other.
+std::optional<std::chrono::seconds> retry_after_for(std::string_view code);
 
 }  // namespace pybox::proto

@@ -251,7 +251,7 @@ json::value receipt_to_json(const Receipt& receipt)
                                    {"cancelled", lifecycle.cancelled},
                                    {"timeouts", strings_to_json(lifecycle.timeouts)},
                                    {"phases", std::move(phases)},
-                                   {"timing", json::object{{"total_s", lifecycle.total_s}}}}},
+                                   {"timing", json::object{{"queued_s", lifecycle.queued_s}, {"total_s", lifecycle.total_s}}}}},
         {"cleanup", json::object{{"status", to_string(cleanup.status)},
                                  {"removed", cleanup.removed},
                                  {"attempts", cleanup.attempts},

@@ -132,7 +132,8 @@ struct Lifecycle {
     bool cancelled = false;
     std::vector<std::string> timeouts;  // names of the budgets that fired
     std::vector<Phase> phases;
-    double total_s = 0;
+    double queued_s = 0;  // waiting for its turn in the run queue, before the run's start
+    double total_s = 0;   // from the run's start (its turn) to the end of cleanup
 
     friend bool operator==(const Lifecycle&, const Lifecycle&) = default;
 };

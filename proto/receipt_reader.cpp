@@ -428,6 +428,7 @@ Expected<Receipt> receipt_from_json(const json::value& document)
         receipt.lifecycle.phases.push_back(std::move(phase));
     }
     auto timing = lifecycle.object("timing");
+    receipt.lifecycle.queued_s = timing.number("queued_s");
     receipt.lifecycle.total_s = timing.number("total_s");
     timing.finish();
     lifecycle.finish();

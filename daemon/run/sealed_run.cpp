@@ -72,6 +72,15 @@ public:
     {
     }
 
+    // The run's turn came: its own timings start now, and the time until now was its wait in
+    // the queue.
+    void begin()
+    {
+        const auto now = MonoClock::now();
+        m_receipt.lifecycle.queued_s = seconds_between(m_started, now);
+        m_started = now;
+    }
+
     proto::Receipt& receipt() { return m_receipt; }
     bool cancelled() const { return m_cancelled; }
 
@@ -473,7 +482,7 @@ private:
     std::unique_ptr<engine::AttachSession> m_attach;
     std::unique_ptr<engine::WaitHandle> m_wait;
 
-    MonoClock::time_point m_started;
+    MonoClock::time_point m_started;  // the request's arrival, then (begin()) its turn
     std::optional<MonoClock::time_point> m_run_started;
     std::optional<KillAnswer> m_kill;  // nullopt: no kill was sent
     std::optional<std::int64_t> m_kill_sent_unix_ns;
@@ -490,11 +499,11 @@ private:
 
 SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
                                    ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
-                                   ReconciliationSummary reconciliation, WatchSetup watch)
+                                   ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue)
     : m_executor(executor), m_engine(engine), m_watch(std::move(watch)), m_runtime(std::move(runtime)),
       m_verify_image(std::move(verify_image)),
       m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
-      m_reconciliation(std::move(reconciliation)), m_lifecycle_lock(executor)
+      m_reconciliation(std::move(reconciliation)), m_queue(executor, queue)
 {
 }
 
@@ -508,15 +517,22 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     const std::string image_name = request.image;
     RunContext run(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime, m_watch);
     bool disconnected = false;
+    net::cancellation_signal leave_queue;
     if (cancelled.is_connected())
-        cancelled.assign([&](net::cancellation_type) { disconnected = true; run.cancel(); });
+        cancelled.assign([&](net::cancellation_type type) {
+            disconnected = true;
+            leave_queue.emit(type);
+            run.cancel();
+        });
     struct SlotRelease {
         net::cancellation_slot slot;
         ~SlotRelease() { if (slot.is_connected()) slot.clear(); }
     } release{cancelled};
 
-    auto guard = co_await m_lifecycle_lock.scoped_lock();
+    auto turn = co_await m_queue.wait_turn(leave_queue.slot());
+    if (!turn) co_return turn.error();
     if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
+    run.begin();
 
     // The daemon negotiates the Engine API version at start and whenever `vm start` or
     // `vm status` checks the engine; this covers an engine that came up since without either.

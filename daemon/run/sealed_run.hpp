@@ -2,10 +2,13 @@
 //
 // Owns nothing it is given: the EngineClient, the image check and the reconciliation summary
 // must outlive it. Runs on the daemon's io_context (single-threaded); concurrent run() calls
-// queue on the lifecycle lock in arrival order. Every engine call has its budget from
-// common/limits.hpp. Once the attempt note is written, run() always returns a receipt: a
-// refusal, a crash, a deadline kill or a lost engine is recorded, never thrown. Errors before
-// that point (bad request, engine unreachable, image not built or changed) create nothing.
+// take turns in the run queue (run_queue.hpp: bounded, in arrival order; a full queue or a
+// turn that does not come in time is "busy"). The time in the queue is the receipt's
+// lifecycle.timing.queued_s and is not part of the run's own timings. Every engine call has
+// its budget from common/limits.hpp. Once the attempt note is written, run() always returns a
+// receipt: a refusal, a crash, a deadline kill or a lost engine is recorded, never thrown.
+// Errors before that point (bad request, busy, engine unreachable, image not built or changed)
+// create nothing.
 //
 // The kernel watcher (run_watch.hpp) observes each box as `watch` says; without a CgroupHost
 // the watcher is switched off and resources are UNKNOWN. The engine's cgroup version and driver are
@@ -13,10 +16,10 @@
 #pragma once
 
 #include "daemon/engine/engine_client.hpp"
-#include "daemon/run/async_mutex.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/run_cgroup.hpp"
+#include "daemon/run/run_queue.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/server/services.hpp"
 
@@ -40,7 +43,7 @@ class SealedRunService final : public RunService {
 public:
     SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
                      ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
-                     ReconciliationSummary reconciliation, WatchSetup watch);
+                     ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {});
 
     net::awaitable<Expected<proto::Receipt>> run(proto::RunRequest request,
                                                  net::cancellation_slot cancelled) override;
@@ -55,7 +58,7 @@ private:
     AttemptLog m_attempts;
     std::string m_installation_id;
     ReconciliationSummary m_reconciliation;
-    AsyncMutex m_lifecycle_lock;
+    RunQueue m_queue;
 };
 
 }  // namespace pybox::daemon

@@ -42,7 +42,7 @@ std::string_view method_name(Method method) { return method == Method::get ? "GE
 ApiResponse error_response(const Error& error)
 {
     if (const auto* row = proto::find_api_error_code(error.code))
-        return {row->http_status, proto::error_body(error, row->retryable)};
+        return {row->http_status, proto::error_body(error, row->retryable), proto::retry_after_for(error.code)};
     std::cerr << "pyboxd: error code " << error.code << " is not in the API's table (proto/error_codes.cpp); "
               << "answering internal_error\n";
     return error_response(make_error("internal_error", error.message));

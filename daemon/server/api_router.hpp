@@ -13,6 +13,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 namespace pybox::daemon {
@@ -26,10 +28,12 @@ struct ApiRequest {
 struct ApiResponse {
     unsigned status = 200;
     std::string body;  // one JSON document
+    std::optional<std::chrono::seconds> retry_after = {};  // the Retry-After header, when set
 };
 
-// The answer for `error`: its status and retryable flag from proto::find_api_error_code(). A code
-// not in that table is a bug: it is logged to stderr and answered as "internal_error" (500).
+// The answer for `error`: its status and retryable flag from proto::find_api_error_code(), and
+// its Retry-After from proto::retry_after_for(). A code not in that table is a bug: it is
+// logged to stderr and answered as "internal_error" (500).
 ApiResponse error_response(const Error& error);
 
 class ApiRouter {

@@ -18,8 +18,9 @@
 
 #include <exception>
 #include <iostream>
+#include <list>
 #include <optional>
-#include <set>
+#include <sstream>
 #include <system_error>
 
 namespace pybox::daemon {
@@ -34,7 +35,7 @@ using RequestParser = http::request_parser<http::string_body>;
 namespace {
 
 constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
-constexpr std::size_t k_watch_chunk = 4096;
+constexpr std::size_t k_read_chunk = 4096;
 constexpr std::chrono::milliseconds k_accept_retry_pause{100};
 
 void report_failure(std::exception_ptr failure)
@@ -84,19 +85,45 @@ net::awaitable<beast::error_code> read_request(Stream& stream, beast::flat_buffe
     co_return body_ec;
 }
 
-net::awaitable<bool> write_response(Stream& stream, ApiResponse response, unsigned version, bool keep_alive,
-                                    std::chrono::milliseconds timeout)
+http::response<http::string_body> response_message(ApiResponse response, unsigned version, bool keep_alive)
 {
     http::response<http::string_body> message{static_cast<http::status>(response.status), version};
     message.set(http::field::server, "pyboxd/" PYBOX_VERSION);
     message.set(http::field::content_type, "application/json");
+    if (response.retry_after) message.set(http::field::retry_after, std::to_string(response.retry_after->count()));
     message.keep_alive(keep_alive);
     if (!response.body.ends_with('\n')) response.body.push_back('\n');
     message.body() = std::move(response.body);
     message.prepare_payload();
+    return message;
+}
+
+net::awaitable<bool> write_response(Stream& stream, ApiResponse response, unsigned version, bool keep_alive,
+                                    std::chrono::milliseconds timeout)
+{
+    auto message = response_message(std::move(response), version, keep_alive);
     stream.expires_after(timeout);
     auto [ec, written] = co_await http::async_write(stream, message, k_tuple);
     co_return !ec;
+}
+
+// Answers a connection the server has no room for with 503 too_many_connections and closes it,
+// without reading its request and without waiting: the answer is written only if the socket
+// takes it at once (a few hundred bytes into an empty socket buffer).
+void refuse_connection(Local::socket socket, std::size_t max_connections)
+{
+    std::ostringstream text;
+    text << response_message(error_response(make_error("too_many_connections",
+                                                       "pyboxd holds " + std::to_string(max_connections) +
+                                                           " connections, as many as it may, and none is idle; "
+                                                           "nothing was read from this one, so nothing ran. Retry in " +
+                                                           std::to_string(limits::k_busy_retry_after.count()) + " s.")),
+                             11, false);
+    const std::string bytes = text.str();
+    boost::system::error_code ec;
+    socket.non_blocking(true, ec);
+    if (!ec) socket.write_some(net::buffer(bytes), ec);
+    socket.close(ec);
 }
 
 // Reads from the client while its request is handled. Bytes it pipelines are kept in `buffer`
@@ -107,7 +134,7 @@ net::awaitable<void> watch_client(Local::socket& socket, beast::flat_buffer& buf
 {
     const std::size_t cap = limits::k_max_request_header_bytes + limits::k_max_request_body_bytes;
     while (buffer.size() < cap) {
-        auto [ec, received] = co_await socket.async_read_some(buffer.prepare(k_watch_chunk), k_tuple);
+        auto [ec, received] = co_await socket.async_read_some(buffer.prepare(k_read_chunk), k_tuple);
         if (ec) {
             const auto state = co_await net::this_coro::cancellation_state;
             if (state.cancelled() != net::cancellation_type::none) co_return;
@@ -120,6 +147,43 @@ net::awaitable<void> watch_client(Local::socket& socket, beast::flat_buffer& buf
     net::steady_timer until_cancelled(socket.get_executor(), net::steady_timer::time_point::max());
     co_await until_cancelled.async_wait(k_tuple);
 }
+
+// Keeps a connection in the server's list while its coroutine runs, with whether it is idle
+// (no request begun) and since when. Closing it from outside (eviction, stop) takes it off
+// the list at once, so the list counts exactly the connections that hold a slot.
+class ConnectionEntry {
+public:
+    ConnectionEntry(std::list<ConnectionEntry*>& connections, Local::socket& socket)
+        : m_connections(connections), m_socket(socket), m_position(connections.insert(connections.end(), this))
+    {
+    }
+    ~ConnectionEntry()
+    {
+        if (m_listed) m_connections.erase(m_position);
+    }
+    ConnectionEntry(const ConnectionEntry&) = delete;
+    ConnectionEntry& operator=(const ConnectionEntry&) = delete;
+
+    void mark_idle() { m_idle_since = std::chrono::steady_clock::now(); }
+    void mark_busy() { m_idle_since.reset(); }
+    const std::optional<std::chrono::steady_clock::time_point>& idle_since() const { return m_idle_since; }
+
+    // Closes the socket (its coroutine then ends) and gives up the slot.
+    void close_and_unlist()
+    {
+        boost::system::error_code ec;
+        m_socket.close(ec);
+        if (m_listed) m_connections.erase(m_position);
+        m_listed = false;
+    }
+
+private:
+    std::list<ConnectionEntry*>& m_connections;
+    Local::socket& m_socket;
+    std::list<ConnectionEntry*>::iterator m_position;
+    bool m_listed = true;
+    std::optional<std::chrono::steady_clock::time_point> m_idle_since;
+};
 
 }  // namespace
 
@@ -137,6 +201,8 @@ struct HttpServer::Impl {
     Expected<void> start();
     void stop();
     net::awaitable<void> accept_loop();
+    // Closes the connection idle the longest; false when none is idle.
+    bool evict_oldest_idle();
     net::awaitable<void> serve(Local::socket socket);
     // nullopt when the client left before the answer was ready.
     net::awaitable<std::optional<ApiResponse>> handle_watching_client(Stream& stream, beast::flat_buffer& buffer,
@@ -147,30 +213,11 @@ struct HttpServer::Impl {
     ApiRouter router;
     HttpServerOptions options;
     Local::acceptor acceptor;
-    std::set<Local::socket*> connections;  // open connections, closed by stop()
+    std::list<ConnectionEntry*> connections;  // open connections, in the order they came; closed by stop()
+    std::size_t starting = 0;                 // accepted, their coroutine not yet begun
     bool stopped = false;
 };
 
-namespace {
-
-// Keeps a connection in the server's set while its coroutine runs.
-class ConnectionEntry {
-public:
-    ConnectionEntry(std::set<Local::socket*>& connections, Local::socket& socket)
-        : m_connections(connections), m_socket(&socket)
-    {
-        m_connections.insert(m_socket);
-    }
-    ~ConnectionEntry() { m_connections.erase(m_socket); }
-    ConnectionEntry(const ConnectionEntry&) = delete;
-    ConnectionEntry& operator=(const ConnectionEntry&) = delete;
-
-private:
-    std::set<Local::socket*>& m_connections;
-    Local::socket* m_socket;
-};
-
-}  // namespace
 
 Expected<void> HttpServer::Impl::start()
 {
@@ -223,7 +270,18 @@ void HttpServer::Impl::stop()
         std::error_code fs_ec;
         fs::remove(socket_path, fs_ec);
     }
-    for (auto* connection : connections) connection->close(ec);
+    while (!connections.empty()) connections.front()->close_and_unlist();
+}
+
+bool HttpServer::Impl::evict_oldest_idle()
+{
+    ConnectionEntry* oldest = nullptr;
+    for (auto* connection : connections)
+        if (connection->idle_since() && (!oldest || *connection->idle_since() < *oldest->idle_since()))
+            oldest = connection;
+    if (!oldest) return false;
+    oldest->close_and_unlist();
+    return true;
 }
 
 net::awaitable<void> HttpServer::Impl::accept_loop()
@@ -237,7 +295,11 @@ net::awaitable<void> HttpServer::Impl::accept_loop()
             co_await pause.async_wait(k_tuple);
             continue;
         }
-        if (connections.size() >= options.max_connections) continue;  // closed as it goes out of scope
+        if (connections.size() + starting >= options.max_connections && !evict_oldest_idle()) {
+            refuse_connection(std::move(socket), options.max_connections);
+            continue;
+        }
+        ++starting;
         net::co_spawn(executor, serve(std::move(socket)), report_failure);
     }
 }
@@ -246,6 +308,7 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
 {
     Stream stream(std::move(socket));
     ConnectionEntry entry(connections, stream.socket());
+    --starting;
     if (!peer_is_owner(stream.socket())) {
         co_await write_response(stream,
                                 error_response(make_error("forbidden", "Only the user who runs pyboxd may use its socket.")),
@@ -255,6 +318,14 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
 
     beast::flat_buffer buffer;
     for (;;) {
+        if (buffer.size() == 0) {  // idle until the next request's first byte
+            entry.mark_idle();
+            stream.expires_after(options.idle_timeout);
+            auto [ec, received] = co_await stream.async_read_some(buffer.prepare(k_read_chunk), k_tuple);
+            if (ec) co_return;
+            buffer.commit(received);
+            entry.mark_busy();
+        }
         RequestParser parser;
         parser.header_limit(static_cast<std::uint32_t>(limits::k_max_request_header_bytes));
         parser.body_limit(limits::k_max_request_body_bytes);

@@ -10,16 +10,21 @@
 //   socket is made 0600 (its folder is already 0700). Then it accepts in the background.
 // - Every connection: the peer's uid (SO_PEERCRED) must equal ours, else 403 and close. Each
 //   connection is its own coroutine; several clients are served at once, at most
-//   max_connections (more are closed at once).
+//   max_connections. A connection is idle while no request has begun on it (from connecting,
+//   or from its last answer, to the first byte of the next request); it is closed when it has
+//   been idle for idle_timeout. When a connection arrives at the cap, the connection idle the
+//   longest is closed to make room; when none is idle, the new one is answered 503
+//   too_many_connections (with Retry-After) and closed, without reading its request.
 // - Per request: a fresh parser with header and body limits (limits.hpp). A body announced
 //   larger than the limit is refused with 413 before it is read; an oversized header gets 431;
 //   malformed HTTP gets 400; each is answered once and the connection closed, so nothing
-//   desynchronises. The whole request must arrive within request_read_timeout (also the idle
-//   time allowed between keep-alive requests), else the connection is closed without answer.
+//   desynchronises. The whole request must arrive within request_read_timeout of its first
+//   byte, else the connection is closed without answer.
 // - While a request is handled the connection is watched: if the client disconnects (or
 //   half-closes), the cancellation slot given to the service fires (a run then kills and
 //   removes its box) and no response is written.
-// - Responses are always application/json with a Content-Length; keep-alive is honoured.
+// - Responses are always application/json with a Content-Length, and a Retry-After when the
+//   error says the daemon is full (busy, too_many_connections); keep-alive is honoured.
 // - stop() may be called from any thread; on the executor it closes the acceptor, removes the
 //   socket file and closes every connection (which cancels the requests in progress).
 #pragma once
@@ -39,8 +44,9 @@ namespace pybox::daemon {
 
 struct HttpServerOptions {
     std::chrono::milliseconds request_read_timeout = limits::k_request_read_timeout;
+    std::chrono::milliseconds idle_timeout = limits::k_idle_connection_timeout;
     std::chrono::milliseconds response_write_timeout{10'000};
-    std::size_t max_connections = 256;
+    std::size_t max_connections = limits::k_max_connections;
 };
 
 class HttpServer {

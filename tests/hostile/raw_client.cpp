@@ -7,8 +7,10 @@
 #include <boost/asio/write.hpp>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <functional>
+#include <thread>
 
 namespace pybox::test {
 
@@ -138,6 +140,35 @@ std::vector<std::optional<std::chrono::milliseconds>> trickle_headers(const std:
     for (auto& client : clients) closed.push_back(client->closed_after);
     return closed;
 }
+
+struct IdleConnections::Impl {
+    net::io_context io;
+    std::vector<std::unique_ptr<Local::socket>> sockets;
+    std::array<char, 4096> sink{};  // what a refused connection is answered: not kept
+    std::atomic<std::size_t> closed{0};
+    std::thread runner;
+};
+
+IdleConnections::IdleConnections(const std::filesystem::path& socket, std::size_t count)
+    : m_impl(std::make_unique<Impl>())
+{
+    for (std::size_t i = 0; i < count; ++i) {
+        auto connection = std::make_unique<Local::socket>(m_impl->io);
+        connection->connect(Local::endpoint(socket.string()));
+        connection->async_read_some(net::buffer(m_impl->sink),
+                                    [impl = m_impl.get()](boost::system::error_code, std::size_t) { ++impl->closed; });
+        m_impl->sockets.push_back(std::move(connection));
+    }
+    m_impl->runner = std::thread([impl = m_impl.get()] { impl->io.run(); });
+}
+
+IdleConnections::~IdleConnections()
+{
+    m_impl->io.stop();
+    m_impl->runner.join();
+}
+
+std::size_t IdleConnections::closed_by_server() const { return m_impl->closed.load(); }
 
 struct AbstractListener::Impl {
     net::io_context io;

@@ -43,6 +43,22 @@ std::vector<std::optional<std::chrono::milliseconds>> trickle_headers(const std:
                                                                       std::chrono::milliseconds interval,
                                                                       std::chrono::milliseconds limit);
 
+// `count` connections to `socket` that never send a byte, held open for as long as the object
+// lives (served on a thread of its own), noticing when the server closes them.
+class IdleConnections {
+public:
+    IdleConnections(const std::filesystem::path& socket, std::size_t count);
+    ~IdleConnections();
+    IdleConnections(const IdleConnections&) = delete;
+    IdleConnections& operator=(const IdleConnections&) = delete;
+    // How many of them the server has closed (or answered) so far.
+    std::size_t closed_by_server() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> m_impl;
+};
+
 // Listens on an abstract unix socket name (no file) in the host's network namespace for as
 // long as it lives; connections are left pending in the backlog.
 class AbstractListener {

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <filesystem>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -41,13 +42,15 @@ using pybox::daemon::HttpServerOptions;
 
 constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
 
-// A run whose source is "wait" lasts until cancelled (or 10 s); any other source ends after
-// 300 ms with a receipt carrying the source's SHA-256.
+// A run whose source is "wait" lasts until cancelled (or 10 s); "busy" is refused as the full
+// run queue refuses; any other source ends after 300 ms with a receipt carrying the source's
+// SHA-256.
 class FakeRunService : public pybox::daemon::RunService {
 public:
     net::awaitable<pybox::Expected<pybox::proto::Receipt>> run(pybox::proto::RunRequest request,
                                                                net::cancellation_slot cancelled) override
     {
+        if (request.source == "busy") co_return pybox::make_error("busy", "pyboxd is busy; nothing ran.");
         net::steady_timer timer(co_await net::this_coro::executor, request.source == "wait" ? 10s : 300ms);
         auto [ec] = co_await timer.async_wait(net::bind_cancellation_slot(cancelled, k_tuple));
         pybox::proto::Receipt receipt;
@@ -140,6 +143,7 @@ struct Reply {
     std::string body;
     std::string content_type;
     bool has_content_length = false;
+    std::string retry_after;
 };
 
 // A raw client: sends bytes as given, reads with a deadline so a broken server fails the test
@@ -164,7 +168,7 @@ public:
         if (!finish(timeout, [&] { return result.has_value(); }) || *result) return std::nullopt;
         const auto& message = parser.get();
         return Reply{message.result_int(), message.body(), std::string(message[http::field::content_type]),
-                     message.has_content_length()};
+                     message.has_content_length(), std::string(message[http::field::retry_after])};
     }
 
     // True when the server closes the connection within the timeout (data before it is dropped).
@@ -380,6 +384,97 @@ TEST_CASE("A client that trickles its request is closed at the read deadline")
     }
     CHECK(client.closed_by_server(1s));
     CHECK(std::chrono::steady_clock::now() - begun < 900ms);
+}
+
+TEST_CASE("A busy answer is a 503 with Retry-After")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send(post("/v1/runs", run_body("busy")));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 503);
+    CHECK(body_has_error(*reply, "busy"));
+    CHECK(reply->body.find(R"("retryable":true)") != std::string::npos);
+    CHECK(reply->retry_after == std::to_string(pybox::limits::k_busy_retry_after.count()));
+}
+
+TEST_CASE("A keep-alive connection that stays idle after its answer is closed at the idle time")
+{
+    HttpServerOptions options;
+    options.idle_timeout = 300ms;
+    RunningServer server(options);
+    RawClient client(server.socket_path());
+    client.send(get("/v1/ping", "keep-alive"));
+    REQUIRE(client.read_reply());
+    const auto answered = std::chrono::steady_clock::now();
+    CHECK(client.closed_by_server(2s));
+    const auto idle_for = std::chrono::steady_clock::now() - answered;
+    CHECK(idle_for >= 250ms);
+    CHECK(idle_for < 1s);
+}
+
+TEST_CASE("A connection that never begins a request is closed at the idle time, before the request deadline")
+{
+    HttpServerOptions options;
+    options.idle_timeout = 200ms;
+    options.request_read_timeout = 5s;
+    RunningServer server(options);
+    RawClient client(server.socket_path());
+    const auto begun = std::chrono::steady_clock::now();
+    CHECK(client.closed_by_server(2s));
+    CHECK(std::chrono::steady_clock::now() - begun < 1s);
+}
+
+TEST_CASE("At the connection cap the connection idle the longest makes room for a new one")
+{
+    HttpServerOptions options;
+    options.max_connections = 3;
+    RunningServer server(options);
+    std::vector<std::unique_ptr<RawClient>> idle;
+    for (int i = 0; i < 3; ++i) {
+        idle.push_back(std::make_unique<RawClient>(server.socket_path()));
+        std::this_thread::sleep_for(30ms);  // accepted in this order
+    }
+    RawClient runner(server.socket_path());
+    runner.send(post("/v1/runs", run_body("print(1)")));
+    const auto reply = runner.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(idle[0]->closed_by_server(1s));
+    idle[1]->send(get("/v1/ping"));  // the younger idle ones were kept
+    const auto ping = idle[1]->read_reply();
+    REQUIRE(ping);
+    CHECK(ping->status == 200);
+}
+
+TEST_CASE("At the connection cap with none idle a new connection gets 503 too_many_connections and is closed")
+{
+    HttpServerOptions options;
+    options.max_connections = 2;
+    RunningServer server(options);
+    RawClient first(server.socket_path());
+    RawClient second(server.socket_path());
+    first.send(post("/v1/runs", run_body("wait")));
+    second.send(post("/v1/runs", run_body("wait")));
+    std::this_thread::sleep_for(100ms);
+
+    RawClient refused(server.socket_path());
+    refused.send(get("/v1/ping"));
+    const auto reply = refused.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 503);
+    CHECK(body_has_error(*reply, "too_many_connections"));
+    CHECK(reply->retry_after == std::to_string(pybox::limits::k_busy_retry_after.count()));
+    CHECK(refused.closed_by_server());
+
+    first.close();  // a slot is free again
+    std::this_thread::sleep_for(100ms);
+    RawClient later(server.socket_path());
+    later.send(get("/v1/ping"));
+    const auto ping = later.read_reply();
+    REQUIRE(ping);
+    CHECK(ping->status == 200);
 }
 
 TEST_CASE("A client that disconnects during a run fires the run's cancellation slot")

@@ -40,6 +40,7 @@ Receipt sample_receipt()
     receipt.capture.output_complete = true;
     receipt.lifecycle.last_phase = "remove";
     receipt.lifecycle.phases = {{"create", 0.001, 0.07, "ok"}, {"run", 0.2, 0.166, "ok"}};
+    receipt.lifecycle.queued_s = 0.04;
     receipt.lifecycle.total_s = 0.31;
     receipt.cleanup = {CleanupStatus::removed, true, 1, std::nullopt, json::object{{"removed", 0}}};
     receipt.unknown = {{"resources", "the kernel watcher is not built yet"},
@@ -109,6 +110,7 @@ TEST_CASE("The nested sections have exactly their documented keys")
                                 "output_complete", "stream_error", "output_limit_bytes", "provenance"});
     CHECK(keys_of(document.at("lifecycle")) ==
           std::set<std::string>{"last_phase", "cancelled", "timeouts", "phases", "timing"});
+    CHECK(keys_of(document.at("lifecycle").at("timing")) == std::set<std::string>{"queued_s", "total_s"});
     CHECK(keys_of(document.at("cleanup")) ==
           std::set<std::string>{"status", "removed", "attempts", "error", "reconciliation"});
     CHECK(keys_of(document.at("clock_domains")) ==

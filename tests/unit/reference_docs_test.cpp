@@ -1,6 +1,8 @@
-// docs/reference.md against the code: the numbers it states for the kernel watcher are the ones
-// in common/limits.hpp, its config.json table lists exactly the keys the daemon accepts, and
-// the box's environment it states is the one the daemon sets plus the engine's HOSTNAME.
+// docs/reference.md against the code: the numbers it states for the kernel watcher, the socket
+// API's connections and the run queue are the ones in common/limits.hpp (and so are those of
+// docs/api.md's limits table), its config.json table lists exactly the keys the daemon
+// accepts, and the box's environment it states is the one the daemon sets plus the engine's
+// HOSTNAME.
 #include "common/limits.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
@@ -18,23 +20,27 @@ namespace {
 
 using namespace pybox;
 
-std::vector<std::string> reference_lines()
+std::vector<std::string> doc_lines(const std::string& file = "reference.md")
 {
-    std::ifstream in(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "reference.md");
+    std::ifstream in(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / file);
     REQUIRE(in.good());
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
     return lines;
 }
 
-// The row of docs/reference.md whose first cell is `name`.
-std::string reference_row(const std::string& name)
+std::vector<std::string> reference_lines() { return doc_lines(); }
+
+// The row of docs/`file` whose first cell is `name`.
+std::string doc_row(const std::string& name, const std::string& file = "reference.md")
 {
-    for (const auto& line : reference_lines())
+    for (const auto& line : doc_lines(file))
         if (line.starts_with("| " + name + " |")) return line;
-    FAIL("docs/reference.md has no row " << name);
+    FAIL("docs/" << file << " has no row " << name);
     return {};
 }
+
+std::string reference_row(const std::string& name) { return doc_row(name); }
 
 std::set<std::string> backticked(const std::string& text)
 {
@@ -97,4 +103,36 @@ TEST_CASE("The reference states exactly the box's environment: the daemon's Env 
     std::set<std::string> expected(environment.begin(), environment.end());
     expected.insert(std::string("HOSTNAME=") + daemon::k_box_hostname);
     CHECK(documented == expected);
+}
+
+TEST_CASE("The reference's socket API and run queue rows state the numbers from the code")
+{
+    const auto socket_api = reference_row("Socket API");
+    CHECK_THAT(socket_api, Catch::Contains("closed after " + seconds(limits::k_idle_connection_timeout) + " idle"));
+    CHECK_THAT(socket_api, Catch::Contains("within " + seconds(limits::k_request_read_timeout) + " of its first byte"));
+    const auto queue = reference_row("Run queue");
+    CHECK_THAT(queue, Catch::Contains("at most " + std::to_string(limits::k_max_waiting_runs) + " wait"));
+    CHECK_THAT(queue, Catch::Contains("none longer than " + seconds(limits::k_max_queue_wait)));
+    CHECK_THAT(queue, Catch::Contains("`Retry-After: " + std::to_string(limits::k_busy_retry_after.count()) + "`"));
+    CHECK_THAT(reference_row("`pybox` waiting for the daemon"),
+               Catch::Contains("`exec`: " + seconds(limits::k_max_queue_wait) + " (the longest wait in the run queue)"));
+    CHECK_THAT(reference_row("Open connections to the daemon"),
+               Catch::StartsWith("| Open connections to the daemon | " + std::to_string(limits::k_max_connections) + ";"));
+    CHECK(reference_row("Runs waiting for their turn") ==
+          "| Runs waiting for their turn | " + std::to_string(limits::k_max_waiting_runs) + ", behind the one running |");
+}
+
+TEST_CASE("docs/api.md's limits table states the connection and run queue numbers from the code")
+{
+    const auto row = [](const std::string& name) { return doc_row(name, "api.md"); };
+    CHECK_THAT(row("idle connection (no request begun since connecting or since the last answer)"),
+               Catch::Contains("| " + seconds(limits::k_idle_connection_timeout) + " |"));
+    CHECK_THAT(row("whole request (header and body)"),
+               Catch::Contains("within " + seconds(limits::k_request_read_timeout) + " of its first byte"));
+    CHECK_THAT(row("open connections"), Catch::Contains("| " + std::to_string(limits::k_max_connections) + " |"));
+    CHECK_THAT(row("runs waiting for their turn"),
+               Catch::Contains("| " + std::to_string(limits::k_max_waiting_runs) + ", behind the one running |"));
+    CHECK_THAT(row("waiting for a run's turn"), Catch::Contains("| " + seconds(limits::k_max_queue_wait) + " |"));
+    CHECK_THAT(row("`Retry-After` of `busy` and `too_many_connections`"),
+               Catch::Contains("| " + std::to_string(limits::k_busy_retry_after.count()) + " s |"));
 }

@@ -545,3 +545,34 @@ TEST_CASE("EXIT_CODE_SUGGESTS_SIGNAL: sys.exit(137) without a kill is not report
     CHECK(receipt.unknown.contains("signal"));
     CHECK(proto::exit_code_for(receipt) == 137);
 }
+
+TEST_CASE("A run that waits for its turn reports the wait as queued_s, and its own timings start at its turn")
+{
+    RunFixture f;
+    make_service(f);
+    Script box = healthy(*f.engine);
+    box.start = test::respond("204 No Content").exits_box_after(200ms);
+    box.inspect = {inspect_verify(*f.engine), inspect_final(0), gone(),
+                   inspect_verify(*f.engine), inspect_final(0), gone()};
+    script(*f.engine, box);
+
+    std::optional<Expected<proto::Receipt>> first, second;
+    net::co_spawn(f.io, f.service->run(request(), {}),
+                  [&](std::exception_ptr, Expected<proto::Receipt> receipt) { first.emplace(std::move(receipt)); });
+    net::co_spawn(f.io, f.service->run(request(), {}),
+                  [&](std::exception_ptr, Expected<proto::Receipt> receipt) { second.emplace(std::move(receipt)); });
+    while ((!first || !second) && f.io.run_one() > 0) {
+    }
+    REQUIRE(first);
+    REQUIRE(second);
+    REQUIRE(first->has_value());
+    REQUIRE(second->has_value());
+    const auto& ran_first = first->value().lifecycle;
+    const auto& waited = second->value().lifecycle;
+    CHECK(ran_first.queued_s < 0.1);
+    CHECK(waited.queued_s >= 0.15);  // the first run's box lived 200 ms
+    REQUIRE_FALSE(waited.phases.empty());
+    CHECK(waited.phases.front().name == "create");
+    CHECK(waited.phases.front().started_s < 0.1);  // counted from its turn, not its arrival
+    CHECK(second->value().cleanup.status == CleanupStatus::removed);
+}
