@@ -358,7 +358,7 @@ TEST_CASE("A receipt with a key that is not in the layout is refused")
 {
     auto document = receipt_to_json(sample_receipt());
     document.as_object()["extra"] = 1;
-    CHECK(from_json_error(document).find("extra is not a receipt field") != std::string::npos);
+    CHECK(from_json_error(document).find("extra is not a known field") != std::string::npos);
     document = receipt_to_json(sample_receipt());
     document.at("configured").as_object()["privileged"] = true;
     from_json_error(document);
