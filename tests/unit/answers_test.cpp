@@ -2,49 +2,18 @@
 // a client reads a newer daemon's answers tolerantly.
 #include "proto/answers.hpp"
 #include "proto/api.hpp"
+#include "tests/support/sample_answers.hpp"
 
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
 using namespace pybox::proto;
 namespace json = boost::json;
+using pybox::test::sample_images;
+using pybox::test::sample_setup;
+using pybox::test::sample_start;
 
 namespace {
-
-EngineStartAnswer sample_start()
-{
-    EngineStartAnswer answer;
-    answer.running = true;
-    answer.engine_socket = "/r/engine/docker.sock";
-    answer.is_private = true;
-    answer.runtime = "runc";
-    answer.problems = {{"images", "run pybox setup"}};
-    answer.notes = {"started dockerd"};
-    answer.pid = 4242;
-    answer.api_version = "1.43";
-    answer.started = true;
-    answer.seconds = 2.5;
-    return answer;
-}
-
-SetupAnswer sample_setup()
-{
-    SetupImage image;
-    image.name = "stdlib";
-    image.image_id = "sha256:abc";
-    image.recipe_sha256 = "r";
-    image.seconds = 23.4;
-    image.tar_sha256 = "t";
-    image.previous_image_id = "sha256:old";
-    image.previous_image_removed = false;
-    return SetupAnswer{{image}};
-}
-
-ImageList sample_images()
-{
-    return ImageList{{{"stdlib", "sha256:abc", "r", "2026-12-01T00:00:00Z", "t", true, std::nullopt},
-                      {"data", "sha256:d", "s", "2026-12-01T00:00:00Z", "u", std::nullopt, "The engine does not answer."}}};
-}
 
 template <class Answer>
 void check_round_trip(const Answer& answer, pybox::Expected<Answer> (*read)(const json::value&, ReadMode))
