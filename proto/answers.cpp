@@ -1,5 +1,6 @@
 #include "proto/answers.hpp"
 
+#include "proto/json_reader.hpp"
 #include "proto/text.hpp"
 
 #include <boost/json/array.hpp>

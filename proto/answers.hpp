@@ -2,14 +2,14 @@
 // daemon builds them and writes them with to_json(); the client reads them with the *_from_json
 // readers and renders them. The receipt (POST /v1/runs) is in receipt.hpp.
 //
-// Reading (json_reader.hpp): ReadMode::tolerant is for clients (keys this build does not know
+// Reading (read_mode.hpp): ReadMode::tolerant is for clients (keys this build does not know
 // are ignored, an enum value it does not know is kept as its text); ReadMode::strict is for
 // tests, which check that every key written is read. Both refuse a missing key or a wrong type
 // and return "invalid_answer" naming the field. Pure.
 #pragma once
 
 #include "common/error.hpp"
-#include "proto/json_reader.hpp"
+#include "proto/read_mode.hpp"
 
 #include <boost/json/value.hpp>
 

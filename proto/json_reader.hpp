@@ -11,6 +11,8 @@
 // string, which must outlive it. Pure.
 #pragma once
 
+#include "proto/read_mode.hpp"
+
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -23,11 +25,6 @@
 #include <vector>
 
 namespace pybox::proto {
-
-enum class ReadMode {
-    strict,    // every key must be known: for tests, fuzzing and checking saved documents
-    tolerant,  // keys this build does not know are ignored: for clients of a newer daemon
-};
 
 class ObjectReader {
 public:

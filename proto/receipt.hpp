@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "proto/box_policy.hpp"
-#include "proto/json_reader.hpp"
+#include "proto/read_mode.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>

@@ -1,5 +1,6 @@
 #include "proto/receipt.hpp"
 
+#include "proto/json_reader.hpp"
 #include "proto/receipt_encoding.hpp"
 #include "proto/text.hpp"
 

@@ -32,10 +32,11 @@ inline Receipt sample_receipt()
     receipt.configured.policy = *proto::policy_for_image("stdlib");
     receipt.configured.command = proto::box_command(2.0);
     receipt.observed.policy_verified_before_start = true;
-    receipt.observed.effective_policy = boost::json::object{{"Memory", 134217728}, {"mismatches", boost::json::array{}}};
+    receipt.observed.effective_policy =
+        boost::json::object{{"Memory", 134217728}, {"mismatches", boost::json::array{}}};
     receipt.observed.engine_state =
         boost::json::object{{"Status", "exited"}, {"ExitCode", 0}, {"OOMKilled", false},
-                     {"StartedAt", "2026-11-29T20:00:05.1Z"}, {"FinishedAt", "2026-11-29T20:00:05.17Z"}};
+                            {"StartedAt", "2026-11-29T20:00:05.1Z"}, {"FinishedAt", "2026-11-29T20:00:05.17Z"}};
     receipt.observed.resources = boost::json::object{{"status", "UNKNOWN"}, {"reason", "no watcher yet"}};
     receipt.observed.termination = {TerminationMechanism::target_exit_observed, 0, std::nullopt, false, 0.074583};
     receipt.capture.stdout_stream = {"42\n", 3};
