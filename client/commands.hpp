@@ -6,10 +6,14 @@
 // "pybox: <message>" on stderr and exits 125.
 #pragma once
 
+#include "client/daemon_connection.hpp"
 #include "common/error.hpp"
+#include "proto/answers.hpp"
+#include "proto/json_text.hpp"
 
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <istream>
@@ -45,10 +49,18 @@ int fail(const Error& error);
 // Writes bytes exactly; a closed stdout or stderr is not an error worth dying for.
 void write_bytes(std::FILE* stream, std::string_view bytes);
 
-// Lenient readers for daemon answers: the string / bool / array under `key`, or empty/false.
-std::string json_text(const boost::json::value& object, std::string_view key);
-bool json_flag(const boost::json::value& object, std::string_view key);
-const boost::json::array* json_list(const boost::json::value& object, std::string_view key);
+// Reads one daemon answer tolerantly (docs/api.md "Versioning": keys and enum values this
+// build does not know are ignored or kept, never fatal); "invalid_answer" only when a key it
+// needs is missing or of the wrong type.
+template <class Answer>
+using AnswerReader = Expected<Answer> (*)(const boost::json::value&, proto::ReadMode);
+
+template <class Answer>
+Expected<Answer> read_answer(const Expected<boost::json::value>& answer, AnswerReader<Answer> read)
+{
+    if (!answer) return answer.error();
+    return read(*answer, proto::ReadMode::tolerant);
+}
 
 // exec.cpp: the program from a file or, for "-", from `input`; at most 65,536 bytes.
 Expected<std::string> read_program(const std::string& name, std::istream& input);
@@ -58,15 +70,35 @@ struct Rendered {
     std::string text;
     int exit_code = 0;
 };
-Rendered render_vm_start(const boost::json::value& answer);  // vm.cpp
-Rendered render_vm_status(const boost::json::value& answer);
-Rendered render_setup(const boost::json::value& answer);      // setup.cpp
-Rendered render_image_list(const boost::json::value& answer); // images.cpp
+Rendered render_vm_start(const proto::EngineStartAnswer& answer);  // vm.cpp
+Rendered render_vm_stop(const proto::EngineStopAnswer& answer);
+Rendered render_vm_status(const proto::EngineStatus& answer);
+Rendered render_setup(const proto::SetupAnswer& answer);  // setup.cpp
+Rendered render_image_list(const proto::ImageList& answer);  // images.cpp
 // version.cpp: the client's line ("pybox <version> (API <api>)"), then the daemon's from its
 // GET /v1/ping answer, or, when the daemon did not answer, why its version is unknown (exit 125).
 std::string render_client_version();
-Rendered render_daemon_version(const Expected<boost::json::value>& ping);
+Rendered render_daemon_version(const Expected<proto::PingAnswer>& ping);
 // Prints a Rendered to stdout or stderr by its exit code; returns the exit code.
 int print(const Rendered& rendered);
+
+// One call to pyboxd whose answer is read with `read` and rendered with `render`. With `json`,
+// the daemon's answer is printed as it came (keys this client does not know included) and the
+// exit code is still the rendering's. Any failure is printed and exits 125.
+template <class Answer>
+int call_and_print(std::string_view method, std::string_view target, std::string_view body,
+                   std::chrono::milliseconds timeout, bool json, AnswerReader<Answer> read,
+                   Rendered (*render)(const Answer&))
+{
+    auto connection = DaemonConnection::from_environment();
+    if (!connection) return fail(connection.error());
+    const auto document = connection->call(method, target, body, timeout);
+    const auto answer = read_answer(document, read);
+    if (!answer) return fail(answer.error());
+    const auto rendered = render(*answer);
+    if (!json) return print(rendered);
+    write_bytes(stdout, proto::to_json_text(*document) + "\n");
+    return rendered.exit_code;
+}
 
 }  // namespace pybox::client

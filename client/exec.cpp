@@ -67,7 +67,8 @@ int run_exec(const ExecOptions& options)
         limits::k_max_queue_wait + 2 * std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
     auto answer = connection->call("POST", "/v1/runs", proto::serialize_run_request(request), timeout);
     if (!answer) return fail(answer.error());
-    auto receipt = proto::receipt_from_json(*answer);
+    // Tolerant: a newer daemon's receipt may carry keys and values this client does not know.
+    auto receipt = proto::receipt_from_json(*answer, proto::ReadMode::tolerant);
     if (!receipt)
         return fail(make_error("daemon_io", "The daemon's receipt cannot be read: " + receipt.error().message));
 

@@ -1,10 +1,7 @@
 // `pybox image ls`: the images the daemon has built, as recorded in images.json.
 #include "client/commands.hpp"
-#include "client/daemon_connection.hpp"
-#include "proto/json_text.hpp"
 
 #include <CLI/CLI.hpp>
-#include <boost/json/array.hpp>
 
 #include <chrono>
 #include <memory>
@@ -15,19 +12,6 @@ namespace {
 
 constexpr std::chrono::seconds k_list_timeout{10};
 
-int run_list(bool json)
-{
-    auto connection = DaemonConnection::from_environment();
-    if (!connection) return fail(connection.error());
-    auto answer = connection->call("GET", "/v1/images", "", k_list_timeout);
-    if (!answer) return fail(answer.error());
-    if (json) {
-        write_bytes(stdout, proto::to_json_text(*answer) + "\n");
-        return 0;
-    }
-    return print(render_image_list(*answer));
-}
-
 std::string padded(std::string text, std::size_t width)
 {
     if (text.size() < width) text.resize(width, ' ');
@@ -36,14 +20,12 @@ std::string padded(std::string text, std::size_t width)
 
 }  // namespace
 
-Rendered render_image_list(const boost::json::value& answer)
+Rendered render_image_list(const proto::ImageList& answer)
 {
-    const auto* images = answer.is_array() ? &answer.get_array() : json_list(answer, "images");
-    if (images == nullptr || images->empty()) return {"No images built yet. Build one with: pybox setup\n", 0};
+    if (answer.images.empty()) return {"No images built yet. Build one with: pybox setup\n", 0};
     std::string text = padded("NAME", 10) + padded("IMAGE ID", 73) + "RECIPE SHA-256\n";
-    for (const auto& image : *images)
-        text += padded(json_text(image, "name"), 10) + padded(json_text(image, "image_id"), 73) +
-                json_text(image, "recipe_sha256") + "\n";
+    for (const auto& image : answer.images)
+        text += padded(image.name, 10) + padded(image.image_id, 73) + image.recipe_sha256 + "\n";
     return {text, 0};
 }
 
@@ -53,7 +35,10 @@ Action configure_image(CLI::App& command)
     command.require_subcommand(1);
     auto* list = command.add_subcommand("ls", "List the built images");
     list->add_flag("--json", *json, "Print the daemon's JSON answer");
-    return [json] { return run_list(*json); };
+    return [json] {
+        return call_and_print("GET", "/v1/images", "", k_list_timeout, *json, &proto::image_list_from_json,
+                              &render_image_list);
+    };
 }
 
 }  // namespace pybox::client

@@ -2,7 +2,6 @@
 // `docker version`, it exits non-zero when the daemon does not answer, so scripts can use it as
 // a liveness check; the client's version is printed either way).
 #include "client/commands.hpp"
-#include "client/daemon_connection.hpp"
 #include "proto/api.hpp"
 
 #include <CLI/CLI.hpp>
@@ -22,10 +21,10 @@ std::string render_client_version()
     return "pybox " PYBOX_VERSION " (API " + std::string(proto::k_api_version) + ")\n";
 }
 
-Rendered render_daemon_version(const Expected<boost::json::value>& ping)
+Rendered render_daemon_version(const Expected<proto::PingAnswer>& ping)
 {
     if (!ping) return {"pybox: the daemon's version is unknown: " + ping.error().message + "\n", k_exit_pybox_failed};
-    return {"pyboxd " + json_text(*ping, "version") + " (API " + json_text(*ping, "api") + ")\n", 0};
+    return {"pyboxd " + ping->version + " (API " + ping->api + ")\n", 0};
 }
 
 Action configure_version(CLI::App&)
@@ -33,8 +32,9 @@ Action configure_version(CLI::App&)
     return [] {
         write_bytes(stdout, render_client_version());
         auto connection = DaemonConnection::from_environment();
-        if (!connection) return print(render_daemon_version(Expected<boost::json::value>(connection.error())));
-        return print(render_daemon_version(connection->call("GET", "/v1/ping", "", k_ping_timeout)));
+        if (!connection) return print(render_daemon_version(connection.error()));
+        return print(render_daemon_version(
+            read_answer(connection->call("GET", "/v1/ping", "", k_ping_timeout), &proto::ping_answer_from_json)));
     };
 }
 

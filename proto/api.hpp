@@ -1,5 +1,6 @@
 // The client <-> daemon API (HTTP/1.1 + JSON over ~/.pybox/runtime/pyboxd.sock).
-// docs/api.md is the reference; this header names the shared constants and error shape.
+// docs/api.md is the reference; this header names the shared constants; answers.hpp holds the
+// answers' types, the error body among them.
 #pragma once
 
 #include "common/error.hpp"
@@ -12,9 +13,8 @@ namespace pybox::proto {
 inline constexpr std::string_view k_api_version = "v1";
 inline constexpr std::string_view k_host = "pybox";
 
-// Error bodies: {"error": {"code": "...", "message": "...", "retryable": bool}}.
-std::string error_body(const Error& error, bool retryable);
-// Reads an error body; falls back to the raw text when it is not one.
+// The error of a non-200 answer: its body read tolerantly as an ErrorAnswer, or, when it is not
+// one, "http_<status>" quoting the raw text.
 Error parse_error_body(unsigned http_status, std::string_view body);
 
 }  // namespace pybox::proto

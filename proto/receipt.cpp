@@ -109,7 +109,7 @@ std::string_view name_of(const NameTable<Enum, N>& table, Enum value)
             return name;
         }
     }
-    return "UNKNOWN";
+    return "UNRECOGNIZED";
 }
 
 template <class Enum, std::size_t N>
@@ -272,6 +272,7 @@ int exit_code_for(const Receipt& receipt)
     const auto& termination = receipt.observed.termination;
     switch (termination.mechanism) {
     case TerminationMechanism::target_exit_observed:
+    case TerminationMechanism::unrecognized:
         if (termination.exit_code && *termination.exit_code >= 0 && *termination.exit_code <= 255) {
             return static_cast<int>(*termination.exit_code);
         }

@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "proto/box_policy.hpp"
+#include "proto/read_mode.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -23,6 +24,10 @@
 namespace pybox::proto {
 
 inline constexpr int k_receipt_schema_version = 1;
+
+// Every enum below has a last member `unrecognized`: only the tolerant reader sets it, for a
+// name this build does not know (a newer daemon's), and keeps that name in
+// Receipt::unrecognized. No daemon writes it; written back, it reads "UNRECOGNIZED".
 
 struct Identity {
     std::string run_id;           // 32 hex chars
@@ -55,13 +60,14 @@ enum class TerminationMechanism {
     out_of_memory,         // the engine reported OOMKilled
     not_started,           // the program never started (PyBox refused or failed before start)
     engine_lost,           // the engine stopped answering; the end was not observed
+    unrecognized,
 };
 std::string_view to_string(TerminationMechanism mechanism);
 std::optional<TerminationMechanism> termination_from_string(std::string_view text);
 
 // The engine's answer to PyBox's POST /kill: 204 (accepted), 409 (the box had already
 // stopped: not_running), or an error or timeout (failed).
-enum class KillAnswer { accepted, not_running, failed };
+enum class KillAnswer { accepted, not_running, failed, unrecognized };
 std::string_view to_string(KillAnswer answer);
 std::optional<KillAnswer> kill_answer_from_string(std::string_view text);
 
@@ -69,6 +75,7 @@ std::optional<KillAnswer> kill_answer_from_string(std::string_view text);
 enum class SignalSource {
     pybox_kill,  // PyBox's SIGKILL, accepted by the engine, and the box ended after it
     oom_kill,    // the kernel's OOM killer, reported by the engine (OOMKilled) or the kernel's counter
+    unrecognized,
 };
 std::string_view to_string(SignalSource source);
 std::optional<SignalSource> signal_source_from_string(std::string_view text);
@@ -138,7 +145,7 @@ struct Lifecycle {
     friend bool operator==(const Lifecycle&, const Lifecycle&) = default;
 };
 
-enum class CleanupStatus { removed, not_created, removal_unconfirmed };
+enum class CleanupStatus { removed, not_created, removal_unconfirmed, unrecognized };
 std::string_view to_string(CleanupStatus status);
 std::optional<CleanupStatus> cleanup_from_string(std::string_view text);
 
@@ -194,15 +201,23 @@ struct Receipt {
     ClockDomains clock_domains;
     std::map<std::string, std::string> unknown;  // what could not be known -> why
     std::vector<Explanation> explanations;
+    // Tolerant reading only: the field's path -> the value this build does not know
+    // ("observed.termination.mechanism" -> "QUEUE_EXPIRED").
+    std::map<std::string, std::string> unrecognized;
 
     friend bool operator==(const Receipt&, const Receipt&) = default;
 };
 
 boost::json::value receipt_to_json(const Receipt& receipt);
-// Strict: refuses a document with a different schema_version or missing keys.
-Expected<Receipt> receipt_from_json(const boost::json::value& document);
+// Refuses a document with a different schema_version, a missing key, a wrong type or values
+// that contradict each other. Strict mode also refuses keys and enum names it does not know;
+// tolerant mode (clients, docs/api.md "Versioning") ignores such keys and keeps such names.
+// The stream encodings ("utf-8", "base64") are a closed set in both modes: output in an
+// unknown encoding cannot be shown.
+Expected<Receipt> receipt_from_json(const boost::json::value& document, ReadMode mode = ReadMode::strict);
 
-// The exit code `pybox exec` returns for this receipt (DESIGN.md "Exit codes").
+// The exit code `pybox exec` returns for this receipt (DESIGN.md "Exit codes"). An
+// unrecognized mechanism gives the exit code the engine reported (0-255), else 125.
 int exit_code_for(const Receipt& receipt);
 
 }  // namespace pybox::proto

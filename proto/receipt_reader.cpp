@@ -1,14 +1,12 @@
 #include "proto/receipt.hpp"
 
+#include "proto/json_reader.hpp"
 #include "proto/receipt_encoding.hpp"
 #include "proto/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/string.hpp>
 
-#include <cmath>
-#include <limits>
-#include <set>
 #include <utility>
 
 namespace pybox::proto {
@@ -19,210 +17,6 @@ namespace {
 
 using detail::k_encoding_base64;
 using detail::k_encoding_utf8;
-
-// Reads one JSON object strictly. The first problem found anywhere is kept in the shared
-// error string (as "path: problem"); after a problem, readers return defaults.
-class ObjectReader {
-public:
-    ObjectReader(const json::value& value, std::string path, std::string& error)
-        : m_path(std::move(path)), m_error(error)
-    {
-        if (value.is_object()) {
-            m_object = &value.get_object();
-        } else {
-            fail("", "must be an object");
-        }
-    }
-
-    // Refuses keys that were never read.
-    void finish()
-    {
-        if (m_object == nullptr || m_used == m_object->size()) {
-            return;
-        }
-        for (const auto& [key, value] : *m_object) {
-            if (!m_read.contains(std::string(key))) {
-                fail(key, "is not a receipt field");
-                return;
-            }
-        }
-    }
-
-    std::vector<std::string> keys() const
-    {
-        std::vector<std::string> result;
-        if (m_object != nullptr) {
-            for (const auto& [key, value] : *m_object) {
-                result.emplace_back(key);
-            }
-        }
-        return result;
-    }
-
-    const json::value& any(std::string_view key)
-    {
-        static const json::value null_value;
-        if (m_object == nullptr) {
-            return null_value;
-        }
-        const auto* found = m_object->if_contains(key);
-        if (found == nullptr) {
-            fail(key, "is missing");
-            return null_value;
-        }
-        if (m_read.insert(std::string(key)).second) {
-            ++m_used;
-        }
-        return *found;
-    }
-
-    ObjectReader object(std::string_view key) { return ObjectReader(any(key), child_path(key), m_error); }
-
-    const json::array& array(std::string_view key)
-    {
-        static const json::array empty;
-        const auto& value = any(key);
-        if (value.is_array()) {
-            return value.get_array();
-        }
-        expect(key, "an array");
-        return empty;
-    }
-
-    std::string string(std::string_view key)
-    {
-        const auto& value = any(key);
-        if (value.is_string()) {
-            return std::string(value.get_string());
-        }
-        expect(key, "a string");
-        return {};
-    }
-
-    std::optional<std::string> optional_string(std::string_view key)
-    {
-        const auto& value = any(key);
-        if (value.is_null()) {
-            return std::nullopt;
-        }
-        if (value.is_string()) {
-            return std::string(value.get_string());
-        }
-        expect(key, "a string or null");
-        return std::nullopt;
-    }
-
-    bool boolean(std::string_view key)
-    {
-        const auto& value = any(key);
-        if (value.is_bool()) {
-            return value.get_bool();
-        }
-        expect(key, "true or false");
-        return false;
-    }
-
-    std::int64_t int64(std::string_view key) { return optional_int64(key, false).value_or(0); }
-
-    std::optional<std::int64_t> optional_int64(std::string_view key, bool null_allowed = true)
-    {
-        const auto& value = any(key);
-        if (null_allowed && value.is_null()) {
-            return std::nullopt;
-        }
-        if (value.is_int64()) {
-            return value.get_int64();
-        }
-        if (value.is_uint64() && value.get_uint64() <= std::numeric_limits<std::int64_t>::max()) {
-            return static_cast<std::int64_t>(value.get_uint64());
-        }
-        expect(key, null_allowed ? "an integer or null" : "an integer");
-        return std::nullopt;
-    }
-
-    std::uint64_t uint64(std::string_view key)
-    {
-        const auto& value = any(key);
-        if (value.is_uint64()) {
-            return value.get_uint64();
-        }
-        if (value.is_int64() && value.get_int64() >= 0) {
-            return static_cast<std::uint64_t>(value.get_int64());
-        }
-        expect(key, "a non-negative integer");
-        return 0;
-    }
-
-    int small_int(std::string_view key, std::optional<int>* optional = nullptr)
-    {
-        const auto value = optional_int64(key, optional != nullptr);
-        if (value && (*value < std::numeric_limits<int>::min() || *value > std::numeric_limits<int>::max())) {
-            fail(key, "is out of range");
-            return 0;
-        }
-        if (optional != nullptr && value) {
-            *optional = static_cast<int>(*value);
-        }
-        return static_cast<int>(value.value_or(0));
-    }
-
-    std::optional<double> optional_number(std::string_view key, bool null_allowed = true)
-    {
-        const auto& value = any(key);
-        if (null_allowed && value.is_null()) {
-            return std::nullopt;
-        }
-        if (value.is_number()) {
-            json::error_code ec;
-            const double number = value.to_number<double>(ec);
-            // Boost.JSON 1.81 reads some zero mantissas with huge exponents (0.0e774) as
-            // infinity, which no receipt holds and no writer can write back.
-            if (!ec && std::isfinite(number)) {
-                return number;
-            }
-        }
-        expect(key, null_allowed ? "a number or null" : "a number");
-        return std::nullopt;
-    }
-
-    double number(std::string_view key) { return optional_number(key, false).value_or(0); }
-
-    std::vector<std::string> strings(std::string_view key)
-    {
-        std::vector<std::string> result;
-        const auto& items = array(key);
-        for (const auto& item : items) {
-            if (!item.is_string()) {
-                fail(key, "must hold only strings");
-                return {};
-            }
-            result.emplace_back(item.get_string());
-        }
-        return result;
-    }
-
-    void fail(std::string_view key, std::string_view problem)
-    {
-        if (m_error.empty()) {
-            const std::string where = key.empty() ? m_path : child_path(key);
-            m_error = (where.empty() ? std::string("the document") : where) + " " + std::string(problem);
-        }
-    }
-
-    std::string child_path(std::string_view key) const
-    {
-        return m_path.empty() ? std::string(key) : m_path + "." + std::string(key);
-    }
-
-private:
-    void expect(std::string_view key, std::string_view what) { fail(key, "must be " + std::string(what)); }
-
-    const json::object* m_object = nullptr;
-    std::string m_path;
-    std::string& m_error;
-    std::set<std::string> m_read;
-    std::size_t m_used = 0;
-};
 
 StreamRecord read_stream(ObjectReader& capture, const std::string& name)
 {
@@ -286,39 +80,56 @@ BoxPolicy read_policy(ObjectReader& configured)
     return policy;
 }
 
-// An optional enum value written by name: null, or one of the names `from_string` knows.
+// An enum value written by name. A name this build does not know is refused in strict mode; in
+// tolerant mode it reads as Enum::unrecognized and is kept in `unrecognized` under its path.
+template <class Enum>
+Enum enum_value(ObjectReader& reader, std::string_view key, const std::string& text,
+                std::optional<Enum> (*from_string)(std::string_view), Receipt& receipt)
+{
+    if (const auto value = from_string(text)) {
+        return *value;
+    }
+    if (reader.mode() == ReadMode::strict) {
+        reader.fail(key, "is not a known value");
+    } else {
+        receipt.unrecognized[reader.child_path(key)] = text;
+    }
+    return Enum::unrecognized;
+}
+
+template <class Enum>
+Enum required_name(ObjectReader& reader, std::string_view key, std::optional<Enum> (*from_string)(std::string_view),
+                   Receipt& receipt)
+{
+    return enum_value(reader, key, reader.string(key), from_string, receipt);
+}
+
+// Null, or a name as for required_name().
 template <class Enum>
 std::optional<Enum> optional_name(ObjectReader& reader, std::string_view key,
-                                  std::optional<Enum> (*from_string)(std::string_view))
+                                  std::optional<Enum> (*from_string)(std::string_view), Receipt& receipt)
 {
     const auto text = reader.optional_string(key);
     if (!text) {
         return std::nullopt;
     }
-    const auto value = from_string(*text);
-    if (!value) {
-        reader.fail(key, "is not a known value");
-    }
-    return value;
+    return enum_value(reader, key, *text, from_string, receipt);
 }
 
-void read_termination(ObjectReader& reader, Termination& termination)
+void read_termination(ObjectReader& reader, Receipt& receipt)
 {
-    const auto mechanism = termination_from_string(reader.string("mechanism"));
-    if (mechanism) {
-        termination.mechanism = *mechanism;
-    } else {
-        reader.fail("mechanism", "is not a known termination mechanism");
-    }
+    Termination& termination = receipt.observed.termination;
+    termination.mechanism = required_name(reader, "mechanism", &termination_from_string, receipt);
     termination.exit_code = reader.optional_int64("exit_code");
     reader.small_int("signal", &termination.signal);
-    termination.signal_source = optional_name(reader, "signal_source", &signal_source_from_string);
+    termination.signal_source = optional_name(reader, "signal_source", &signal_source_from_string, receipt);
     if (termination.signal.has_value() != termination.signal_source.has_value()) {
         reader.fail("signal_source", "must be set exactly when signal is");
     }
     reader.small_int("inferred_signal", &termination.inferred_signal);
     termination.deadline_kill_sent = reader.boolean("deadline_kill_sent");
-    termination.deadline_kill_answer = optional_name(reader, "deadline_kill_answer", &kill_answer_from_string);
+    termination.deadline_kill_answer =
+        optional_name(reader, "deadline_kill_answer", &kill_answer_from_string, receipt);
     termination.deadline_kill_sent_at = reader.optional_string("deadline_kill_sent_at");
     if (termination.deadline_kill_sent != termination.deadline_kill_answer.has_value()) {
         reader.fail("deadline_kill_answer", "must be set exactly when deadline_kill_sent is true");
@@ -330,11 +141,12 @@ void read_termination(ObjectReader& reader, Termination& termination)
 ClockDomains read_clock_domains(ObjectReader& reader)
 {
     ClockDomains domains;
-    for (const auto& key : reader.keys()) {
-        if (key == "engine_offset_ns") {
-            continue;
+    if (reader.mode() == ReadMode::strict) {
+        for (const auto& key : reader.keys()) {
+            if (key != "engine_offset_ns") {
+                reader.string(key);
+            }
         }
-        reader.string(key);
     }
     if (reader.any("engine_offset_ns").is_null()) {
         return domains;
@@ -352,11 +164,11 @@ ClockDomains read_clock_domains(ObjectReader& reader)
 
 }  // namespace
 
-Expected<Receipt> receipt_from_json(const json::value& document)
+Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
 {
     std::string error;
     Receipt receipt;
-    ObjectReader root(document, "", error);
+    ObjectReader root(document, "", error, mode);
 
     const auto& version = root.any("schema_version");
     if (!version.is_int64() || version.get_int64() != k_receipt_schema_version) {
@@ -397,7 +209,7 @@ Expected<Receipt> receipt_from_json(const json::value& document)
     receipt.observed.engine_state = observed.any("engine_state");
     receipt.observed.resources = observed.any("resources");
     auto termination = observed.object("termination");
-    read_termination(termination, receipt.observed.termination);
+    read_termination(termination, receipt);
     termination.finish();
     observed.finish();
 
@@ -416,9 +228,7 @@ Expected<Receipt> receipt_from_json(const json::value& document)
     receipt.lifecycle.last_phase = lifecycle.string("last_phase");
     receipt.lifecycle.cancelled = lifecycle.boolean("cancelled");
     receipt.lifecycle.timeouts = lifecycle.strings("timeouts");
-    const auto& phases = lifecycle.array("phases");
-    for (std::size_t i = 0; i < phases.size(); ++i) {
-        ObjectReader phase_reader(phases[i], "lifecycle.phases[" + std::to_string(i) + "]", error);
+    for (auto& phase_reader : lifecycle.objects("phases")) {
         Phase phase;
         phase.name = phase_reader.string("name");
         phase.started_s = phase_reader.number("started_s");
@@ -434,12 +244,7 @@ Expected<Receipt> receipt_from_json(const json::value& document)
     lifecycle.finish();
 
     auto cleanup = root.object("cleanup");
-    const auto status = cleanup_from_string(cleanup.string("status"));
-    if (status) {
-        receipt.cleanup.status = *status;
-    } else {
-        cleanup.fail("status", "is not a known cleanup status");
-    }
+    receipt.cleanup.status = required_name(cleanup, "status", &cleanup_from_string, receipt);
     receipt.cleanup.removed = cleanup.boolean("removed");
     receipt.cleanup.attempts = cleanup.small_int("attempts");
     receipt.cleanup.error = cleanup.optional_string("error");
@@ -456,14 +261,12 @@ Expected<Receipt> receipt_from_json(const json::value& document)
     }
     unknown.finish();
 
-    if (!root.any("files").is_null()) {
+    // Reserved for a later feature: null until then, whatever a newer daemon puts there.
+    if (!root.any("files").is_null() && mode == ReadMode::strict) {
         root.fail("files", "must be null");
     }
 
-    const auto& explanations = root.array("explanations");
-    for (std::size_t i = 0; i < explanations.size(); ++i) {
-        const std::string path = "explanations[" + std::to_string(i) + "]";
-        ObjectReader explanation_reader(explanations[i], path, error);
+    for (auto& explanation_reader : root.objects("explanations")) {
         Explanation explanation;
         explanation.code = explanation_reader.string("code");
         explanation.message = explanation_reader.string("message");

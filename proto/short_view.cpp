@@ -71,6 +71,13 @@ std::optional<std::string> unknown_reason(const Receipt& receipt, const std::str
     return terminal_safe(found->second);
 }
 
+// The name a newer daemon wrote where this build knows no such value.
+std::string unrecognized_name(const Receipt& receipt, const std::string& path)
+{
+    const auto found = receipt.unrecognized.find(path);
+    return found == receipt.unrecognized.end() ? std::string("?") : "\"" + terminal_safe(found->second) + "\"";
+}
+
 std::string signal_name(int signal)
 {
     constexpr std::array<std::pair<int, std::string_view>, 12> k_names{{
@@ -129,6 +136,12 @@ std::string exit_code_text(const Receipt& receipt)
         return "not started";
     case TerminationMechanism::engine_lost:
         return code + " (the engine stopped answering; the end of the program was not observed)";
+    case TerminationMechanism::unrecognized:
+        return code + " (ended as " + unrecognized_name(receipt, "observed.termination.mechanism") +
+               ", which this pybox does not know; " +
+               (termination.exit_code ? "the engine reported exit code " + std::to_string(*termination.exit_code)
+                                      : std::string("the engine reported no exit code")) +
+               ")";
     }
     return code;
 }
@@ -169,6 +182,8 @@ std::string cleanup_text(const Receipt& receipt)
         return "REMOVAL NOT CONFIRMED — " +
                (receipt.cleanup.error ? terminal_safe(*receipt.cleanup.error)
                                       : std::string("the sweep removes it once its expiry label has passed"));
+    case CleanupStatus::unrecognized:
+        return unrecognized_name(receipt, "cleanup.status") + ", which this pybox does not know";
     }
     return "unknown";
 }
@@ -303,6 +318,12 @@ std::string render_short_receipt(const Receipt& receipt)
         out += "Explanations\n";
         for (const auto& explanation : receipt.explanations) {
             add_line(out, terminal_safe(explanation.code), terminal_safe(explanation.message));
+        }
+    }
+    if (!receipt.unrecognized.empty()) {
+        out += "Not understood  values from a newer pyboxd; --json shows the whole receipt\n";
+        for (const auto& [path, value] : receipt.unrecognized) {
+            add_line(out, terminal_safe(path), terminal_safe(value));
         }
     }
     return out;

@@ -11,7 +11,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/json/value.hpp>
 
 #include <optional>
 #include <system_error>
@@ -20,7 +19,6 @@
 namespace pybox::images {
 
 namespace net = boost::asio;
-namespace json = boost::json;
 
 namespace {
 
@@ -87,7 +85,7 @@ RecipeImageService::~RecipeImageService()
     m_build_thread->join();
 }
 
-net::awaitable<Expected<json::value>> RecipeImageService::setup(std::vector<std::string> images, bool refresh_lock)
+net::awaitable<Expected<proto::SetupAnswer>> RecipeImageService::setup(std::vector<std::string> images, bool refresh_lock)
 {
     if (m_busy) {
         co_return make_error("setup_busy", "Another pybox setup is running; wait for it to finish.");
@@ -96,18 +94,18 @@ net::awaitable<Expected<json::value>> RecipeImageService::setup(std::vector<std:
     if (images.empty()) {
         images = list_recipes(m_source_dir);
     }
-    json::array results;
+    proto::SetupAnswer answer;
     for (const std::string& name : images) {
         auto result = co_await setup_one(name, refresh_lock);
         if (!result) {
             co_return result.error();
         }
-        results.push_back(std::move(*result));
+        answer.images.push_back(std::move(*result));
     }
-    co_return json::value(json::object{{"images", std::move(results)}});
+    co_return answer;
 }
 
-net::awaitable<Expected<json::value>> RecipeImageService::setup_one(const std::string& name, bool refresh_lock)
+net::awaitable<Expected<proto::SetupImage>> RecipeImageService::setup_one(const std::string& name, bool refresh_lock)
 {
     const auto started = MonoClock::now();
     auto files = load_recipe_files(m_source_dir, name);
@@ -139,13 +137,14 @@ net::awaitable<Expected<json::value>> RecipeImageService::setup_one(const std::s
                 if (auto written = write_spec_if_changed(m_registry.spec_file(name), spec); !written) {
                     co_return written.error();
                 }
-                co_return json::value(json::object{{"name", name},
-                                                   {"image_id", (*previous)->image_id},
-                                                   {"recipe_sha256", recipe_sha},
-                                                   {"status", "up_to_date"},
-                                                   {"seconds", seconds_between(started, MonoClock::now())},
-                                                   {"tar_sha256", (*previous)->tar_sha256},
-                                                   {"lock_refreshed", false}});
+                proto::SetupImage result;
+                result.name = name;
+                result.image_id = (*previous)->image_id;
+                result.recipe_sha256 = recipe_sha;
+                result.status = proto::k_setup_up_to_date;
+                result.seconds = seconds_between(started, MonoClock::now());
+                result.tar_sha256 = (*previous)->tar_sha256;
+                co_return result;
             }
         }
     }
@@ -207,43 +206,40 @@ net::awaitable<Expected<json::value>> RecipeImageService::setup_one(const std::s
         auto removed = co_await m_engine.remove_image((*previous)->image_id, k_image_remove_timeout);
         previous_removed = removed.has_value();
     }
-    json::object result{{"name", name},
-                        {"image_id", record.image_id},
-                        {"recipe_sha256", recipe_sha},
-                        {"status", "built"},
-                        {"seconds", seconds_between(started, MonoClock::now())},
-                        {"tar_sha256", record.tar_sha256},
-                        {"lock_refreshed", refresh_lock}};
+    proto::SetupImage result;
+    result.name = name;
+    result.image_id = record.image_id;
+    result.recipe_sha256 = recipe_sha;
+    result.status = proto::k_setup_built;
+    result.seconds = seconds_between(started, MonoClock::now());
+    result.tar_sha256 = record.tar_sha256;
+    result.lock_refreshed = refresh_lock;
     if (*previous && (*previous)->image_id != record.image_id) {
-        result["previous_image_id"] = (*previous)->image_id;
-        result["previous_image_removed"] = previous_removed;
+        result.previous_image_id = (*previous)->image_id;
+        result.previous_image_removed = previous_removed;
     }
-    co_return json::value(std::move(result));
+    co_return result;
 }
 
-net::awaitable<Expected<json::value>> RecipeImageService::list()
+net::awaitable<Expected<proto::ImageList>> RecipeImageService::list()
 {
     auto records = m_registry.load();
     if (!records) {
         co_return records.error();
     }
-    json::array images;
+    proto::ImageList list;
     for (const ImageRecord& record : *records) {
-        json::object entry{{"name", record.name},
-                           {"image_id", record.image_id},
-                           {"recipe_sha256", record.recipe_sha256},
-                           {"built_at", record.built_at},
-                           {"tar_sha256", record.tar_sha256}};
+        proto::ImageListEntry entry{record.name, record.image_id, record.recipe_sha256, record.built_at,
+                                    record.tar_sha256, std::nullopt, std::nullopt};
         auto state = co_await engine_image_state(m_engine, record);
         if (state) {
-            entry["present"] = *state == EngineImageState::present;
+            entry.present = *state == EngineImageState::present;
         } else {
-            entry["present"] = nullptr;
-            entry["present_unknown_because"] = state.error().message;
+            entry.present_unknown_because = state.error().message;
         }
-        images.push_back(std::move(entry));
+        list.images.push_back(std::move(entry));
     }
-    co_return json::value(json::object{{"images", std::move(images)}});
+    co_return list;
 }
 
 }  // namespace pybox::images

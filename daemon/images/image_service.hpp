@@ -7,8 +7,7 @@
 // it as pybox-NAME:<first 12 hex of the recipe SHA>, writes recipes/NAME.lock and the record,
 // deletes the tar and removes the image the record named before. refresh_lock=true builds with
 // the newest package versions and rewrites the lock in the recipes source folder first.
-// Result: {"images": [{"name", "image_id", "recipe_sha256", "status": "built"|"up_to_date",
-// "seconds", "tar_sha256", "lock_refreshed"}]}. Errors: see mmdebstrap_build.hpp, plus
+// Result: a proto::SetupAnswer, one SetupImage per image. Errors: see mmdebstrap_build.hpp, plus
 // "unknown_image", "lock_missing", "setup_busy" (one setup at a time), the registry's and the
 // engine's.
 //
@@ -43,13 +42,13 @@ public:
     RecipeImageService(const RecipeImageService&) = delete;
     RecipeImageService& operator=(const RecipeImageService&) = delete;
 
-    boost::asio::awaitable<Expected<boost::json::value>> setup(std::vector<std::string> images,
+    boost::asio::awaitable<Expected<proto::SetupAnswer>> setup(std::vector<std::string> images,
                                                                bool refresh_lock) override;
-    // {"images": [{"name", "image_id", "recipe_sha256", "built_at", "tar_sha256", "present"}]}
-    boost::asio::awaitable<Expected<boost::json::value>> list() override;
+    // The records of images.json, each with whether the engine still holds its image.
+    boost::asio::awaitable<Expected<proto::ImageList>> list() override;
 
 private:
-    boost::asio::awaitable<Expected<boost::json::value>> setup_one(const std::string& name, bool refresh_lock);
+    boost::asio::awaitable<Expected<proto::SetupImage>> setup_one(const std::string& name, bool refresh_lock);
 
     ImageRegistry m_registry;
     engine::EngineClient& m_engine;

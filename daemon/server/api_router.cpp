@@ -1,11 +1,12 @@
 #include "daemon/server/api_router.hpp"
 
-#include "daemon/server/setup_request.hpp"
+#include "proto/answers.hpp"
 #include "proto/api.hpp"
 #include "proto/error_codes.hpp"
 #include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
+#include "proto/setup_request.hpp"
 
 #include <iostream>
 #include <string_view>
@@ -15,11 +16,14 @@ namespace pybox::daemon {
 
 namespace {
 
+namespace json = boost::json;
+
 ApiResponse json_response(const json::value& value) { return {200, proto::to_json_text(value)}; }
 
-ApiResponse from_expected(const Expected<json::value>& result)
+template <class Answer>
+ApiResponse from_expected(const Expected<Answer>& result)
 {
-    return result ? json_response(*result) : error_response(result.error());
+    return result ? json_response(proto::to_json(*result)) : error_response(result.error());
 }
 
 enum class Method { get, post };
@@ -42,7 +46,9 @@ std::string_view method_name(Method method) { return method == Method::get ? "GE
 ApiResponse error_response(const Error& error)
 {
     if (const auto* row = proto::find_api_error_code(error.code))
-        return {row->http_status, proto::error_body(error, row->retryable), proto::retry_after_for(error.code)};
+        return {row->http_status,
+                proto::to_json_text(proto::to_json(proto::ErrorAnswer{error.code, error.message, row->retryable})),
+                proto::retry_after_for(error.code)};
     std::cerr << "pyboxd: error code " << error.code << " is not in the API's table (proto/error_codes.cpp); "
               << "answering internal_error\n";
     return error_response(make_error("internal_error", error.message));
@@ -69,10 +75,10 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellat
                                                 std::string(method_name(route->method)) + "."));
 
     if (path == "/v1/ping")
-        co_return json_response({{"ok", true}, {"daemon", "pyboxd"}, {"version", PYBOX_VERSION},
-                                 {"api", proto::k_api_version}});
+        co_return json_response(proto::to_json(proto::PingAnswer{true, "pyboxd", PYBOX_VERSION,
+                                                                 std::string(proto::k_api_version)}));
     if (path == "/v1/runs") co_return co_await run(request.body, client_gone);
-    if (path == "/v1/vm/status") co_return json_response(co_await m_engine.status());
+    if (path == "/v1/vm/status") co_return json_response(proto::to_json(co_await m_engine.status()));
     if (path == "/v1/vm/start") co_return from_expected(co_await m_engine.start());
     if (path == "/v1/vm/stop") co_return from_expected(co_await m_engine.stop());
     if (path == "/v1/setup") co_return co_await setup(request.body);
@@ -90,7 +96,7 @@ net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, net::cancell
 
 net::awaitable<ApiResponse> ApiRouter::setup(const std::string& body)
 {
-    auto request = parse_setup_request(body);
+    auto request = proto::parse_setup_request(body);
     if (!request) co_return error_response(request.error());
     co_return from_expected(co_await m_images.setup(std::move(request->images), request->refresh_lock));
 }

@@ -1,15 +1,16 @@
 // The daemon's services as the socket API sees them. The server (http_server.hpp) only parses
-// HTTP, checks the peer, and routes to these; each has a fake in tests/unit.
+// HTTP, checks the peer, and routes to these; each has a fake in tests/unit. Every answer is a
+// type of proto/ (answers.hpp, receipt.hpp) that the router writes as JSON.
 // All calls run on the daemon's single io_context; none blocks it.
 #pragma once
 
 #include "common/error.hpp"
+#include "proto/answers.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
-#include <boost/json/value.hpp>
 
 #include <string>
 #include <vector>
@@ -17,7 +18,6 @@
 namespace pybox::daemon {
 
 namespace net = boost::asio;
-namespace json = boost::json;
 
 // Runs one sealed program. A validated request always yields a receipt (a crash, timeout or
 // OOM is a successful run whose receipt says so); an Error means nothing was created.
@@ -31,25 +31,23 @@ public:
 };
 
 // The private engine (or the configured external one): `pybox vm start|stop|status`.
-// status() JSON carries at least {"running": bool, "verified": bool, "engine_socket": str}
-// and, when not verified, "problems": [{"check": ..., "message": ...}].
+// status() is always an answer: when not verified, its problems say why.
 class EngineControl {
 public:
     virtual ~EngineControl() = default;
-    virtual net::awaitable<Expected<json::value>> start() = 0;
-    virtual net::awaitable<Expected<json::value>> stop() = 0;
-    virtual net::awaitable<json::value> status() = 0;
+    virtual net::awaitable<Expected<proto::EngineStartAnswer>> start() = 0;
+    virtual net::awaitable<Expected<proto::EngineStopAnswer>> stop() = 0;
+    virtual net::awaitable<proto::EngineStatus> status() = 0;
 };
 
 // Image recipes: `pybox setup` and `pybox image ls`.
-// setup() builds (or confirms up to date) the named images and returns, per image,
-// {"name", "image_id", "recipe_sha256", "status": "built"|"up_to_date", "seconds"}.
+// setup() builds (or confirms up to date) the named images and answers for each.
 class ImageService {
 public:
     virtual ~ImageService() = default;
-    virtual net::awaitable<Expected<json::value>> setup(std::vector<std::string> images,
-                                                        bool refresh_lock) = 0;
-    virtual net::awaitable<Expected<json::value>> list() = 0;
+    virtual net::awaitable<Expected<proto::SetupAnswer>> setup(std::vector<std::string> images,
+                                                               bool refresh_lock) = 0;
+    virtual net::awaitable<Expected<proto::ImageList>> list() = 0;
 };
 
 }  // namespace pybox::daemon

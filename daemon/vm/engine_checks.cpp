@@ -156,11 +156,4 @@ std::optional<CheckProblem> check_listeners(const std::vector<std::string>& argv
     return std::nullopt;
 }
 
-json::array problems_to_json(const std::vector<CheckProblem>& problems)
-{
-    json::array list;
-    for (const auto& problem : problems) list.push_back(json::object{{"check", problem.check}, {"message", problem.message}});
-    return list;
-}
-
 }  // namespace pybox::vm

@@ -47,7 +47,4 @@ std::optional<CheckProblem> check_listeners(const std::vector<std::string>& argv
                                             const std::filesystem::path& socket,
                                             const std::filesystem::path& config_file);
 
-// [{"check": ..., "message": ...}, ...]
-boost::json::array problems_to_json(const std::vector<CheckProblem>& problems);
-
 }  // namespace pybox::vm

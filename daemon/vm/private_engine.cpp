@@ -91,13 +91,6 @@ std::string without_period(std::string text)
     return text;
 }
 
-json::array to_json_array(const std::vector<std::string>& notes)
-{
-    json::array list;
-    for (const auto& note : notes) list.emplace_back(note);
-    return list;
-}
-
 void remove_quietly(const std::filesystem::path& file)
 {
     std::error_code ignored;
@@ -127,7 +120,7 @@ PrivateEngine::PrivateEngine(net::any_io_executor executor, engine::EngineClient
 {
 }
 
-net::awaitable<Expected<json::value>> PrivateEngine::start()
+net::awaitable<Expected<proto::EngineStartAnswer>> PrivateEngine::start()
 {
     if (m_busy) co_return busy_error();
     const ScopedFlag busy(m_busy);
@@ -144,10 +137,8 @@ net::awaitable<Expected<json::value>> PrivateEngine::start()
                                                             " failed PyBox's checks (it is not PyBox's to stop, so "
                                                             "it was left running):" +
                                                             join_problems(verification.problems));
-        auto result = describe(verification, std::nullopt);
-        result["started"] = false;
-        result["seconds"] = seconds_between(begun, MonoClock::now());
-        co_return json::value(std::move(result));
+        co_return proto::EngineStartAnswer{describe(verification, std::nullopt), false,
+                                           seconds_between(begun, MonoClock::now())};
     }
 
     if (current_uid() != 0) co_return needs_root_error();
@@ -190,13 +181,10 @@ net::awaitable<Expected<json::value>> PrivateEngine::start()
                                                         join_problems(verification.problems));
     }
     verification.notes.insert(verification.notes.begin(), notes.begin(), notes.end());
-    auto result = describe(verification, pid);
-    result["started"] = started;
-    result["seconds"] = seconds_between(begun, MonoClock::now());
-    co_return json::value(std::move(result));
+    co_return proto::EngineStartAnswer{describe(verification, pid), started, seconds_between(begun, MonoClock::now())};
 }
 
-net::awaitable<Expected<json::value>> PrivateEngine::stop()
+net::awaitable<Expected<proto::EngineStopAnswer>> PrivateEngine::stop()
 {
     if (!is_private())
         co_return make_error("engine_not_managed", "PyBox does not manage the engine at " + m_socket.string() +
@@ -215,15 +203,11 @@ net::awaitable<Expected<json::value>> PrivateEngine::stop()
     }
     auto notes = co_await clean_stale_state();
     if (!pid) notes.insert(notes.begin(), "the private engine was not running");
-    co_return json::value(json::object{{"running", false},
-                                       {"stopped", pid.has_value()},
-                                       {"forced", forced},
-                                       {"engine_socket", m_socket.string()},
-                                       {"seconds", seconds_between(begun, MonoClock::now())},
-                                       {"notes", to_json_array(notes)}});
+    co_return proto::EngineStopAnswer{false, pid.has_value(), forced, m_socket.string(),
+                                      seconds_between(begun, MonoClock::now()), std::move(notes)};
 }
 
-net::awaitable<json::value> PrivateEngine::status()
+net::awaitable<proto::EngineStatus> PrivateEngine::status()
 {
     if (is_private()) {
         const auto pid = running_dockerd();
@@ -232,11 +216,11 @@ net::awaitable<json::value> PrivateEngine::status()
             stopped.problems.push_back({"running", current_uid() == 0
                                                        ? "The private engine is not running: `pybox vm start` starts it."
                                                        : needs_root_error().message});
-            co_return json::value(describe(stopped, std::nullopt));
+            co_return describe(stopped, std::nullopt);
         }
-        co_return json::value(describe(co_await verify(pid), pid));
+        co_return describe(co_await verify(pid), pid);
     }
-    co_return json::value(describe(co_await verify(std::nullopt), std::nullopt));
+    co_return describe(co_await verify(std::nullopt), std::nullopt);
 }
 
 std::optional<int> PrivateEngine::running_dockerd() const
@@ -423,19 +407,18 @@ net::awaitable<std::vector<std::string>> PrivateEngine::clean_stale_state()
     co_return notes;
 }
 
-json::object PrivateEngine::describe(const Verification& verification, std::optional<int> pid) const
+proto::EngineStatus PrivateEngine::describe(const Verification& verification, std::optional<int> pid) const
 {
-    const bool running = is_private() ? pid.has_value() : verification.answered;
-    json::object status{{"running", running},
-                        {"verified", running && verification.answered && verification.problems.empty()},
-                        {"engine_socket", m_socket.string()},
-                        {"private", is_private()},
-                        {"runtime", m_config.runtime},
-                        {"problems", problems_to_json(verification.problems)},
-                        {"notes", to_json_array(verification.notes)}};
-    status["pid"] = pid ? json::value(*pid) : json::value(nullptr);
-    status["api_version"] = verification.api_version.empty() ? json::value(nullptr)
-                                                             : json::value(verification.api_version);
+    proto::EngineStatus status;
+    status.running = is_private() ? pid.has_value() : verification.answered;
+    status.verified = status.running && verification.answered && verification.problems.empty();
+    status.engine_socket = m_socket.string();
+    status.is_private = is_private();
+    status.runtime = m_config.runtime;
+    for (const auto& problem : verification.problems) status.problems.push_back({problem.check, problem.message});
+    status.notes = verification.notes;
+    status.pid = pid;
+    if (!verification.api_version.empty()) status.api_version = verification.api_version;
     return status;
 }
 

@@ -65,9 +65,9 @@ public:
     PrivateEngine(const PrivateEngine&) = delete;
     PrivateEngine& operator=(const PrivateEngine&) = delete;
 
-    net::awaitable<Expected<json::value>> start() override;
-    net::awaitable<Expected<json::value>> stop() override;
-    net::awaitable<json::value> status() override;
+    net::awaitable<Expected<proto::EngineStartAnswer>> start() override;
+    net::awaitable<Expected<proto::EngineStopAnswer>> stop() override;
+    net::awaitable<proto::EngineStatus> status() override;
 
 private:
     struct Verification {
@@ -85,7 +85,7 @@ private:
     net::awaitable<Expected<int>> launch(std::vector<std::string>& notes);
     net::awaitable<bool> terminate(int pid, std::chrono::milliseconds grace);
     net::awaitable<std::vector<std::string>> clean_stale_state();
-    json::object describe(const Verification& verification, std::optional<int> pid) const;
+    proto::EngineStatus describe(const Verification& verification, std::optional<int> pid) const;
     Error needs_root_error() const;
 
     net::any_io_executor m_executor;

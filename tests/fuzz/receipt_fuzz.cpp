@@ -1,6 +1,8 @@
-// Fuzz target: the client reads receipts from the daemon, and users feed saved receipts back.
-// Invariants: parsing never crashes; an accepted receipt round-trips exactly, gets an exit
-// code in 0-255, and renders a short view without any control bytes from the input.
+// Fuzz target: the client reads receipts from the daemon (tolerant mode), and tests and users
+// check saved receipts (strict mode). Invariants: parsing never crashes in either mode; what
+// strict mode accepts, tolerant mode accepts as the same receipt; a strictly accepted receipt
+// round-trips exactly; every accepted receipt gets an exit code in 0-255 and renders a short
+// view without any control bytes from the input.
 #include "proto/receipt.hpp"
 #include "proto/short_view.hpp"
 
@@ -11,6 +13,26 @@
 #include <cstdlib>
 #include <string_view>
 
+namespace {
+
+using pybox::proto::ReadMode;
+using pybox::proto::Receipt;
+
+void check_shown(const Receipt& receipt)
+{
+    const int exit_code = pybox::proto::exit_code_for(receipt);
+    if (exit_code < 0 || exit_code > 255) {
+        std::abort();
+    }
+    for (const char c : pybox::proto::render_short_receipt(receipt)) {
+        if (c == '\x1b' || c == '\x07' || c == '\0') {
+            std::abort();
+        }
+    }
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     boost::json::error_code ec;
@@ -18,22 +40,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (ec) {
         return 0;
     }
-    const auto receipt = pybox::proto::receipt_from_json(document);
-    if (!receipt) {
-        return 0;
-    }
-    const auto again = pybox::proto::receipt_from_json(pybox::proto::receipt_to_json(*receipt));
-    if (!again || !(*again == *receipt)) {
-        std::abort();
-    }
-    const int exit_code = pybox::proto::exit_code_for(*receipt);
-    if (exit_code < 0 || exit_code > 255) {
-        std::abort();
-    }
-    for (const char c : pybox::proto::render_short_receipt(*receipt)) {
-        if (c == '\x1b' || c == '\x07' || c == '\0') {
+    const auto strict = pybox::proto::receipt_from_json(document, ReadMode::strict);
+    const auto tolerant = pybox::proto::receipt_from_json(document, ReadMode::tolerant);
+    if (strict) {
+        if (!tolerant || !(*tolerant == *strict)) {
             std::abort();
         }
+        const auto again = pybox::proto::receipt_from_json(pybox::proto::receipt_to_json(*strict), ReadMode::strict);
+        if (!again || !(*again == *strict)) {
+            std::abort();
+        }
+    }
+    if (tolerant) {
+        check_shown(*tolerant);
     }
     return 0;
 }

@@ -35,6 +35,7 @@ const std::set<std::string> k_never_answered = {
     "runtime_dir_unusable",      // pyboxd's startup: the runtime folder
     "peer_unknown",              // a peer whose uid cannot be read is answered "forbidden"
     "invalid_receipt",           // the client's receipt reader
+    "invalid_answer",            // the client's readers of the other answers
     "http_",                     // the client's stand-in for an answer without an error body
 };
 

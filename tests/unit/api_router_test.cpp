@@ -1,13 +1,10 @@
-// The socket API's routing pieces that need no socket: the answer for an error and the strict
-// setup body.
+// The socket API's routing pieces that need no socket: the answer for an error.
 #include "daemon/server/api_router.hpp"
-#include "daemon/server/setup_request.hpp"
 
 #include <catch2/catch.hpp>
 
 using pybox::make_error;
 using pybox::daemon::error_response;
-using pybox::daemon::parse_setup_request;
 
 TEST_CASE("Error answers take their status and retryable flag from the one error table")
 {
@@ -38,30 +35,4 @@ TEST_CASE("A code outside the table, such as a startup failure, is answered as i
     CHECK(answer.status == 500);
     CHECK(answer.body ==
           R"({"error":{"code":"internal_error","message":"PYBOX_HOME must be absolute.","retryable":false}})");
-}
-
-TEST_CASE("An empty setup body builds stdlib without refreshing the lock")
-{
-    const auto request = parse_setup_request("");
-    REQUIRE(request.has_value());
-    CHECK(request->images == std::vector<std::string>{"stdlib"});
-    CHECK_FALSE(request->refresh_lock);
-}
-
-TEST_CASE("A setup body names images once each and may refresh the lock")
-{
-    const auto request = parse_setup_request(R"({"images": ["data", "stdlib", "data"], "refresh_lock": true})");
-    REQUIRE(request.has_value());
-    CHECK(request->images == std::vector<std::string>{"data", "stdlib"});
-    CHECK(request->refresh_lock);
-}
-
-TEST_CASE("A setup body with an unknown key, a wrong type or an unknown image is refused")
-{
-    CHECK(parse_setup_request(R"({"image": ["stdlib"]})").error().code == "invalid_request");
-    CHECK(parse_setup_request(R"({"refresh_lock": "yes"})").error().code == "invalid_request");
-    CHECK(parse_setup_request(R"({"images": []})").error().code == "invalid_request");
-    CHECK(parse_setup_request(R"({"images": ["nope"]})").error().code == "unknown_image");
-    CHECK(parse_setup_request(R"([1, 2])").error().code == "invalid_request");
-    CHECK(parse_setup_request(R"({"images": )").error().code == "invalid_json");
 }

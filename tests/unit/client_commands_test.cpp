@@ -4,6 +4,7 @@
 #include "client/daemon_connection.hpp"
 
 #include "common/ids.hpp"
+#include "proto/answers.hpp"
 #include "proto/api.hpp"
 
 #include <boost/json/parse.hpp>
@@ -17,6 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using pybox::client::read_program;
+using pybox::proto::EngineStartAnswer;
+using pybox::proto::EngineStatus;
+using pybox::proto::ReadMode;
 
 }  // namespace
 
@@ -52,16 +56,19 @@ TEST_CASE("A missing program file is a clear error")
 
 TEST_CASE("A verified engine start reads Running and verified")
 {
-    const auto rendered = pybox::client::render_vm_start(boost::json::parse(R"({"running":true,"verified":true})"));
+    EngineStartAnswer answer;
+    answer.running = true;
+    answer.verified = true;
+    const auto rendered = pybox::client::render_vm_start(answer);
     CHECK(rendered.exit_code == 0);
     CHECK(rendered.text == "Running and verified.\n");
 }
 
 TEST_CASE("A failed engine start lists every problem and exits 125")
 {
-    const auto rendered = pybox::client::render_vm_start(boost::json::parse(
-        R"({"running":false,"verified":false,"problems":[{"check":"tcp_hosts","message":"listens on TCP"},)"
-        R"({"check":"seccomp","message":"not available"}]})"));
+    EngineStartAnswer answer;
+    answer.problems = {{"tcp_hosts", "listens on TCP"}, {"seccomp", "not available"}};
+    const auto rendered = pybox::client::render_vm_start(answer);
     CHECK(rendered.exit_code == 125);
     CHECK(rendered.text ==
           "Engine started but failed checks; stopped again:\n  tcp_hosts: listens on TCP\n  seccomp: not available\n");
@@ -69,8 +76,11 @@ TEST_CASE("A failed engine start lists every problem and exits 125")
 
 TEST_CASE("The engine status shows running, verified, socket and notes")
 {
-    const auto rendered = pybox::client::render_vm_status(boost::json::parse(
-        R"({"running":true,"verified":false,"engine_socket":"/r/engine/docker.sock","notes":["external engine"]})"));
+    EngineStatus status;
+    status.running = true;
+    status.engine_socket = "/r/engine/docker.sock";
+    status.notes = {"external engine"};
+    const auto rendered = pybox::client::render_vm_status(status);
     CHECK(rendered.text.find("running:  yes") != std::string::npos);
     CHECK(rendered.text.find("verified: no") != std::string::npos);
     CHECK(rendered.text.find("/r/engine/docker.sock") != std::string::npos);
@@ -80,24 +90,35 @@ TEST_CASE("The engine status shows running, verified, socket and notes")
 
 TEST_CASE("An engine left running with a lost image says it is running but not verified")
 {
-    const auto rendered = pybox::client::render_vm_start(boost::json::parse(
-        R"({"running":true,"verified":false,"problems":[{"check":"images","message":"run pybox setup"}]})"));
+    EngineStartAnswer answer;
+    answer.running = true;
+    answer.problems = {{"images", "run pybox setup"}};
+    const auto rendered = pybox::client::render_vm_start(answer);
     CHECK(rendered.exit_code == 125);
     CHECK(rendered.text == "Engine running but not verified:\n  images: run pybox setup\n");
 }
 
-TEST_CASE("Setup prints one line per image, built or up to date")
+TEST_CASE("Setup prints one line per image: built, up to date, or a status this client does not know")
 {
-    const auto rendered = pybox::client::render_setup(boost::json::parse(
-        R"([{"name":"stdlib","image_id":"sha256:abc","recipe_sha256":"r","status":"up_to_date","seconds":0.01},)"
-        R"({"name":"data","image_id":"sha256:def","recipe_sha256":"s","status":"built","seconds":23.44}])"));
+    const auto answer = pybox::proto::setup_answer_from_json(
+        boost::json::parse(
+            R"({"images":[{"name":"stdlib","image_id":"sha256:abc","recipe_sha256":"r","status":"up_to_date",)"
+            R"("seconds":0.01,"tar_sha256":"t","lock_refreshed":false},)"
+            R"({"name":"data","image_id":"sha256:def","recipe_sha256":"s","status":"built","seconds":23.44,)"
+            R"("tar_sha256":"u","lock_refreshed":false},)"
+            R"({"name":"gpu","image_id":"sha256:0a1","recipe_sha256":"v","status":"pulled","seconds":2,)"
+            R"("tar_sha256":"w","lock_refreshed":false,"registry":"added later"}],"total_s":25})"),
+        ReadMode::tolerant);
+    REQUIRE(answer.has_value());
+    const auto rendered = pybox::client::render_setup(*answer);
     CHECK(rendered.exit_code == 0);
-    CHECK(rendered.text == "stdlib: up to date (sha256:abc)\ndata: built in 23.4 s (sha256:def)\n");
+    CHECK(rendered.text ==
+          "stdlib: up to date (sha256:abc)\ndata: built in 23.4 s (sha256:def)\ngpu: pulled in 2.0 s (sha256:0a1)\n");
 }
 
 TEST_CASE("An image list with no images says how to build one")
 {
-    const auto rendered = pybox::client::render_image_list(boost::json::parse(R"({"images":[]})"));
+    const auto rendered = pybox::client::render_image_list(pybox::proto::ImageList{});
     CHECK(rendered.text.find("pybox setup") != std::string::npos);
 }
 
@@ -126,7 +147,7 @@ TEST_CASE("The client's version line names the project's version and the API ver
 TEST_CASE("The daemon's version line comes from its ping answer")
 {
     const auto rendered = pybox::client::render_daemon_version(
-        boost::json::parse(R"({"ok":true,"daemon":"pyboxd","version":"9.8.7","api":"v1"})"));
+        pybox::proto::PingAnswer{true, "pyboxd", "9.8.7", "v1"});
     CHECK(rendered.exit_code == 0);
     CHECK(rendered.text == "pyboxd 9.8.7 (API v1)\n");
 }
@@ -134,7 +155,7 @@ TEST_CASE("The daemon's version line comes from its ping answer")
 TEST_CASE("A daemon that does not answer makes its version unknown, says why and exits 125")
 {
     const auto rendered = pybox::client::render_daemon_version(
-        pybox::Expected<boost::json::value>(pybox::make_error("daemon_not_running", "pyboxd is not running.")));
+        pybox::make_error("daemon_not_running", "pyboxd is not running."));
     CHECK(rendered.exit_code == pybox::client::k_exit_pybox_failed);
     CHECK(rendered.text == "pybox: the daemon's version is unknown: pyboxd is not running.\n");
 }

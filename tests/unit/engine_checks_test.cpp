@@ -237,11 +237,3 @@ TEST_CASE("A mount point is found in mountinfo, escapes included")
     CHECK_FALSE(is_mount_point(mountinfo, "/tmp/a b/engine"));
     CHECK_FALSE(is_mount_point("", "/"));
 }
-
-TEST_CASE("Problems are reported as check and message pairs")
-{
-    const auto list = problems_to_json({{"info.seccomp", "no seccomp"}});
-    REQUIRE(list.size() == 1);
-    CHECK(list[0].at("check") == "info.seccomp");
-    CHECK(list[0].at("message") == "no seccomp");
-}

@@ -16,7 +16,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/json/value_from.hpp>
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -67,27 +66,38 @@ private:
 
 class FakeEngineControl : public pybox::daemon::EngineControl {
 public:
-    net::awaitable<pybox::Expected<boost::json::value>> start() override
+    net::awaitable<pybox::Expected<pybox::proto::EngineStartAnswer>> start() override
     {
-        co_return boost::json::value{{"running", true}, {"verified", true}};
+        pybox::proto::EngineStartAnswer answer;
+        answer.running = true;
+        answer.verified = true;
+        co_return answer;
     }
-    net::awaitable<pybox::Expected<boost::json::value>> stop() override
+    net::awaitable<pybox::Expected<pybox::proto::EngineStopAnswer>> stop() override
     {
         co_return pybox::make_error("engine_unreachable", "The engine does not answer.");
     }
-    net::awaitable<boost::json::value> status() override
+    net::awaitable<pybox::proto::EngineStatus> status() override
     {
-        co_return boost::json::value{{"running", false}, {"verified", false}, {"engine_socket", "/x"}};
+        pybox::proto::EngineStatus status;
+        status.engine_socket = "/x";
+        co_return status;
     }
 };
 
 class FakeImageService : public pybox::daemon::ImageService {
 public:
-    net::awaitable<pybox::Expected<boost::json::value>> setup(std::vector<std::string> images, bool) override
+    net::awaitable<pybox::Expected<pybox::proto::SetupAnswer>> setup(std::vector<std::string> images, bool) override
     {
-        co_return boost::json::value{{"images", boost::json::value_from(images)}};
+        pybox::proto::SetupAnswer answer;
+        for (auto& name : images) {
+            pybox::proto::SetupImage image;
+            image.name = std::move(name);
+            answer.images.push_back(std::move(image));
+        }
+        co_return answer;
     }
-    net::awaitable<pybox::Expected<boost::json::value>> list() override
+    net::awaitable<pybox::Expected<pybox::proto::ImageList>> list() override
     {
         co_return pybox::make_error("image_not_built", "Run pybox setup first.");
     }

@@ -1,5 +1,6 @@
 #include "proto/receipt.hpp"
 #include "proto/text.hpp"
+#include "tests/support/sample_receipt.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -9,45 +10,11 @@
 #include <set>
 
 using namespace pybox::proto;
+using pybox::test::sample_receipt;
 using namespace std::string_literals;
 namespace json = boost::json;
 
 namespace {
-
-Receipt sample_receipt()
-{
-    Receipt receipt;
-    receipt.identity = {"5319e024aa0c4b6e9d1f00112233aabb", "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "stdlib",
-                        "sha256:" + std::string(64, 'a'), std::string(64, 'b'), "2026-11-29T20:00:05.021506Z",
-                        1'795'000'000};
-    receipt.container_id = std::string(64, 'c');
-    receipt.source_sha256 = std::string(64, 'd');
-    receipt.source_bytes = 11;
-    receipt.configured.wall_timeout_s = 2.0;
-    receipt.configured.guest_timer_s = 3.0;
-    receipt.configured.output_limit_bytes = 65'536;
-    receipt.configured.policy = *policy_for_image("stdlib");
-    receipt.configured.command = box_command(2.0);
-    receipt.observed.policy_verified_before_start = true;
-    receipt.observed.effective_policy = json::object{{"Memory", 134217728}, {"mismatches", json::array{}}};
-    receipt.observed.engine_state =
-        json::object{{"Status", "exited"}, {"ExitCode", 0}, {"OOMKilled", false},
-                     {"StartedAt", "2026-11-29T20:00:05.1Z"}, {"FinishedAt", "2026-11-29T20:00:05.17Z"}};
-    receipt.observed.resources = json::object{{"status", "UNKNOWN"}, {"reason", "no watcher yet"}};
-    receipt.observed.termination = {TerminationMechanism::target_exit_observed, 0, std::nullopt, false, 0.074583};
-    receipt.capture.stdout_stream = {"42\n", 3};
-    receipt.capture.stderr_stream = {"", 0};
-    receipt.capture.output_complete = true;
-    receipt.lifecycle.last_phase = "remove";
-    receipt.lifecycle.phases = {{"create", 0.001, 0.07, "ok"}, {"run", 0.2, 0.166, "ok"}};
-    receipt.lifecycle.queued_s = 0.04;
-    receipt.lifecycle.total_s = 0.31;
-    receipt.cleanup = {CleanupStatus::removed, true, 1, std::nullopt, json::object{{"removed", 0}}};
-    receipt.unknown = {{"resources", "the kernel watcher is not built yet"},
-                       {"absolute_clock_alignment", "engine and host clocks are not aligned"}};
-    receipt.explanations = {{"TARGET_EXIT", "The program exited with code 0.", json::object{{"ExitCode", 0}}}};
-    return receipt;
-}
 
 std::set<std::string> keys_of(const json::value& value)
 {
@@ -360,7 +327,7 @@ TEST_CASE("A receipt with a key that is not in the layout is refused")
 {
     auto document = receipt_to_json(sample_receipt());
     document.as_object()["extra"] = 1;
-    CHECK(from_json_error(document).find("extra is not a receipt field") != std::string::npos);
+    CHECK(from_json_error(document).find("extra is not a known field") != std::string::npos);
     document = receipt_to_json(sample_receipt());
     document.at("configured").as_object()["privileged"] = true;
     from_json_error(document);
@@ -442,4 +409,76 @@ TEST_CASE("A receipt with a number that reads as infinity is refused, not carrie
     const auto read = receipt_from_json(json::parse(text));
     REQUIRE_FALSE(read.has_value());
     CHECK(read.error().code == "invalid_receipt");
+}
+
+TEST_CASE("A receipt with keys added at every level is refused strictly and read tolerantly")
+{
+    const Receipt original = sample_receipt();
+    auto document = receipt_to_json(original);
+    pybox::test::add_keys_everywhere(document);
+    from_json_error(document);
+
+    const auto read = receipt_from_json(document, ReadMode::tolerant);
+    REQUIRE(read.has_value());
+    // The engine's objects and the evidence are kept as they came, added keys included.
+    Receipt expected = original;
+    expected.observed.effective_policy = document.at("observed").at("effective_policy");
+    expected.observed.engine_state = document.at("observed").at("engine_state");
+    expected.observed.resources = document.at("observed").at("resources");
+    expected.cleanup.reconciliation = document.at("cleanup").at("reconciliation");
+    expected.explanations[0].evidence = document.at("explanations").at(0).at("evidence").as_object();
+    expected.unknown["added_later"] = "a reason added by a newer daemon";
+    CHECK(*read == expected);
+    CHECK(read->unrecognized.empty());
+}
+
+TEST_CASE("Enum names this build does not know are kept by the tolerant reader")
+{
+    Receipt original = sample_receipt();
+    original.observed.termination = {TerminationMechanism::deadline_kill, 137, 9, true, 2.0, SignalSource::pybox_kill,
+                                     std::nullopt, KillAnswer::accepted, "2026-11-29T20:00:07Z"};
+    auto document = receipt_to_json(original);
+    auto& termination = document.at("observed").at("termination").as_object();
+    termination["mechanism"] = "QUEUE_EXPIRED";
+    termination["signal_source"] = "watchdog";
+    termination["deadline_kill_answer"] = "deferred";
+    document.at("cleanup").as_object()["status"] = "HANDED_OVER";
+    from_json_error(document);
+
+    const auto read = receipt_from_json(document, ReadMode::tolerant);
+    REQUIRE(read.has_value());
+    CHECK(read->observed.termination.mechanism == TerminationMechanism::unrecognized);
+    CHECK(read->observed.termination.signal_source == SignalSource::unrecognized);
+    CHECK(read->observed.termination.deadline_kill_answer == KillAnswer::unrecognized);
+    CHECK(read->cleanup.status == CleanupStatus::unrecognized);
+    CHECK(read->unrecognized == std::map<std::string, std::string>{
+                                    {"observed.termination.mechanism", "QUEUE_EXPIRED"},
+                                    {"observed.termination.signal_source", "watchdog"},
+                                    {"observed.termination.deadline_kill_answer", "deferred"},
+                                    {"cleanup.status", "HANDED_OVER"}});
+}
+
+TEST_CASE("The tolerant reader still refuses a missing key, a wrong type or another schema version")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("capture").as_object().erase("stdout");
+    CHECK_FALSE(receipt_from_json(document, ReadMode::tolerant).has_value());
+    document = receipt_to_json(sample_receipt());
+    document.at("lifecycle").as_object()["cancelled"] = "no";
+    CHECK_FALSE(receipt_from_json(document, ReadMode::tolerant).has_value());
+    document = receipt_to_json(sample_receipt());
+    document.as_object()["schema_version"] = 2;
+    CHECK_FALSE(receipt_from_json(document, ReadMode::tolerant).has_value());
+    document = receipt_to_json(sample_receipt());
+    document.at("capture").as_object()["stdout_encoding"] = "zstd";
+    CHECK_FALSE(receipt_from_json(document, ReadMode::tolerant).has_value());
+}
+
+TEST_CASE("An unrecognized mechanism exits with the engine's exit code, else 125")
+{
+    Receipt receipt = sample_receipt();
+    receipt.observed.termination = {TerminationMechanism::unrecognized, 3, std::nullopt, false, 0.1};
+    CHECK(exit_code_for(receipt) == 3);
+    receipt.observed.termination.exit_code.reset();
+    CHECK(exit_code_for(receipt) == 125);
 }

@@ -244,3 +244,18 @@ TEST_CASE("Unreadable watcher output is shown with the reason, never as figures"
     CHECK(kernel_lines(receipt) ==
           "From the kernel\n  Resources             unreadable: the kernel watcher's output was unreadable\n");
 }
+
+TEST_CASE("Values from a newer daemon are named in the exit code, the box line and a closing section")
+{
+    Receipt receipt = normal_run();
+    receipt.observed.termination = {TerminationMechanism::unrecognized, 3, std::nullopt, false, 0.07};
+    receipt.cleanup.status = CleanupStatus::unrecognized;
+    receipt.unrecognized = {{"observed.termination.mechanism", "QUEUE_EXPIRED"}, {"cleanup.status", "HANDED\x1b"}};
+    const auto view = render_short_receipt(receipt);
+    CHECK(view.find("  Exit code             3 (ended as \"QUEUE_EXPIRED\", which this pybox does not know; "
+                    "the engine reported exit code 3)\n") != std::string::npos);
+    CHECK(view.find("  Box                   \"HANDED?\", which this pybox does not know\n") != std::string::npos);
+    CHECK(view.ends_with("Not understood  values from a newer pyboxd; --json shows the whole receipt\n"
+                         "  cleanup.status        HANDED?\n"
+                         "  observed.termination.mechanism  QUEUE_EXPIRED\n"));
+}

@@ -1,13 +1,16 @@
-#include "daemon/server/setup_request.hpp"
+#include "proto/setup_request.hpp"
 
 #include "proto/box_policy.hpp"
+#include "proto/request_json.hpp"
 
-#include <boost/json/parse.hpp>
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
 #include <algorithm>
 
-namespace pybox::daemon {
+namespace pybox::proto {
 
 namespace json = boost::json;
 
@@ -20,7 +23,7 @@ Expected<std::vector<std::string>> parse_images(const json::value& value)
     if (!value.is_array()) return invalid("\"images\" must be an array of image names.");
     const auto& names = value.get_array();
     if (names.empty()) return invalid("\"images\" must name at least one image.");
-    const auto known = proto::known_images();
+    const auto known = known_images();
     std::vector<std::string> images;
     for (const auto& name : names) {
         if (!name.is_string()) return invalid("\"images\" must hold only strings.");
@@ -39,14 +42,11 @@ Expected<SetupRequest> parse_setup_request(std::string_view body)
     SetupRequest request{{"stdlib"}, false};
     if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) return request;
 
-    boost::system::error_code ec;
-    json::parse_options options;
-    options.max_depth = 8;
-    const json::value document = json::parse(body, ec, {}, options);
-    if (ec) return make_error("invalid_json", "The body is not valid JSON: " + ec.message() + ".");
-    if (!document.is_object()) return invalid("The body must be one JSON object.");
+    const auto document = parse_request_json(body);
+    if (!document) return document.error();
+    if (!document->is_object()) return invalid("The body must be one JSON object.");
 
-    for (const auto& [key, value] : document.get_object()) {
+    for (const auto& [key, value] : document->get_object()) {
         if (key == "images") {
             auto images = parse_images(value);
             if (!images) return images.error();
@@ -61,4 +61,11 @@ Expected<SetupRequest> parse_setup_request(std::string_view body)
     return request;
 }
 
-}  // namespace pybox::daemon
+std::string serialize_setup_request(const SetupRequest& request)
+{
+    json::object body{{"refresh_lock", request.refresh_lock}};
+    if (!request.images.empty()) body["images"] = json::array(request.images.begin(), request.images.end());
+    return json::serialize(body);
+}
+
+}  // namespace pybox::proto

@@ -1,0 +1,255 @@
+#include "proto/answers.hpp"
+
+#include "proto/json_reader.hpp"
+#include "proto/text.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <utility>
+
+namespace pybox::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+template <class T>
+json::value optional_to_json(const std::optional<T>& value)
+{
+    return value ? json::value(*value) : json::value(nullptr);
+}
+
+json::array strings_to_json(const std::vector<std::string>& strings)
+{
+    return json::array(strings.begin(), strings.end());
+}
+
+// Runs `read` on a reader of the whole document; its first problem becomes the error.
+template <class T, class Read>
+Expected<T> read_answer(const json::value& document, ReadMode mode, std::string_view what, Read read)
+{
+    std::string error;
+    ObjectReader reader(document, "", error, mode);
+    T answer = read(reader);
+    reader.finish();
+    if (!error.empty())
+        return make_error("invalid_answer",
+                          "The daemon's " + std::string(what) + " cannot be read: " + printable_excerpt(error, 200) + ".");
+    return answer;
+}
+
+std::optional<int> optional_small_int(ObjectReader& reader, std::string_view key)
+{
+    std::optional<int> value;
+    reader.small_int(key, &value);
+    return value;
+}
+
+json::object engine_status_object(const EngineStatus& status)
+{
+    json::array problems;
+    for (const auto& problem : status.problems)
+        problems.push_back(json::object{{"check", problem.check}, {"message", problem.message}});
+    return {{"running", status.running},
+            {"verified", status.verified},
+            {"engine_socket", status.engine_socket},
+            {"private", status.is_private},
+            {"runtime", status.runtime},
+            {"problems", std::move(problems)},
+            {"notes", strings_to_json(status.notes)},
+            {"pid", optional_to_json(status.pid)},
+            {"api_version", optional_to_json(status.api_version)}};
+}
+
+EngineStatus read_engine_status(ObjectReader& reader)
+{
+    EngineStatus status;
+    status.running = reader.boolean("running");
+    status.verified = reader.boolean("verified");
+    status.engine_socket = reader.string("engine_socket");
+    status.is_private = reader.boolean("private");
+    status.runtime = reader.string("runtime");
+    for (auto& problem : reader.objects("problems")) {
+        status.problems.push_back({problem.string("check"), problem.string("message")});
+        problem.finish();
+    }
+    status.notes = reader.strings("notes");
+    status.pid = optional_small_int(reader, "pid");
+    status.api_version = reader.optional_string("api_version");
+    return status;
+}
+
+// A key written only in some answers: absent and null both read as nullopt.
+template <class T, class Read>
+std::optional<T> when_present(ObjectReader& reader, std::string_view key, Read read)
+{
+    const auto* value = reader.if_present(key);
+    if (value == nullptr || value->is_null()) return std::nullopt;
+    return read(key);
+}
+
+}  // namespace
+
+json::value to_json(const PingAnswer& answer)
+{
+    return json::object{{"ok", answer.ok}, {"daemon", answer.daemon}, {"version", answer.version}, {"api", answer.api}};
+}
+
+json::value to_json(const EngineStatus& answer) { return engine_status_object(answer); }
+
+json::value to_json(const EngineStartAnswer& answer)
+{
+    auto object = engine_status_object(answer);
+    object["started"] = answer.started;
+    object["seconds"] = answer.seconds;
+    return object;
+}
+
+json::value to_json(const EngineStopAnswer& answer)
+{
+    return json::object{{"running", answer.running},         {"stopped", answer.stopped},
+                        {"forced", answer.forced},           {"engine_socket", answer.engine_socket},
+                        {"seconds", answer.seconds},         {"notes", strings_to_json(answer.notes)}};
+}
+
+json::value to_json(const SetupAnswer& answer)
+{
+    json::array images;
+    for (const auto& image : answer.images) {
+        json::object entry{{"name", image.name},
+                           {"image_id", image.image_id},
+                           {"recipe_sha256", image.recipe_sha256},
+                           {"status", image.status},
+                           {"seconds", image.seconds},
+                           {"tar_sha256", image.tar_sha256},
+                           {"lock_refreshed", image.lock_refreshed}};
+        if (image.previous_image_id) {
+            entry["previous_image_id"] = *image.previous_image_id;
+            entry["previous_image_removed"] = optional_to_json(image.previous_image_removed);
+        }
+        images.push_back(std::move(entry));
+    }
+    return json::object{{"images", std::move(images)}};
+}
+
+json::value to_json(const ImageList& answer)
+{
+    json::array images;
+    for (const auto& image : answer.images) {
+        json::object entry{{"name", image.name},
+                           {"image_id", image.image_id},
+                           {"recipe_sha256", image.recipe_sha256},
+                           {"built_at", image.built_at},
+                           {"tar_sha256", image.tar_sha256},
+                           {"present", optional_to_json(image.present)}};
+        if (image.present_unknown_because) entry["present_unknown_because"] = *image.present_unknown_because;
+        images.push_back(std::move(entry));
+    }
+    return json::object{{"images", std::move(images)}};
+}
+
+json::value to_json(const ErrorAnswer& answer)
+{
+    return json::object{
+        {"error", json::object{{"code", answer.code}, {"message", answer.message}, {"retryable", answer.retryable}}}};
+}
+
+Expected<PingAnswer> ping_answer_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<PingAnswer>(document, mode, "ping answer", [](ObjectReader& reader) {
+        return PingAnswer{reader.boolean("ok"), reader.string("daemon"), reader.string("version"), reader.string("api")};
+    });
+}
+
+Expected<EngineStatus> engine_status_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<EngineStatus>(document, mode, "engine status", read_engine_status);
+}
+
+Expected<EngineStartAnswer> engine_start_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<EngineStartAnswer>(document, mode, "engine start answer", [](ObjectReader& reader) {
+        EngineStartAnswer answer{read_engine_status(reader)};
+        answer.started = reader.boolean("started");
+        answer.seconds = reader.number("seconds");
+        return answer;
+    });
+}
+
+Expected<EngineStopAnswer> engine_stop_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<EngineStopAnswer>(document, mode, "engine stop answer", [](ObjectReader& reader) {
+        EngineStopAnswer answer;
+        answer.running = reader.boolean("running");
+        answer.stopped = reader.boolean("stopped");
+        answer.forced = reader.boolean("forced");
+        answer.engine_socket = reader.string("engine_socket");
+        answer.seconds = reader.number("seconds");
+        answer.notes = reader.strings("notes");
+        return answer;
+    });
+}
+
+Expected<SetupAnswer> setup_answer_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<SetupAnswer>(document, mode, "setup answer", [mode](ObjectReader& reader) {
+        SetupAnswer answer;
+        for (auto& item : reader.objects("images")) {
+            SetupImage image;
+            image.name = item.string("name");
+            image.image_id = item.string("image_id");
+            image.recipe_sha256 = item.string("recipe_sha256");
+            image.status = item.string("status");
+            if (mode == ReadMode::strict && image.status != k_setup_built && image.status != k_setup_up_to_date)
+                item.fail("status", "is not a known value");
+            image.seconds = item.number("seconds");
+            image.tar_sha256 = item.string("tar_sha256");
+            image.lock_refreshed = item.boolean("lock_refreshed");
+            image.previous_image_id =
+                when_present<std::string>(item, "previous_image_id", [&](auto key) { return item.string(key); });
+            image.previous_image_removed =
+                when_present<bool>(item, "previous_image_removed", [&](auto key) { return item.boolean(key); });
+            item.finish();
+            answer.images.push_back(std::move(image));
+        }
+        return answer;
+    });
+}
+
+Expected<ImageList> image_list_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<ImageList>(document, mode, "image list", [](ObjectReader& reader) {
+        ImageList answer;
+        for (auto& item : reader.objects("images")) {
+            ImageListEntry image;
+            image.name = item.string("name");
+            image.image_id = item.string("image_id");
+            image.recipe_sha256 = item.string("recipe_sha256");
+            image.built_at = item.string("built_at");
+            image.tar_sha256 = item.string("tar_sha256");
+            const auto& present = item.any("present");
+            if (present.is_bool())
+                image.present = present.get_bool();
+            else if (!present.is_null())
+                item.fail("present", "must be true, false or null");
+            image.present_unknown_because = when_present<std::string>(
+                item, "present_unknown_because", [&](auto key) { return item.string(key); });
+            item.finish();
+            answer.images.push_back(std::move(image));
+        }
+        return answer;
+    });
+}
+
+Expected<ErrorAnswer> error_answer_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<ErrorAnswer>(document, mode, "error answer", [](ObjectReader& reader) {
+        auto error = reader.object("error");
+        ErrorAnswer answer{error.string("code"), error.string("message"), error.boolean("retryable")};
+        error.finish();
+        return answer;
+    });
+}
+
+}  // namespace pybox::proto

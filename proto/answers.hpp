@@ -1,0 +1,145 @@
+// The answers of the socket API (docs/api.md "Endpoints"), one type each, with their JSON: the
+// daemon builds them and writes them with to_json(); the client reads them with the *_from_json
+// readers and renders them. The receipt (POST /v1/runs) is in receipt.hpp.
+//
+// Reading (read_mode.hpp): ReadMode::tolerant is for clients (keys this build does not know
+// are ignored, an enum value it does not know is kept as its text); ReadMode::strict is for
+// tests, which check that every key written is read. Both refuse a missing key or a wrong type
+// and return "invalid_answer" naming the field. Pure.
+#pragma once
+
+#include "common/error.hpp"
+#include "proto/read_mode.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pybox::proto {
+
+// GET /v1/ping.
+struct PingAnswer {
+    bool ok = true;
+    std::string daemon = "pyboxd";
+    std::string version;  // pyboxd's version, from CMake
+    std::string api;      // "v1"
+
+    friend bool operator==(const PingAnswer&, const PingAnswer&) = default;
+};
+
+// One failed check of the engine: which ("ping", "info.seccomp", "images", ...) and why.
+struct EngineProblem {
+    std::string check;
+    std::string message;
+
+    friend bool operator==(const EngineProblem&, const EngineProblem&) = default;
+};
+
+// GET /v1/vm/status; POST /v1/vm/start answers the same plus `started` and `seconds`.
+struct EngineStatus {
+    bool running = false;
+    bool verified = false;  // running, answering, and every check passed
+    std::string engine_socket;
+    bool is_private = false;  // "private": PyBox's own dockerd, not one named in config.json
+    std::string runtime;      // the OCI runtime the daemon asks for ("runc", "runsc")
+    std::vector<EngineProblem> problems;
+    std::vector<std::string> notes;
+    std::optional<int> pid;                  // the private dockerd's, when it runs
+    std::optional<std::string> api_version;  // the engine API version negotiated, once it answered
+
+    friend bool operator==(const EngineStatus&, const EngineStatus&) = default;
+};
+
+struct EngineStartAnswer : EngineStatus {
+    bool started = false;  // this call launched dockerd (false: it was already running, or is not PyBox's)
+    double seconds = 0;
+
+    friend bool operator==(const EngineStartAnswer&, const EngineStartAnswer&) = default;
+};
+
+// POST /v1/vm/stop.
+struct EngineStopAnswer {
+    bool running = false;  // always false: a stop that fails is an error answer
+    bool stopped = false;  // a running dockerd was stopped (false: it was not running)
+    bool forced = false;   // it needed SIGKILL
+    std::string engine_socket;
+    double seconds = 0;
+    std::vector<std::string> notes;
+
+    friend bool operator==(const EngineStopAnswer&, const EngineStopAnswer&) = default;
+};
+
+// The `status` of one image in a setup answer. A strict reader accepts only these two; a
+// tolerant one keeps any other text as it was written.
+inline constexpr std::string_view k_setup_built = "built";
+inline constexpr std::string_view k_setup_up_to_date = "up_to_date";
+
+// One image of POST /v1/setup.
+struct SetupImage {
+    std::string name;
+    std::string image_id;
+    std::string recipe_sha256;
+    std::string status{k_setup_built};
+    double seconds = 0;
+    std::string tar_sha256;
+    bool lock_refreshed = false;
+    std::optional<std::string> previous_image_id;  // only when a rebuild replaced another image
+    std::optional<bool> previous_image_removed;    // with previous_image_id
+
+    friend bool operator==(const SetupImage&, const SetupImage&) = default;
+};
+
+struct SetupAnswer {
+    std::vector<SetupImage> images;
+
+    friend bool operator==(const SetupAnswer&, const SetupAnswer&) = default;
+};
+
+// One image of GET /v1/images, as images.json records it, and whether the engine holds it.
+struct ImageListEntry {
+    std::string name;
+    std::string image_id;
+    std::string recipe_sha256;
+    std::string built_at;  // RFC 3339 UTC
+    std::string tar_sha256;
+    std::optional<bool> present;                         // null when the engine could not tell
+    std::optional<std::string> present_unknown_because;  // only when present is null
+
+    friend bool operator==(const ImageListEntry&, const ImageListEntry&) = default;
+};
+
+struct ImageList {
+    std::vector<ImageListEntry> images;
+
+    friend bool operator==(const ImageList&, const ImageList&) = default;
+};
+
+// Every error answer: {"error": {"code", "message", "retryable"}}.
+struct ErrorAnswer {
+    std::string code;
+    std::string message;
+    bool retryable = false;
+
+    friend bool operator==(const ErrorAnswer&, const ErrorAnswer&) = default;
+};
+
+boost::json::value to_json(const PingAnswer& answer);
+boost::json::value to_json(const EngineStatus& answer);
+boost::json::value to_json(const EngineStartAnswer& answer);
+boost::json::value to_json(const EngineStopAnswer& answer);
+boost::json::value to_json(const SetupAnswer& answer);
+boost::json::value to_json(const ImageList& answer);
+boost::json::value to_json(const ErrorAnswer& answer);
+
+Expected<PingAnswer> ping_answer_from_json(const boost::json::value& document, ReadMode mode);
+Expected<EngineStatus> engine_status_from_json(const boost::json::value& document, ReadMode mode);
+Expected<EngineStartAnswer> engine_start_from_json(const boost::json::value& document, ReadMode mode);
+Expected<EngineStopAnswer> engine_stop_from_json(const boost::json::value& document, ReadMode mode);
+Expected<SetupAnswer> setup_answer_from_json(const boost::json::value& document, ReadMode mode);
+Expected<ImageList> image_list_from_json(const boost::json::value& document, ReadMode mode);
+Expected<ErrorAnswer> error_answer_from_json(const boost::json::value& document, ReadMode mode);
+
+}  // namespace pybox::proto

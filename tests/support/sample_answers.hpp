@@ -1,0 +1,49 @@
+// Answers of the socket API with every key set, optional ones included: for the answers' tests
+// and the check of docs/api.md.
+#pragma once
+
+#include "proto/answers.hpp"
+
+namespace pybox::test {
+
+using proto::EngineStartAnswer;
+using proto::ImageList;
+using proto::SetupAnswer;
+using proto::SetupImage;
+
+inline EngineStartAnswer sample_start()
+{
+    EngineStartAnswer answer;
+    answer.running = true;
+    answer.engine_socket = "/r/engine/docker.sock";
+    answer.is_private = true;
+    answer.runtime = "runc";
+    answer.problems = {{"images", "run pybox setup"}};
+    answer.notes = {"started dockerd"};
+    answer.pid = 4242;
+    answer.api_version = "1.43";
+    answer.started = true;
+    answer.seconds = 2.5;
+    return answer;
+}
+
+inline SetupAnswer sample_setup()
+{
+    SetupImage image;
+    image.name = "stdlib";
+    image.image_id = "sha256:abc";
+    image.recipe_sha256 = "r";
+    image.seconds = 23.4;
+    image.tar_sha256 = "t";
+    image.previous_image_id = "sha256:old";
+    image.previous_image_removed = false;
+    return SetupAnswer{{image}};
+}
+
+inline ImageList sample_images()
+{
+    return ImageList{{{"stdlib", "sha256:abc", "r", "2026-12-01T00:00:00Z", "t", true, std::nullopt},
+                      {"data", "sha256:d", "s", "2026-12-01T00:00:00Z", "u", std::nullopt, "The engine does not answer."}}};
+}
+
+}  // namespace pybox::test

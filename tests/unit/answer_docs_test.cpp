@@ -1,0 +1,75 @@
+// docs/api.md's tables of answer keys against what the daemon writes (proto::to_json of each
+// answer with every optional key set): the same keys, both ways. Keys of the objects inside an
+// array are written "key[].sub".
+#include "proto/answers.hpp"
+#include "tests/support/sample_answers.hpp"
+#include "tests/support/source_text.hpp"
+
+#include <boost/json/value.hpp>
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+using Keys = std::set<std::string>;
+using namespace pybox::proto;
+
+// The first column of the first table after `heading`, then after `marker` within its section.
+Keys documented_keys(const std::string& heading, const std::string& marker = "")
+{
+    static const std::string doc = pybox::test::read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "api.md");
+    const auto start = doc.find("\n" + heading + "\n");
+    REQUIRE(start != std::string::npos);
+    const auto from = doc.find(marker, start);
+    REQUIRE(from != std::string::npos);
+    const auto table = doc.find("\n|", from);
+    REQUIRE(table != std::string::npos);
+    const auto end = doc.find("\n\n", table);
+    const std::string rows = doc.substr(table, end - table);
+    static const std::regex row_pattern(R"(\n\| `([a-z0-9_\[\].]+)` \|)");
+    Keys keys;
+    for (std::sregex_iterator it(rows.begin(), rows.end(), row_pattern), stop; it != stop; ++it)
+        keys.insert((*it)[1].str());
+    return keys;
+}
+
+Keys written_keys(const json::value& answer)
+{
+    Keys keys;
+    for (const auto& [key, value] : answer.as_object()) {
+        keys.emplace(key);
+        if (value.is_array())
+            for (const auto& item : value.as_array())
+                if (item.is_object())
+                    for (const auto& [sub, ignored] : item.as_object()) keys.insert(std::string(key) + "[]." + std::string(sub));
+    }
+    return keys;
+}
+
+Keys joined(Keys first, const Keys& second)
+{
+    first.insert(second.begin(), second.end());
+    return first;
+}
+
+}  // namespace
+
+TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes")
+{
+    const auto start = pybox::test::sample_start();
+    const Keys status = documented_keys("### `GET /v1/vm/status`");
+    CHECK(documented_keys("### `GET /v1/ping`") == written_keys(to_json(PingAnswer{true, "pyboxd", "0.1.0", "v1"})));
+    CHECK(status == written_keys(to_json(static_cast<const EngineStatus&>(start))));
+    CHECK(joined(status, documented_keys("### `POST /v1/vm/start`, `POST /v1/vm/stop`", "Start answers")) ==
+          written_keys(to_json(start)));
+    CHECK(documented_keys("### `POST /v1/vm/start`, `POST /v1/vm/stop`", "Stop answers") ==
+          written_keys(to_json(EngineStopAnswer{false, true, false, "/s", 0.4, {"note"}})));
+    CHECK(documented_keys("### `POST /v1/setup`") == written_keys(to_json(pybox::test::sample_setup())));
+    CHECK(documented_keys("### `GET /v1/images`") == written_keys(to_json(pybox::test::sample_images())));
+}
