@@ -275,8 +275,19 @@ private:
             inspect.done("ok");
         } else {
             inspect.done(final_state ? "failed" : outcome_of(final_state.error()));
-            if (!final_state) m_final_inspect_error = final_state.error();
+            if (!final_state && !m_wait_observed_exit) co_await check_engine_gone(final_state.error());
         }
+    }
+
+    // The exit was never reported and the final inspect failed: a ping tells an engine that went
+    // away from one that only failed these calls.
+    net::awaitable<void> check_engine_gone(const Error& inspect_error)
+    {
+        auto pinged = co_await m_engine.ping(limits::k_query_timeout);
+        if (pinged) co_return;
+        json::object evidence{{"final_inspect", error_evidence(inspect_error)}, {"ping", error_evidence(pinged.error())}};
+        if (m_wait_error) evidence["wait"] = error_evidence(*m_wait_error);
+        m_engine_gone = std::move(evidence);
     }
 
     net::awaitable<void> feed_and_drain()
@@ -446,7 +457,16 @@ private:
         } else {
             receipt.observed.termination.mechanism = TerminationMechanism::not_started;
         }
-        if (started && !m_wait_observed_exit) note_engine_gone();
+        if (m_engine_gone)
+            receipt.explanations.push_back(explain(
+                "ENGINE_GONE",
+                "The engine went away mid-run: it stopped answering before it reported the box's exit, so the "
+                "program's end and exit code were not observed, its output is incomplete, and the box's removal "
+                "is not confirmed. Without the engine the box timer (the deadline + " +
+                    std::to_string(static_cast<int>(limits::k_box_timer_margin_s)) +
+                    " s) still ends the program; once the engine answers again PyBox removes the box before its "
+                    "next run.",
+                *m_engine_gone));
         if (!receipt.clock_domains.engine_offset) receipt.unknown["absolute_clock_alignment"] = m_clock_unmeasured;
         receipt.observed.resources = m_watch.resources();
         for (const auto& [key, why] : m_watch.unknown()) receipt.unknown[key] = why;
@@ -460,29 +480,6 @@ private:
                         m_request.output_limit_bytes},
                        receipt);
         receipt.lifecycle.total_s = seconds_between(m_started, MonoClock::now());
-    }
-
-    // The engine stopped answering mid-run (the exit was never reported and the final inspect
-    // found no engine): say so, and what still holds without it.
-    void note_engine_gone()
-    {
-        if (!m_final_inspect_error || !engine_stopped_answering(*m_final_inspect_error)) return;
-        json::object evidence{{"final_inspect", error_evidence(*m_final_inspect_error)}};
-        if (m_wait_error) evidence["wait"] = error_evidence(*m_wait_error);
-        m_receipt.explanations.push_back(explain(
-            "ENGINE_GONE",
-            "The engine went away mid-run: it stopped answering before it reported the box's exit, so the "
-            "program's end and exit code were not observed, its output is incomplete, and the box's removal is "
-            "not confirmed. Without the engine the box timer (the deadline + " +
-                std::to_string(static_cast<int>(limits::k_box_timer_margin_s)) +
-                " s) still ends the program; once the engine answers again PyBox removes the box before its next "
-                "run.",
-            std::move(evidence)));
-    }
-
-    static bool engine_stopped_answering(const Error& error)
-    {
-        return error.code == "engine_unreachable" || error.code == "engine_timeout";
     }
 
     net::any_io_executor m_executor;
@@ -506,8 +503,8 @@ private:
     std::optional<KillAnswer> m_kill;  // nullopt: no kill was sent
     std::optional<std::int64_t> m_kill_sent_unix_ns;
     std::string m_clock_unmeasured = "the program never started, so the engine's clock was not read";
-    std::optional<Error> m_wait_error;           // the wait for the exit ended without it
-    std::optional<Error> m_final_inspect_error;  // the inspect after the run failed
+    std::optional<Error> m_wait_error;            // the wait for the exit ended without it
+    std::optional<json::object> m_engine_gone;    // the evidence that the engine went away mid-run
     bool m_cancelled = false;
     bool m_exited = false;
     bool m_wait_observed_exit = false;
