@@ -2,9 +2,9 @@
 // faults of the engine, the client and the host, each caused for real and measured from outside
 // the daemon (the engine's events, the host's /proc, the client's own clock).
 //
-// The engine case kills the suite's own engine and starts it again with `pybox vm start`: ctest
+// The engine cases kill the suite's own engine and start it again with `pybox vm start`: ctest
 // runs this suite with RUN_SERIAL and Catch2 runs its cases one after another, so no other test
-// uses the engine meanwhile, and the case ends with the engine verified again.
+// uses the engine meanwhile, and each case ends with the engine verified again.
 #include "tests/hostile/hostile.hpp"
 
 #include "common/clock.hpp"
@@ -53,11 +53,11 @@ bool wait_until(const std::function<bool()>& done, milliseconds limit)
     return true;
 }
 
-// The ID of the one labelled box of the installation in `home`, once it exists.
-std::string wait_for_box(const fs::path& home = runtime_home())
+// The ID of the suite's one labelled box, once it exists.
+std::string wait_for_box()
 {
     std::vector<std::string> boxes;
-    wait_until([&] { return !(boxes = labelled_boxes(home)).empty(); }, milliseconds(15'000));
+    wait_until([&] { return !(boxes = labelled_boxes()).empty(); }, milliseconds(15'000));
     REQUIRE(boxes.size() == 1);
     return boxes.front();
 }
@@ -83,7 +83,7 @@ std::vector<int> box_processes(const std::string& container_id)
 std::optional<double> destroyed_at(const std::string& container_id, double since)
 {
     const auto from = static_cast<std::int64_t>(since) - 1;
-    const auto to = static_cast<std::int64_t>(unix_now()) + 2;
+    const auto to = static_cast<std::int64_t>(unix_now()) + 1;  // `docker events` waits until then
     for (const auto& event : engine_events(container_id, from, to))
         if (event.contains("Action") && event.at("Action") == "destroy")
             return static_cast<double>(event.at("timeNano").to_number<std::int64_t>()) / 1e9;
@@ -130,12 +130,6 @@ public:
     Mounted(const Mounted&) = delete;
     Mounted& operator=(const Mounted&) = delete;
 
-    // `mount options... dir`.
-    void mount(std::vector<std::string> options, const fs::path& dir)
-    {
-        run_mount(std::move(options), dir);
-        m_dir = dir;
-    }
     // A tmpfs of `bytes`, 0700.
     void tmpfs(std::size_t bytes, const fs::path& dir)
     {
@@ -150,6 +144,12 @@ public:
     }
 
 private:
+    // `mount options... dir`, undone when this goes away.
+    void mount(std::vector<std::string> options, const fs::path& dir)
+    {
+        run_mount(std::move(options), dir);
+        m_dir = dir;
+    }
     static void run_mount(std::vector<std::string> arguments, const fs::path& dir)
     {
         arguments.insert(arguments.begin(), "/usr/bin/mount");
