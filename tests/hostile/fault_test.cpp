@@ -163,6 +163,18 @@ private:
     fs::path m_dir;
 };
 
+// The runtime folder SideDaemon(name) uses, with whatever a failed earlier run of this test left
+// mounted on it released first (SideDaemon could not empty it otherwise).
+fs::path side_home_unmounted(const std::string& name)
+{
+    const fs::path home = runtime_home().string() + "-" + name;
+    while (fs::exists(home)) {
+        const auto released = run_process({"/usr/bin/umount", home.string()});
+        if (!released || released->exit_code != 0) break;
+    }
+    return home;
+}
+
 // Every file under `dir` with its size: what a failed request must leave exactly as it was.
 std::map<std::string, std::uintmax_t> files_under(const fs::path& dir)
 {
@@ -401,6 +413,7 @@ TEST_CASE("A client of another uid is refused with 403 even when the socket and 
 TEST_CASE("A full runtime folder: a run is refused with a clear error before any box exists, nothing is "
           "half-written, and runs work again once there is room")
 {
+    side_home_unmounted("full");
     Mounted small;
     SideDaemon daemon("full", json::object{}, [&small](const fs::path& home) { small.tmpfs(1 << 20, home); });
     fill_up(daemon.home());
@@ -415,6 +428,7 @@ TEST_CASE("A full runtime folder: a run is refused with a clear error before any
 TEST_CASE("A read-only runtime folder: a run is refused with a clear error before any box exists, and runs work "
           "again once it is writable")
 {
+    side_home_unmounted("read-only");
     SideDaemon daemon("read-only", json::object{});
     {
         Mounted read_only;
@@ -428,8 +442,7 @@ TEST_CASE("A read-only runtime folder: a run is refused with a clear error befor
 
 TEST_CASE("pyboxd refuses to start in a full runtime folder with a clear error and leaves no pid file or socket")
 {
-    const fs::path home = runtime_home().string() + "-full-start";
-    if (fs::exists(home)) (void)run_process({"/usr/bin/umount", home.string()});  // a failed earlier run's
+    const fs::path home = side_home_unmounted("full-start");
     fs::remove_all(home);
     fs::create_directories(home);
     Mounted small;
