@@ -110,8 +110,14 @@ int main(int argc, char** argv)
         daemon::WatchSetup{config.watcher ? &cgroups : nullptr, watch_script});
 
     daemon::HttpServer server(executor, paths.daemon_socket(), runs, engine_control, image_service);
-    or_fail(server.start());
+    // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
+    // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));
+    if (auto listening = server.start(); !listening) {
+        std::error_code ignored;
+        std::filesystem::remove(paths.daemon_pid_file(), ignored);
+        fail(listening.error());
+    }
 
     net::cancellation_signal stop_sweeping;
     net::co_spawn(executor, sweeper.sweep_forever(k_sweep_interval),

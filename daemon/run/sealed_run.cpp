@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iostream>
 
 namespace pybox::daemon {
 
@@ -283,7 +284,19 @@ private:
             inspect.done("ok");
         } else {
             inspect.done(final_state ? "failed" : outcome_of(final_state.error()));
+            if (!final_state && !m_wait_observed_exit) co_await check_engine_gone(final_state.error());
         }
+    }
+
+    // The exit was never reported and the final inspect failed: a ping tells an engine that went
+    // away from one that only failed these calls.
+    net::awaitable<void> check_engine_gone(const Error& inspect_error)
+    {
+        auto pinged = co_await m_engine.ping(limits::k_query_timeout);
+        if (pinged) co_return;
+        json::object evidence{{"final_inspect", error_evidence(inspect_error)}, {"ping", error_evidence(pinged.error())}};
+        if (m_wait_error) evidence["wait"] = error_evidence(*m_wait_error);
+        m_engine_gone = std::move(evidence);
     }
 
     net::awaitable<void> feed_and_drain()
@@ -321,6 +334,7 @@ private:
         if (result) {
             m_wait_observed_exit = true;
         } else {
+            m_wait_error = result.error();
             note_engine_failure("WAIT_FAILED", wait_failure_sentence(result.error()), result.error());
             if (result.error().code == "engine_timeout") m_receipt.lifecycle.timeouts.push_back("wait");
         }
@@ -424,7 +438,8 @@ private:
             phase.done(removal.timed_out ? "timeout" : "failed");
             m_receipt.explanations.push_back(explain(
                 "REMOVAL_UNCONFIRMED",
-                "PyBox could not confirm that the box is gone; the sweep removes it after its expiry.",
+                "PyBox could not confirm that the box is gone; the daemon removes it before its next run once the "
+                "engine answers, or the sweep after its expiry.",
                 {{"expires_at", m_box.expires_at}, {"error", cleanup.error.value_or(std::string())}}));
         }
     }
@@ -451,6 +466,16 @@ private:
         } else {
             receipt.observed.termination.mechanism = TerminationMechanism::not_started;
         }
+        if (m_engine_gone)
+            receipt.explanations.push_back(explain(
+                "ENGINE_GONE",
+                "The engine went away mid-run: it stopped answering before it reported the box's exit, so the "
+                "program's end and exit code were not observed, its output is incomplete, and the box's removal "
+                "is not confirmed. Without the engine the box timer (the deadline + " +
+                    std::to_string(static_cast<int>(limits::k_box_timer_margin_s)) +
+                    " s) still ends the program; once the engine answers again PyBox removes the box before its "
+                    "next run.",
+                *m_engine_gone));
         if (!receipt.clock_domains.engine_offset) receipt.unknown["absolute_clock_alignment"] = m_clock_unmeasured;
         receipt.observed.resources = m_watch.resources();
         for (const auto& [key, why] : m_watch.unknown()) receipt.unknown[key] = why;
@@ -487,6 +512,8 @@ private:
     std::optional<KillAnswer> m_kill;  // nullopt: no kill was sent
     std::optional<std::int64_t> m_kill_sent_unix_ns;
     std::string m_clock_unmeasured = "the program never started, so the engine's clock was not read";
+    std::optional<Error> m_wait_error;            // the wait for the exit ended without it
+    std::optional<json::object> m_engine_gone;    // the evidence that the engine went away mid-run
     bool m_cancelled = false;
     bool m_exited = false;
     bool m_wait_observed_exit = false;
@@ -542,6 +569,7 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     }
     auto image = co_await m_verify_image(image_name);
     if (!image) co_return with_engine_hint(image.error());
+    co_await remove_unconfirmed_boxes();
     if (m_watch.host != nullptr && !m_cgroup_facts) {
         auto info = co_await m_engine.info(limits::k_query_timeout);
         if (info) m_cgroup_facts = cgroup_facts_from_info(*info);
@@ -550,10 +578,37 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     run.identify(m_installation_id, *image,
                  m_cgroup_facts ? *m_cgroup_facts
                                 : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read")));
-    if (auto noted = run.write_attempt(); !noted) co_return noted.error();
+    if (auto noted = run.write_attempt(); !noted)
+        co_return make_error(noted.error().code, "Nothing was run: PyBox notes each run in the runtime folder before "
+                                                 "it creates a box, and that failed. " +
+                                                     noted.error().message);
     co_await run.execute();
+    if (run.receipt().cleanup.status == CleanupStatus::removal_unconfirmed && !run.receipt().container_id.empty())
+        remember_unconfirmed_box(run.receipt().container_id);
     run.receipt().cleanup.reconciliation = m_reconciliation ? m_reconciliation() : json::value(nullptr);
     co_return std::move(run.receipt());
+}
+
+void SealedRunService::remember_unconfirmed_box(const std::string& container_id)
+{
+    if (m_unconfirmed_boxes.size() == k_max_unconfirmed_boxes) m_unconfirmed_boxes.erase(m_unconfirmed_boxes.begin());
+    m_unconfirmed_boxes.push_back(container_id);
+}
+
+net::awaitable<void> SealedRunService::remove_unconfirmed_boxes()
+{
+    std::vector<std::string> still_there;
+    for (const auto& id : m_unconfirmed_boxes) {
+        const std::vector<std::string> box{id};  // named: GCC 12 miscompiles braced lists in co_await calls
+        const RemovalOutcome removal = co_await remove_boxes(m_engine, box, limits::k_cleanup_budget);
+        if (removal.all_gone) {
+            std::cerr << "pyboxd: removed box " << id.substr(0, 12) << ", left by a run that lost its engine\n";
+            continue;
+        }
+        auto check = co_await m_engine.inspect_container(id, limits::k_inspect_timeout);
+        if (check || check.error().code != "engine_no_such_object") still_there.push_back(id);  // else: swept meanwhile
+    }
+    m_unconfirmed_boxes = std::move(still_there);
 }
 
 }  // namespace pybox::daemon

@@ -7,8 +7,10 @@
 // lifecycle.timing.queued_s and is not part of the run's own timings. Every engine call has
 // its budget from common/limits.hpp. Once the attempt note is written, run() always returns a
 // receipt: a refusal, a crash, a deadline kill or a lost engine is recorded, never thrown.
-// Errors before that point (bad request, busy, engine unreachable, image not built or changed)
-// create nothing.
+// Errors before that point (bad request, busy, engine unreachable, image not built or changed,
+// an attempt note the runtime folder cannot take) create nothing. A box whose removal a run
+// could not confirm is removed again at the start of the next run that finds the engine
+// answering.
 //
 // The kernel watcher (run_watch.hpp) observes each box as `watch` says; without a CgroupHost
 // the watcher is switched off and resources are UNKNOWN. The engine's cgroup version and driver are
@@ -26,6 +28,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace pybox::daemon {
 
@@ -49,6 +52,13 @@ public:
                                                  net::cancellation_slot cancelled) override;
 
 private:
+    // Boxes whose removal a run could not confirm (the engine went away) are removed again before
+    // the next run, once the engine answers; at most this many are remembered (the oldest
+    // dropped), and the sweep removes any box after its expiry in any case.
+    static constexpr std::size_t k_max_unconfirmed_boxes = 64;
+    void remember_unconfirmed_box(const std::string& container_id);
+    net::awaitable<void> remove_unconfirmed_boxes();
+
     net::any_io_executor m_executor;
     engine::EngineClient& m_engine;
     WatchSetup m_watch;
@@ -59,6 +69,7 @@ private:
     std::string m_installation_id;
     ReconciliationSummary m_reconciliation;
     RunQueue m_queue;
+    std::vector<std::string> m_unconfirmed_boxes;  // container IDs, oldest first
 };
 
 }  // namespace pybox::daemon

@@ -56,4 +56,36 @@ std::filesystem::path daemon_socket()
     return runtime_home() / "pyboxd.sock";
 }
 
+std::string post_runs(const std::string& body, const std::string& connection)
+{
+    return "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Type: application/json\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: " + connection + "\r\n\r\n" + body;
+}
+
+std::string error_code(const HttpAnswer& answer)
+{
+    INFO("answer: " << answer.head << "\n" << answer.body);
+    boost::system::error_code ec;
+    const auto body = json::parse(answer.body, ec);
+    REQUIRE_FALSE(ec);
+    REQUIRE(body.at("error").at("message").as_string().size() > 0);
+    return std::string(body.at("error").at("code").as_string());
+}
+
+void check_ping_answers(const std::filesystem::path& socket)
+{
+    const auto reply = raw_exchange(socket, k_ping);
+    const auto answers = split_answers(reply.bytes);
+    REQUIRE(answers.size() == 1);
+    CHECK(answers[0].status == 200);
+    CHECK(json::parse(answers[0].body).at("ok") == true);
+}
+
+std::size_t attempt_files(const std::filesystem::path& home)
+{
+    const auto dir = home / "attempts";
+    if (!std::filesystem::exists(dir)) return 0;
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
+}
+
 }  // namespace pybox::test

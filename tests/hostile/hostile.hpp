@@ -2,6 +2,7 @@
 // program, on top of the integration harness. Test-thread only; failures fail the test.
 #pragma once
 
+#include "tests/hostile/raw_client.hpp"
 #include "tests/integration/harness.hpp"
 
 #include <boost/json/value.hpp>
@@ -27,5 +28,18 @@ bool stopped_at_deadline(const boost::json::value& receipt);
 
 // The daemon's socket ($PYBOX_HOME/pyboxd.sock).
 std::filesystem::path daemon_socket();
+
+// The bytes of a POST /v1/runs request carrying `body`, and of a GET /v1/ping that closes.
+std::string post_runs(const std::string& body, const std::string& connection = "close");
+inline const std::string k_ping = "GET /v1/ping HTTP/1.1\r\nHost: pybox\r\nConnection: close\r\n\r\n";
+
+// The error code of an error answer's body (fails the test if the body is not the documented shape).
+std::string error_code(const HttpAnswer& answer);
+
+// A fresh connection to `socket` gets its ping answered.
+void check_ping_answers(const std::filesystem::path& socket = daemon_socket());
+
+// How many files <home>/attempts holds.
+std::size_t attempt_files(const std::filesystem::path& home = runtime_home());
 
 }  // namespace pybox::test

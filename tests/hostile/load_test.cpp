@@ -30,20 +30,9 @@ constexpr std::size_t k_clients = 80;
 // "At once": a refusal never waits for a run.
 constexpr milliseconds k_at_once{3'000};
 
-std::string post_runs(const std::string& body)
-{
-    return "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Type: application/json\r\nContent-Length: " +
-           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-}
-
 std::string sleeper(std::size_t i)
 {
     return "import time\ntime.sleep(0.2)\nprint(" + std::to_string(i) + ")\n";
-}
-
-std::string error_code(const HttpAnswer& answer)
-{
-    return std::string(json::parse(answer.body).at("error").at("code").as_string());
 }
 
 bool has_retry_after(const HttpAnswer& answer)

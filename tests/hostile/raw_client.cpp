@@ -6,10 +6,17 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 
+#include <fcntl.h>
+#include <grp.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <functional>
+#include <stdexcept>
 #include <thread>
 
 namespace pybox::test {
@@ -48,6 +55,58 @@ RawReply raw_exchange(const std::filesystem::path& socket, const std::string& re
     };
     stream.async_read_some(net::buffer(chunk), on_read);
     io.run();
+    return reply;
+}
+
+RawReply raw_exchange_as(unsigned uid, unsigned gid, const std::filesystem::path& socket, const std::string& request,
+                         std::chrono::milliseconds limit)
+{
+    // The child's exit status says how far it got; its stdout-like pipe carries the reply:
+    // one byte closed_by_server, one byte write_failed, then the bytes received.
+    enum ChildExit { k_ok = 0, k_identity = 2, k_connect = 3 };
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe2 failed");
+    const auto started = std::chrono::steady_clock::now();
+    const pid_t child = ::fork();
+    if (child < 0) throw std::runtime_error("fork failed");
+    if (child == 0) {
+        ::close(pipe_fds[0]);
+        if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(k_identity);
+        RawReply reply;
+        try {
+            reply = raw_exchange(socket, request, limit);
+        } catch (const std::exception&) {
+            ::_exit(k_connect);
+        }
+        std::string out{reply.closed_by_server ? '1' : '0', reply.write_failed ? '1' : '0'};
+        out += reply.bytes;
+        for (std::size_t sent = 0; sent < out.size();) {
+            const auto put = ::write(pipe_fds[1], out.data() + sent, out.size() - sent);
+            if (put <= 0) ::_exit(1);
+            sent += static_cast<std::size_t>(put);
+        }
+        ::_exit(k_ok);
+    }
+    ::close(pipe_fds[1]);
+    std::string out;
+    std::array<char, 64 * 1024> chunk{};
+    for (ssize_t got; (got = ::read(pipe_fds[0], chunk.data(), chunk.size())) != 0;) {
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) break;
+        out.append(chunk.data(), static_cast<std::size_t>(got));
+    }
+    ::close(pipe_fds[0]);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    if (code == k_identity) throw std::runtime_error("the child could not switch to uid " + std::to_string(uid));
+    if (code == k_connect) throw std::runtime_error("the child running as uid " + std::to_string(uid) + " could not connect to " + socket.string());
+    if (code != k_ok || out.size() < 2) throw std::runtime_error("the child client failed (status " + std::to_string(status) + ")");
+    RawReply reply;
+    reply.closed_by_server = out[0] == '1';
+    reply.write_failed = out[1] == '1';
+    reply.bytes = out.substr(2);
+    reply.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
     return reply;
 }
 

@@ -26,6 +26,12 @@ struct RawReply {
 RawReply raw_exchange(const std::filesystem::path& socket, const std::string& request,
                       std::chrono::milliseconds limit = std::chrono::milliseconds(10'000));
 
+// raw_exchange made by a child process that first drops to `uid` and `gid` with no supplementary
+// groups (needs root). Throws std::runtime_error when the child cannot drop its identity or
+// connect (the message says which).
+RawReply raw_exchange_as(unsigned uid, unsigned gid, const std::filesystem::path& socket, const std::string& request,
+                         std::chrono::milliseconds limit = std::chrono::milliseconds(10'000));
+
 struct HttpAnswer {
     int status = 0;
     std::string head;  // status line and headers

@@ -67,9 +67,9 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
     return run;
 }
 
-std::vector<std::string> labelled_boxes()
+std::vector<std::string> labelled_boxes(const std::filesystem::path& home)
 {
-    auto installation = read_file_capped(runtime_home() / "installation.json", 4096);
+    auto installation = read_file_capped(home / "installation.json", 4096);
     REQUIRE(installation.has_value());
     const std::string owner(json::parse(*installation).at("installation_id").as_string());
     auto listed = run_process({"/usr/bin/docker", "-H", engine_host(), "ps", "-aq", "--no-trunc", "--filter", "label=pybox.owner=" + owner});
@@ -82,12 +82,14 @@ std::vector<std::string> labelled_boxes()
     return ids;
 }
 
-SideDaemon::SideDaemon(const std::string& name, json::object config)
+SideDaemon::SideDaemon(const std::string& name, json::object config,
+                       const std::function<void(const std::filesystem::path&)>& prepare_home)
     : m_home(runtime_home().string() + "-" + name)
 {
     namespace fs = std::filesystem;
     fs::remove_all(m_home);
     fs::create_directories(m_home);
+    if (prepare_home) prepare_home(m_home);
     fs::permissions(m_home, fs::perms::owner_all);
     for (const char* record : {"images.json", "images.lock"})
         fs::copy_file(runtime_home() / record, m_home / record);

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,8 +36,9 @@ struct JsonRun {
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {},
                  const std::vector<std::pair<std::string, std::string>>& env = {});
 
-// IDs of every box (any state) on the suite's engine that carries this installation's label.
-std::vector<std::string> labelled_boxes();
+// IDs of every box (any state) on the suite's engine that carries the label of the installation
+// whose runtime folder is `home` (the suite's, unless another is named).
+std::vector<std::string> labelled_boxes(const std::filesystem::path& home = runtime_home());
 
 // The end of every hostile case: no box with this installation's label is left, a trivial run
 // right after completes normally (exit 0, its output, the box removed), and the daemon's open
@@ -46,10 +48,12 @@ void check_ended_clean();
 
 // A second pyboxd with its own runtime folder (<suite home>-<name>) and the given config.json,
 // running boxes on the suite's engine with the suite's images (their records are copied). It is
-// stopped, and waited for, when the object goes away.
+// stopped, and waited for, when the object goes away. `prepare_home`, when given, is called
+// with the new, empty folder before anything is put in it (e.g. to mount a file system there).
 class SideDaemon {
 public:
-    SideDaemon(const std::string& name, boost::json::object config);
+    SideDaemon(const std::string& name, boost::json::object config,
+               const std::function<void(const std::filesystem::path&)>& prepare_home = {});
     ~SideDaemon();
     SideDaemon(const SideDaemon&) = delete;
     SideDaemon& operator=(const SideDaemon&) = delete;

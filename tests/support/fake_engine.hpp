@@ -155,8 +155,20 @@ public:
     const std::vector<std::string>& unscripted() const { return m_unscripted; }
     bool box_exited() const { return m_box_exited; }
 
+    // The engine goes away, as a killed dockerd does: every open connection is closed and every
+    // dial is refused (engine_unreachable) until come_back().
+    void go_away()
+    {
+        m_gone = true;
+        boost::system::error_code ignored;
+        for (auto& peer : m_peers) peer->close(ignored);
+        m_peers.clear();
+    }
+    void come_back() { m_gone = false; }
+
     net::awaitable<pybox::Expected<Stream>> dial(Timeout) override
     {
+        if (m_gone) co_return pybox::make_error("engine_unreachable", "cannot connect to fake: Connection refused");
         Stream client(m_io);
         auto peer = std::make_shared<Stream>(m_io);
         net::local::connect_pair(client, *peer);
@@ -283,6 +295,7 @@ private:
     net::io_context& m_io;
     net::steady_timer m_exit;  // cancelled when the fake box exits
     bool m_box_exited = false;
+    bool m_gone = false;
     std::vector<Rule> m_rules;
     std::deque<std::string> m_answers;
     std::vector<std::shared_ptr<Stream>> m_peers;

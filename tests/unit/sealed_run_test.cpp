@@ -486,6 +486,49 @@ TEST_CASE("An engine lost mid-run makes the output incomplete and the run phase 
     CHECK(receipt.observed.termination.mechanism == TerminationMechanism::engine_lost);
 }
 
+TEST_CASE("ENGINE_GONE: an engine that goes away mid-run is ENGINE_LOST with the output incomplete and the box "
+          "left for later")
+{
+    RunFixture f;
+    make_service(f);
+    script(*f.engine, runs_until_killed(*f.engine));
+    net::steady_timer later(f.io, 50ms);
+    later.async_wait([&](boost::system::error_code) { f.engine->go_away(); });
+    const auto receipt = run(f, request());
+    CHECK(has_code(receipt, "ENGINE_GONE"));
+    CHECK(has_code(receipt, "WAIT_FAILED"));
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::engine_lost);
+    CHECK_FALSE(receipt.observed.termination.deadline_kill_sent);
+    CHECK_FALSE(receipt.capture.output_complete);
+    CHECK(receipt.cleanup.status == CleanupStatus::removal_unconfirmed);
+    CHECK(f.engine->count("POST", "/kill") == 0);
+}
+
+TEST_CASE("A box left by a run that lost its engine is removed before the next run, once the engine answers")
+{
+    RunFixture f;
+    make_service(f);
+    // Rules before script()'s, so they match first. The first run's box runs until the engine
+    // goes away; the second's ends by itself. Only the first run's verify reaches the engine before
+    // it goes; then come the leftover's removal check and the second run's own inspects.
+    f.engine->on("POST", "/containers/box1/start",
+                 {test::respond("204 No Content"), test::respond("204 No Content").exits_box_after(20ms)});
+    f.engine->on("GET", "/containers/box1/json",
+                 {inspect_verify(*f.engine), gone(), inspect_verify(*f.engine), inspect_final(0), gone()});
+    script(*f.engine, healthy(*f.engine));
+    net::steady_timer later(f.io, 50ms);
+    later.async_wait([&](boost::system::error_code) { f.engine->go_away(); });
+    const auto lost = run(f, request());
+    REQUIRE(lost.cleanup.status == CleanupStatus::removal_unconfirmed);
+    CHECK(f.engine->count("DELETE", "/containers/box1") == 0);
+
+    f.engine->come_back();
+    const auto next = run(f, request());
+    CHECK(f.engine->count("DELETE", "/containers/box1") == 2);  // the leftover, then the run's own box
+    CHECK(next.cleanup.status == CleanupStatus::removed);
+    CHECK(next.capture.stdout_stream.bytes == "42\n");
+}
+
 TEST_CASE("WAIT_FAILED: a wait connection dropped mid-run says the connection broke, not that time ran out")
 {
     RunFixture f;
