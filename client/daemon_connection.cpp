@@ -71,6 +71,11 @@ net::awaitable<void> exchange_on(fs::path socket, http::request<http::string_bod
     http::response_parser<http::string_body> parser;
     parser.body_limit(k_max_response_bytes);
     auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
+    if (read_ec && read_ec != beast::error::timeout) {
+        outcome = make_error("daemon_lost", "pyboxd went away after it took the request (the connection broke while "
+                                            "reading the answer: " + read_ec.message() + ").");
+        co_return;
+    }
     if (read_ec) {
         outcome = transport_error(read_ec, "reading the answer");
         co_return;

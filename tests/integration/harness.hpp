@@ -35,8 +35,10 @@ struct JsonRun {
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {},
                  const std::vector<std::pair<std::string, std::string>>& env = {});
 
-// IDs of every box (any state) on the suite's engine that carries this installation's label.
+// IDs of every box (any state) on the suite's engine that carries this installation's label,
+// or the label of the installation in another runtime folder (a SideDaemon's home).
 std::vector<std::string> labelled_boxes();
+std::vector<std::string> labelled_boxes(const std::filesystem::path& home);
 
 // The end of every hostile case: no box with this installation's label is left, a trivial run
 // right after completes normally (exit 0, its output, the box removed), and the daemon's open
@@ -57,8 +59,17 @@ public:
     const std::filesystem::path& home() const { return m_home; }
     // `pybox exec - --json extra...` against this daemon.
     JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {}) const;
+    // `pybox args...` against this daemon; the try_ form asserts nothing (any thread).
+    Expected<ProcessResult> try_pybox(const std::vector<std::string>& args, const std::string& input = "") const;
+    ProcessResult pybox(const std::vector<std::string>& args, const std::string& input = "") const;
+    // SIGKILL, then waits until the process is gone (its socket and pid files stay behind).
+    void kill_hard();
+    // Starts pyboxd again on the same runtime folder, as after a crash.
+    void restart();
 
 private:
+    void start();
+
     std::filesystem::path m_home;
     int m_pid = -1;
 };

@@ -6,11 +6,14 @@
 #include "common/ids.hpp"
 #include "proto/api.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 namespace {
 
@@ -137,4 +140,59 @@ TEST_CASE("A daemon that does not answer makes its version unknown, says why and
         pybox::Expected<boost::json::value>(pybox::make_error("daemon_not_running", "pyboxd is not running.")));
     CHECK(rendered.exit_code == pybox::client::k_exit_pybox_failed);
     CHECK(rendered.text == "pybox: the daemon's version is unknown: pyboxd is not running.\n");
+}
+
+TEST_CASE("pybox attempts shows settled and unsettled runs, or says there are none")
+{
+    const auto none = pybox::client::render_attempts(boost::json::parse(R"({"unsettled":[],"settled":[],"damaged_lines":0})"));
+    CHECK(none.exit_code == 0);
+    CHECK_THAT(none.text, Catch::Contains("No lost runs"));
+
+    const auto some = pybox::client::render_attempts(boost::json::parse(R"({
+        "unsettled": [{"run_id": "aaaa", "created_at": "2026-12-01T03:00:09Z", "expires_at": 1, "container_id": "",
+                       "readable": true, "in_progress": false}],
+        "settled": [{"run_id": "bbbb", "created_at": "2026-12-01T03:00:00Z", "expires_at": 1, "container_id": "c",
+                     "settled_at": "2026-12-01T03:03:00Z", "box": "REMOVED_BY_SWEEP",
+                     "box_removed_at": "2026-12-01T03:02:00Z", "run_parent_released": true,
+                     "errors": ["box c could not be confirmed removed"]}],
+        "damaged_lines": 2, "a_key_added_later": true})"));
+    CHECK(some.exit_code == 0);
+    CHECK_THAT(some.text, Catch::Contains("aaaa  started 2026-12-01T03:00:09Z  waiting for the sweep"));
+    CHECK_THAT(some.text, Catch::Contains("bbbb  started 2026-12-01T03:00:00Z  settled 2026-12-01T03:03:00Z  box "
+                                          "REMOVED_BY_SWEEP at 2026-12-01T03:02:00Z"));
+    CHECK_THAT(some.text, Catch::Contains("before it settled: box c could not be confirmed removed"));
+    CHECK_THAT(some.text, Catch::Contains("2 damaged journal lines"));
+}
+
+TEST_CASE("The lost-daemon message says the program may have run and how to look it up")
+{
+    const auto message = pybox::client::lost_daemon_message("pyboxd went away.");
+    CHECK(message.starts_with("pyboxd went away. The program may have run."));
+    CHECK_THAT(message, Catch::Contains("pybox attempts"));
+}
+
+TEST_CASE("A daemon that goes away after it took the request is reported as lost, not as not running")
+{
+    namespace net = boost::asio;
+    using Local = net::local::stream_protocol;
+    const auto dir = fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12));
+    fs::create_directories(dir);
+    const auto path = dir / "pyboxd.sock";
+    net::io_context io;
+    Local::acceptor acceptor(io, Local::endpoint(path.string()));
+    std::thread daemon([&] {
+        Local::socket peer(io);
+        acceptor.accept(peer);
+        char request[256];
+        boost::system::error_code ec;
+        peer.read_some(net::buffer(request), ec);  // the request arrives, then the daemon is gone
+        peer.close();
+    });
+    const pybox::client::DaemonConnection connection(path);
+    const auto reply = connection.exchange("POST", "/v1/runs", "{}", 5s);
+    daemon.join();
+    fs::remove_all(dir);
+    REQUIRE_FALSE(reply.has_value());
+    CHECK(reply.error().code == "daemon_lost");
+    CHECK_THAT(reply.error().message, Catch::Contains("went away after it took the request"));
 }
