@@ -22,7 +22,7 @@ namespace json = boost::json;
 
 namespace {
 
-// Runs whose traces the sweeper keeps at most (the oldest by run ID goes first).
+// Runs whose traces the sweeper keeps at most; past that, the first by run ID is dropped.
 constexpr std::size_t k_max_traced_runs = 1024;
 
 std::optional<std::int64_t> expiry_of(const json::object& box)
