@@ -39,6 +39,7 @@ Action configure_vm(CLI::App& command);
 Action configure_setup(CLI::App& command);
 Action configure_image(CLI::App& command);
 Action configure_version(CLI::App& command);
+Action configure_attempts(CLI::App& command);
 
 inline constexpr int k_exit_pybox_failed = 125;
 // `pybox vm status` when the engine is not running or not verified.
@@ -75,6 +76,9 @@ Rendered render_vm_stop(const proto::EngineStopAnswer& answer);
 Rendered render_vm_status(const proto::EngineStatus& answer);
 Rendered render_setup(const proto::SetupAnswer& answer);  // setup.cpp
 Rendered render_image_list(const proto::ImageList& answer);  // images.cpp
+Rendered render_attempts(const proto::AttemptsAnswer& answer);  // attempts.cpp
+// exec.cpp: what `pybox exec` says when pyboxd went away after it took the run ("daemon_lost").
+std::string lost_daemon_message(const std::string& why);
 // version.cpp: the client's line ("pybox <version> (API <api>)"), then the daemon's from its
 // GET /v1/ping answer, or, when the daemon did not answer, why its version is unknown (exit 125).
 std::string render_client_version();

@@ -48,6 +48,13 @@ Error transport_error(const boost::system::error_code& ec, std::string_view doin
                                        ec.message() + ".");
 }
 
+// The daemon's end of the connection closed (it exited, or was killed) before a whole answer.
+bool connection_lost(const boost::system::error_code& ec)
+{
+    return ec == http::error::end_of_stream || ec == http::error::partial_message || ec == net::error::eof ||
+           ec == net::error::connection_reset || ec == net::error::broken_pipe;
+}
+
 net::awaitable<void> exchange_on(fs::path socket, http::request<http::string_body> request,
                                  std::chrono::milliseconds timeout, Expected<DaemonReply>& outcome)
 {
@@ -69,6 +76,11 @@ net::awaitable<void> exchange_on(fs::path socket, http::request<http::string_bod
     http::response_parser<http::string_body> parser;
     parser.body_limit(k_max_response_bytes);
     auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
+    if (connection_lost(read_ec)) {
+        outcome = make_error("daemon_lost", "pyboxd went away after it took the request (the connection broke while "
+                                            "reading the answer: " + read_ec.message() + ").");
+        co_return;
+    }
     if (read_ec) {
         outcome = write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
         co_return;

@@ -4,8 +4,9 @@
 //
 // Timeouts: connect, write and read together must finish within the timeout given per call.
 // Responses are read with a 32 MiB body limit. Failure: "daemon_not_running" (no socket, or
-// nobody listening; the message says how to start pyboxd), "daemon_timeout", "daemon_io", or
-// for a non-200 answer the daemon's own error (proto::parse_error_body).
+// nobody listening; the message says how to start pyboxd), "daemon_timeout", "daemon_lost" (the
+// request was sent, then the connection broke before the answer: pyboxd may have acted on it),
+// "daemon_io", or for a non-200 answer the daemon's own error (proto::parse_error_body).
 #pragma once
 
 #include "common/error.hpp"

@@ -34,7 +34,8 @@ constexpr const char* k_exit_codes =
     "  124  PyBox stopped the program at the deadline\n"
     "  125  PyBox could not run it (bad request, daemon busy or unreachable, engine\n"
     "       unreachable, image or policy check failed; nothing ran), or lost the engine\n"
-    "       during the run\n"
+    "       during the run, or pyboxd went away mid-run (the program may have run: see\n"
+    "       pybox attempts)\n"
     "  137  out of memory: the kernel killed it, as reported by the engine\n"
     "The receipt (--json) always says more.";
 
@@ -66,6 +67,8 @@ int run_exec(const ExecOptions& options)
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
         limits::k_max_queue_wait + 2 * std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
     auto answer = connection->call("POST", "/v1/runs", proto::serialize_run_request(request), timeout);
+    if (!answer && answer.error().code == "daemon_lost")
+        return fail(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
     if (!answer) return fail(answer.error());
     // Tolerant: a newer daemon's receipt may carry keys and values this client does not know.
     auto receipt = proto::receipt_from_json(*answer, proto::ReadMode::tolerant);
@@ -86,6 +89,12 @@ int run_exec(const ExecOptions& options)
 }
 
 }  // namespace
+
+std::string lost_daemon_message(const std::string& why)
+{
+    return why + " The program may have run. Once pyboxd runs again, `pybox attempts` lists the runs whose end "
+                 "it did not confirm, by start time, and what its sweep did with their boxes.";
+}
 
 Expected<std::string> read_program(const std::string& name, std::istream& input)
 {

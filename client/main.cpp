@@ -16,6 +16,8 @@ constexpr Command k_commands[] = {
     {"vm", "Start, stop or check the private container engine", pybox::client::configure_vm},
     {"setup", "Build the images (or confirm they are up to date)", pybox::client::configure_setup},
     {"image", "List the built images", pybox::client::configure_image},
+    {"attempts", "List the runs whose end pyboxd did not confirm (it was killed or lost the engine mid-run)",
+     pybox::client::configure_attempts},
     {"version", "Print the version", pybox::client::configure_version},
 };
 

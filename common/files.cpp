@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -84,6 +85,74 @@ Expected<void> write_file_atomic(const std::filesystem::path& file, std::string_
         return make_error("file_unwritable", "Cannot replace " + file.string() + ": " + why + ".");
     }
     return {};
+}
+
+Expected<void> sync_folder(const std::filesystem::path& folder)
+{
+    Fd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.get() < 0 || ::fsync(fd.get()) != 0)
+        return make_error("file_unwritable", "Cannot sync the folder " + folder.string() + ": " + errno_text() + ".");
+    return {};
+}
+
+Expected<void> append_line_synced(const std::filesystem::path& file, std::string_view line)
+{
+    const bool existed = ::access(file.c_str(), F_OK) == 0;
+    Fd fd(::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (fd.get() < 0)
+        return make_error("file_unwritable", "Cannot open " + file.string() + " to append: " + errno_text() + ".");
+    struct stat status {};
+    if (::fstat(fd.get(), &status) != 0)
+        return make_error("file_unwritable", "Cannot read the size of " + file.string() + ": " + errno_text() + ".");
+    std::string bytes;
+    char last = '\n';
+    if (status.st_size > 0 && ::pread(fd.get(), &last, 1, status.st_size - 1) != 1)
+        return make_error("file_unwritable", "Cannot read the end of " + file.string() + ": " + errno_text() + ".");
+    if (last != '\n') bytes += '\n';
+    bytes.append(line);
+    bytes += '\n';
+    std::size_t written = 0;
+    while (written < bytes.size()) {
+        const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
+        if (put < 0) {
+            if (errno == EINTR) continue;
+            return make_error("file_unwritable", "Appending to " + file.string() + " failed: " + errno_text() + ".");
+        }
+        written += static_cast<std::size_t>(put);
+    }
+    if (::fsync(fd.get()) != 0)
+        return make_error("file_unwritable", "Syncing " + file.string() + " failed: " + errno_text() + ".");
+    if (!existed) return sync_folder(file.parent_path());
+    return {};
+}
+
+Expected<FileTail> read_file_tail(const std::filesystem::path& file, std::size_t max_bytes)
+{
+    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        if (errno == ENOENT) return make_error("file_missing", file.string() + " does not exist.");
+        return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text() + ".");
+    }
+    struct stat status {};
+    if (::fstat(fd.get(), &status) != 0)
+        return make_error("file_unreadable", "Cannot read the size of " + file.string() + ": " + errno_text() + ".");
+    const auto size = static_cast<std::size_t>(status.st_size);
+    FileTail tail;
+    tail.cut = size > max_bytes;
+    const auto start = static_cast<off_t>(tail.cut ? size - max_bytes : 0);
+    tail.bytes.resize(std::min(size, max_bytes));
+    std::size_t got = 0;
+    while (got < tail.bytes.size()) {
+        const ssize_t read = ::pread(fd.get(), tail.bytes.data() + got, tail.bytes.size() - got,
+                                     start + static_cast<off_t>(got));
+        if (read < 0 && errno == EINTR) continue;
+        if (read < 0)
+            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text() + ".");
+        if (read == 0) break;  // the file shrank meanwhile
+        got += static_cast<std::size_t>(read);
+    }
+    tail.bytes.resize(got);
+    return tail;
 }
 
 namespace {

@@ -19,6 +19,22 @@ Expected<std::string> read_file_capped(const std::filesystem::path& file, std::s
 Expected<void> write_file_atomic(const std::filesystem::path& file, std::string_view bytes,
                                  unsigned mode = 0600);
 
+// Appends `line` and a newline to a file (created with mode 0600 when missing), then fsyncs the
+// file, and its folder when the file was new. When the file's last byte is not a newline (a write
+// a crash cut short), a newline goes first, so the cut line stays a line of its own.
+Expected<void> append_line_synced(const std::filesystem::path& file, std::string_view line);
+
+// fsync(2) of a folder, so that names created, renamed or deleted in it survive a crash.
+Expected<void> sync_folder(const std::filesystem::path& folder);
+
+// The last `max_bytes` of a file at most; `cut` says whether earlier bytes were left unread.
+// Fails with "file_missing" when the file does not exist.
+struct FileTail {
+    std::string bytes;
+    bool cut = false;
+};
+Expected<FileTail> read_file_tail(const std::filesystem::path& file, std::size_t max_bytes);
+
 // An exclusive flock(2) held for the lifetime of the object. Move-only.
 class FileLock {
 public:

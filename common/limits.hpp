@@ -27,8 +27,23 @@ inline constexpr std::chrono::milliseconds k_stop_timeout{2'000};
 inline constexpr std::chrono::milliseconds k_remove_timeout{3'000};
 inline constexpr std::chrono::milliseconds k_cleanup_budget{15'000};
 
+// Defaults of the config.json keys box_expiry_s, settle_after_expiry_s and sweep_interval_s,
+// and the ranges config.json may choose from (for tests and operators).
 inline constexpr std::int64_t k_box_expiry_s = 120;
+inline constexpr std::int64_t k_min_box_expiry_s = 1;
+inline constexpr std::int64_t k_max_box_expiry_s = 3'600;
 inline constexpr std::int64_t k_settle_after_expiry_s = 60;
+inline constexpr std::int64_t k_max_settle_after_expiry_s = 3'600;
+inline constexpr std::int64_t k_sweep_interval_s = 30;
+inline constexpr std::int64_t k_min_sweep_interval_s = 1;
+inline constexpr std::int64_t k_max_sweep_interval_s = 3'600;
+
+// The attempt journal (<runtime>/attempts/journal.jsonl): a file is rotated to journal.1.jsonl
+// before an entry would take it past this size; one older file is kept.
+inline constexpr std::size_t k_journal_max_file_bytes = 1024 * 1024;
+// GET /v1/attempts answers at most this many settled entries (newest first) and unsettled notes.
+inline constexpr std::size_t k_attempts_answer_max_settled = 100;
+inline constexpr std::size_t k_attempts_answer_max_unsettled = 100;
 
 // The daemon's socket API.
 inline constexpr std::size_t k_max_request_body_bytes = 256 * 1024;

@@ -8,6 +8,8 @@
 #include "daemon/images/image_registry.hpp"
 #include "daemon/images/image_service.hpp"
 #include "daemon/reconcile/sweeper.hpp"
+#include "daemon/run/attempt_journal.hpp"
+#include "daemon/run/attempt_records.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/installation.hpp"
 #include "daemon/run/run_cgroup.hpp"
@@ -35,7 +37,6 @@ using namespace pybox;
 
 namespace {
 
-constexpr std::chrono::seconds k_sweep_interval{30};
 constexpr std::size_t k_max_watcher_script_bytes = 64 * 1024;
 
 [[noreturn]] void fail(const Error& error)
@@ -96,9 +97,14 @@ int main(int argc, char** argv)
         config.watcher_script ? or_fail(read_file_capped(*config.watcher_script, k_max_watcher_script_bytes))
                               : std::string(watcher::watch_script());
     const daemon::AttemptLog attempts(paths);
-    daemon::Sweeper sweeper(engine, attempts, installation_id, [&cgroups, &installation_id](const std::string& run_id) {
-        return cgroups.remove_run_parent(daemon::run_parent_path(installation_id, run_id));
-    });
+    const daemon::AttemptJournal journal(paths);
+    daemon::RunsInProgress runs_in_progress;
+    daemon::Sweeper sweeper(engine, attempts, journal, installation_id,
+                            daemon::SweepSettings{config.settle_after_expiry_s, &runs_in_progress,
+                                                  [&cgroups, &installation_id](const std::string& run_id) {
+                                                      return cgroups.remove_run_parent(
+                                                          daemon::run_parent_path(installation_id, run_id));
+                                                  }});
     daemon::SealedRunService runs(
         executor, engine, daemon::BoxRuntime{config.runtime},
         [&engine, registry](std::string name) -> net::awaitable<Expected<daemon::VerifiedImage>> {
@@ -106,10 +112,12 @@ int main(int argc, char** argv)
             if (!record) co_return record.error();
             co_return daemon::VerifiedImage{record->image_id, record->recipe_sha256};
         },
-        attempts, installation_id, [&sweeper] { return sweeper.last_summary(); },
+        daemon::AttemptTracking{attempts, &runs_in_progress, config.box_expiry_s}, installation_id,
+        [&sweeper] { return sweeper.last_summary(); },
         daemon::WatchSetup{config.watcher ? &cgroups : nullptr, watch_script});
 
-    daemon::HttpServer server(executor, paths.daemon_socket(), runs, engine_control, image_service);
+    daemon::JournalAttemptRecords attempt_records(attempts, journal, runs_in_progress);
+    daemon::HttpServer server(executor, paths.daemon_socket(), runs, engine_control, image_service, attempt_records);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));
@@ -120,7 +128,7 @@ int main(int argc, char** argv)
     }
 
     net::cancellation_signal stop_sweeping;
-    net::co_spawn(executor, sweeper.sweep_forever(k_sweep_interval),
+    net::co_spawn(executor, sweeper.sweep_forever(std::chrono::seconds(config.sweep_interval_s)),
                   net::bind_cancellation_slot(stop_sweeping.slot(), net::detached));
 
     net::signal_set signals(io, SIGINT, SIGTERM);

@@ -149,6 +149,24 @@ json::value to_json(const ImageList& answer)
     return json::object{{"images", std::move(images)}};
 }
 
+json::value to_json(const AttemptsAnswer& answer)
+{
+    json::array unsettled;
+    for (const auto& note : answer.unsettled)
+        unsettled.push_back(json::object{{"run_id", note.run_id},
+                                         {"created_at", note.created_at},
+                                         {"expires_at", note.expires_at},
+                                         {"container_id", note.container_id},
+                                         {"readable", note.readable},
+                                         {"in_progress", note.in_progress}});
+    json::array settled;
+    for (const auto& entry : answer.settled) settled.push_back(to_json(entry));
+    return json::object{{"unsettled", std::move(unsettled)},
+                        {"unsettled_total", answer.unsettled_total},
+                        {"settled", std::move(settled)},
+                        {"damaged_lines", answer.damaged_lines}};
+}
+
 json::value to_json(const ErrorAnswer& answer)
 {
     return json::object{
@@ -238,6 +256,43 @@ Expected<ImageList> image_list_from_json(const json::value& document, ReadMode m
             item.finish();
             answer.images.push_back(std::move(image));
         }
+        return answer;
+    });
+}
+
+Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<AttemptsAnswer>(document, mode, "attempts answer", [](ObjectReader& reader) {
+        AttemptsAnswer answer;
+        for (auto& item : reader.objects("unsettled")) {
+            UnsettledAttempt note;
+            note.run_id = item.string("run_id");
+            note.created_at = item.string("created_at");
+            note.expires_at = item.int64("expires_at");
+            note.container_id = item.string("container_id");
+            note.readable = item.boolean("readable");
+            note.in_progress = item.boolean("in_progress");
+            item.finish();
+            answer.unsettled.push_back(std::move(note));
+        }
+        answer.unsettled_total = reader.uint64("unsettled_total");
+        for (auto& item : reader.objects("settled")) {
+            SettledAttempt entry;
+            entry.run_id = item.string("run_id");
+            entry.created_at = item.string("created_at");
+            entry.expires_at = item.int64("expires_at");
+            entry.container_id = item.string("container_id");
+            entry.settled_at = item.string("settled_at");
+            entry.box = item.string("box");
+            if (item.mode() == ReadMode::strict && entry.box != k_box_removed_by_sweep && entry.box != k_box_not_found)
+                item.fail("box", "must be REMOVED_BY_SWEEP or NOT_FOUND");
+            entry.box_removed_at = item.optional_string("box_removed_at");
+            entry.run_parent_released = item.boolean("run_parent_released");
+            entry.errors = item.strings("errors");
+            item.finish();
+            answer.settled.push_back(std::move(entry));
+        }
+        answer.damaged_lines = reader.uint64("damaged_lines");
         return answer;
     });
 }

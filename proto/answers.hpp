@@ -9,10 +9,12 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "proto/attempts.hpp"
 #include "proto/read_mode.hpp"
 
 #include <boost/json/value.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -117,6 +119,28 @@ struct ImageList {
     friend bool operator==(const ImageList&, const ImageList&) = default;
 };
 
+// One attempt note of GET /v1/attempts: a run whose end is not confirmed yet.
+struct UnsettledAttempt {
+    std::string run_id;
+    std::string created_at;  // empty when the note is damaged
+    std::int64_t expires_at = 0;
+    std::string container_id;
+    bool readable = true;  // false: a damaged note, of which only the run ID (its file name) is known
+    bool in_progress = false;
+
+    friend bool operator==(const UnsettledAttempt&, const UnsettledAttempt&) = default;
+};
+
+// GET /v1/attempts: the unsettled notes and the journal's settled attempts, newest first.
+struct AttemptsAnswer {
+    std::vector<UnsettledAttempt> unsettled;
+    std::uint64_t unsettled_total = 0;  // every note, also those past the answer's bound
+    std::vector<SettledAttempt> settled;
+    std::uint64_t damaged_lines = 0;
+
+    friend bool operator==(const AttemptsAnswer&, const AttemptsAnswer&) = default;
+};
+
 // Every error answer: {"error": {"code", "message", "retryable"}}.
 struct ErrorAnswer {
     std::string code;
@@ -132,6 +156,7 @@ boost::json::value to_json(const EngineStartAnswer& answer);
 boost::json::value to_json(const EngineStopAnswer& answer);
 boost::json::value to_json(const SetupAnswer& answer);
 boost::json::value to_json(const ImageList& answer);
+boost::json::value to_json(const AttemptsAnswer& answer);
 boost::json::value to_json(const ErrorAnswer& answer);
 
 Expected<PingAnswer> ping_answer_from_json(const boost::json::value& document, ReadMode mode);
@@ -140,6 +165,8 @@ Expected<EngineStartAnswer> engine_start_from_json(const boost::json::value& doc
 Expected<EngineStopAnswer> engine_stop_from_json(const boost::json::value& document, ReadMode mode);
 Expected<SetupAnswer> setup_answer_from_json(const boost::json::value& document, ReadMode mode);
 Expected<ImageList> image_list_from_json(const boost::json::value& document, ReadMode mode);
+// A settled attempt's `box` the client does not know is kept as its text (tolerant mode).
+Expected<AttemptsAnswer> attempts_answer_from_json(const boost::json::value& document, ReadMode mode);
 Expected<ErrorAnswer> error_answer_from_json(const boost::json::value& document, ReadMode mode);
 
 }  // namespace pybox::proto

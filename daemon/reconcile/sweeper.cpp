@@ -22,6 +22,9 @@ namespace json = boost::json;
 
 namespace {
 
+// Runs whose traces the sweeper keeps at most; past that, the first by run ID is dropped.
+constexpr std::size_t k_max_traced_runs = 1024;
+
 std::optional<std::int64_t> expiry_of(const json::object& box)
 {
     const auto* labels = box.if_contains("Labels");
@@ -43,19 +46,63 @@ std::string string_of(const json::object& object, std::string_view key)
 
 }  // namespace
 
-Sweeper::Sweeper(engine::EngineClient& engine, AttemptLog attempts, std::string installation_id,
-                 RunReleaser release_run)
-    : m_engine(engine), m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
-      m_release_run(std::move(release_run))
+Sweeper::Sweeper(engine::EngineClient& engine, AttemptLog attempts, AttemptJournal journal,
+                 std::string installation_id, SweepSettings settings)
+    : m_engine(engine), m_attempts(std::move(attempts)), m_journal(std::move(journal)),
+      m_installation_id(std::move(installation_id)), m_settings(std::move(settings))
 {
+}
+
+Sweeper::RunTrace& Sweeper::trace(const std::string& run_id)
+{
+    if (m_traces.size() >= k_max_traced_runs && !m_traces.contains(run_id)) m_traces.erase(m_traces.begin());
+    return m_traces[run_id];
+}
+
+void Sweeper::note_error(const std::string& run_id, const std::string& error)
+{
+    auto& errors = trace(run_id).errors;
+    if (errors.size() < proto::k_max_attempt_errors)
+        errors.push_back(proto::bounded_text(error, proto::k_max_attempt_error_bytes));
+}
+
+Expected<void> Sweeper::settle(const AttemptNote& note)
+{
+    const std::string run = "run " + note.run_id.substr(0, 8) + ": ";
+    if (m_settings.release_run) {
+        if (auto released = m_settings.release_run(note.run_id); !released)
+            return make_error(released.error().code, run + released.error().message);
+    }
+    const auto traced = m_traces.find(note.run_id);
+    proto::SettledAttempt entry;
+    entry.run_id = note.run_id;
+    entry.created_at = proto::bounded_text(note.created_at, proto::k_max_attempt_text_bytes);
+    entry.expires_at = note.expires_at;
+    entry.container_id = proto::bounded_text(note.container_id, proto::k_max_attempt_text_bytes);
+    entry.settled_at = rfc3339_utc(WallClock::now());
+    entry.run_parent_released = static_cast<bool>(m_settings.release_run);
+    if (traced != m_traces.end()) {
+        entry.box_removed_at = traced->second.box_removed_at;
+        entry.errors = traced->second.errors;
+    }
+    entry.box = entry.box_removed_at ? std::string(proto::k_box_removed_by_sweep) : std::string(proto::k_box_not_found);
+    if (auto journaled = m_journal.append(entry); !journaled)
+        return make_error(journaled.error().code, run + journaled.error().message);
+    if (auto removed = m_attempts.remove(note.run_id); !removed)
+        return make_error(removed.error().code, run + removed.error().message);
+    m_traces.erase(note.run_id);
+    return {};
 }
 
 net::awaitable<json::value> Sweeper::sweep_once()
 {
     const std::int64_t now = unix_seconds(WallClock::now());
-    std::int64_t found = 0, removed = 0, waiting = 0, unconfirmed = 0, settled = 0;
+    std::int64_t found = 0, removed = 0, waiting = 0, in_progress = 0, unconfirmed = 0, settled = 0;
     json::array errors;
     std::set<std::string> live_runs;
+    const auto running = [this](const std::string& run_id) {
+        return m_settings.in_progress != nullptr && m_settings.in_progress->contains(run_id);
+    };
 
     const std::vector<std::string> filters{std::string(k_label_owner) + "=" + m_installation_id};
     auto listed = co_await m_engine.list_containers(filters, limits::k_query_timeout);
@@ -72,38 +119,45 @@ net::awaitable<json::value> Sweeper::sweep_once()
                 continue;
             ++found;
             const std::string id = string_of(box, "Id");
+            const std::string run_id = string_of(labels->as_object(), k_label_run);
             const auto expires = expiry_of(box);
+            if (running(run_id)) {
+                ++in_progress;
+                live_runs.insert(run_id);
+                continue;
+            }
             if (expires && now < *expires) {
                 ++waiting;
-                live_runs.insert(string_of(labels->as_object(), k_label_run));
+                live_runs.insert(run_id);
                 continue;
             }
             const std::vector<std::string> expired{id};  // named: GCC 12 miscompiles braced lists in co_await calls
             const auto removal = co_await remove_boxes(m_engine, expired, limits::k_cleanup_budget);
             if (removal.all_gone) {
                 ++removed;
+                trace(run_id).box_removed_at = rfc3339_utc(WallClock::now());
                 continue;
             }
-            live_runs.insert(string_of(labels->as_object(), k_label_run));
-            errors.emplace_back("box " + id.substr(0, 12) + " could not be confirmed removed");
+            live_runs.insert(run_id);
+            const std::string error = "box " + id.substr(0, 12) + " could not be confirmed removed";
+            note_error(run_id, error);
+            errors.emplace_back(error);
         }
     }
 
     for (const auto& note : m_attempts.list()) {
         ++unconfirmed;
+        if (running(note.run_id) || !note.readable) continue;
         const bool box_may_exist = !reachable || live_runs.count(note.run_id) > 0;
-        const bool settle_time = note.expires_at > 0 && now >= note.expires_at + limits::k_settle_after_expiry_s;
+        const bool settle_time = note.expires_at > 0 && now >= note.expires_at + m_settings.settle_after_expiry_s;
         if (box_may_exist || !settle_time) continue;
-        if (m_release_run) {
-            if (auto released = m_release_run(note.run_id); !released) {
-                errors.emplace_back("run " + note.run_id.substr(0, 8) + ": " + released.error().message);
-                continue;
-            }
+        if (auto settled_now = settle(note); !settled_now) {
+            note_error(note.run_id, settled_now.error().message);
+            errors.emplace_back(settled_now.error().message);
+            continue;
         }
-        if (m_attempts.remove(note.run_id)) {
-            ++settled;
-            --unconfirmed;
-        }
+        ++settled;
+        --unconfirmed;
     }
 
     m_last_summary = json::object{{"swept_at", rfc3339_utc(WallClock::now())},
@@ -111,6 +165,7 @@ net::awaitable<json::value> Sweeper::sweep_once()
                                   {"boxes_found", found},
                                   {"boxes_removed", removed},
                                   {"boxes_not_yet_expired", waiting},
+                                  {"boxes_in_progress", in_progress},
                                   {"attempts_unconfirmed", unconfirmed},
                                   {"attempts_settled", settled},
                                   {"errors", std::move(errors)}};

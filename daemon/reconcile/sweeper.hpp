@@ -2,15 +2,19 @@
 // carry this installation's pybox.owner label.
 //
 // - A box whose pybox.expires time has passed is removed (force) and confirmed gone.
-// - An attempt note whose run was never confirmed is settled (deleted) once its box is gone
-//   and expiry + 60 s has passed; what else the run left on the host (its run parent cgroup)
-//   is released first, and the note stays until that succeeds.
-// Runs on the daemon's io_context: at start, then every `interval`. Boxes of runs in progress
-// are never expired (their expiry is 120 s after creation, past any run's end). The
-// EngineClient must outlive the sweeper.
+// - An attempt note whose run was never confirmed is settled once its box is gone and its
+//   expiry + `settle_after_expiry_s` has passed: what else the run left on the host (its run
+//   parent cgroup) is released, an entry saying what the sweep found and did is appended to
+//   the attempt journal (attempt_journal.hpp), and only then is the note deleted. The note
+//   stays, and the error is in the summary, while any step fails.
+// - Runs in progress in this daemon (`in_progress`) are never touched, whatever their expiry.
+// Runs on the daemon's io_context: at start, then every `interval`. The EngineClient and the
+// RunsInProgress must outlive the sweeper.
 #pragma once
 
+#include "common/limits.hpp"
 #include "daemon/engine/engine_client.hpp"
+#include "daemon/run/attempt_journal.hpp"
 #include "daemon/run/attempts.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -18,6 +22,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <string>
 
 namespace pybox::daemon {
@@ -25,10 +30,16 @@ namespace pybox::daemon {
 // Releases what a finished run left on the engine's host besides its box (its run parent cgroup).
 using RunReleaser = std::function<Expected<void>(const std::string& run_id)>;
 
+struct SweepSettings {
+    std::int64_t settle_after_expiry_s = limits::k_settle_after_expiry_s;
+    const RunsInProgress* in_progress = nullptr;
+    RunReleaser release_run;
+};
+
 class Sweeper {
 public:
-    Sweeper(engine::EngineClient& engine, AttemptLog attempts, std::string installation_id,
-            RunReleaser release_run = {});
+    Sweeper(engine::EngineClient& engine, AttemptLog attempts, AttemptJournal journal, std::string installation_id,
+            SweepSettings settings = {});
 
     // One sweep; returns (and keeps) its summary:
     // {"swept_at", "engine_reachable", "boxes_found", "boxes_removed", "boxes_not_yet_expired",
@@ -40,10 +51,22 @@ public:
     const boost::json::value& last_summary() const { return m_last_summary; }
 
 private:
+    // What this sweeper saw of an unsettled run, for its journal entry (kept in memory; bounded).
+    struct RunTrace {
+        std::optional<std::string> box_removed_at;
+        std::vector<std::string> errors;
+    };
+    RunTrace& trace(const std::string& run_id);
+    void note_error(const std::string& run_id, const std::string& error);
+    // Settles one note whose box is gone; the error says which step failed.
+    Expected<void> settle(const AttemptNote& note);
+
     engine::EngineClient& m_engine;
     AttemptLog m_attempts;
+    AttemptJournal m_journal;
     std::string m_installation_id;
-    RunReleaser m_release_run;
+    SweepSettings m_settings;
+    std::map<std::string, RunTrace> m_traces;
     boost::json::value m_last_summary;
 };
 

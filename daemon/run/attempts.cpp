@@ -73,12 +73,23 @@ std::vector<AttemptNote> AttemptLog::list() const
         if (!note || note->run_id != run_id) {
             AttemptNote damaged;
             damaged.run_id = run_id;
+            damaged.readable = false;
             notes.push_back(damaged);
         } else {
             notes.push_back(*note);
         }
     }
     return notes;
+}
+
+RunsInProgress::Mark::Mark(RunsInProgress* runs, std::string run_id) : m_runs(runs), m_run_id(std::move(run_id))
+{
+    if (m_runs != nullptr) m_runs->m_runs.insert(m_run_id);
+}
+
+RunsInProgress::Mark::~Mark()
+{
+    if (m_runs != nullptr) m_runs->m_runs.erase(m_run_id);
 }
 
 }  // namespace pybox::daemon

@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pybox::daemon {
@@ -19,6 +21,7 @@ struct AttemptNote {
     std::string created_at;       // RFC 3339
     std::int64_t expires_at = 0;  // unix seconds
     std::string container_id;     // empty until the create call answered
+    bool readable = true;         // false: a damaged note, of which only run_id (its file name) is known
 };
 
 class AttemptLog {
@@ -32,6 +35,30 @@ public:
 
 private:
     RuntimePaths m_paths;
+};
+
+// The runs this daemon is executing now: their notes are written and their ends not yet
+// recorded. The sweep leaves their boxes and notes alone whatever their expiry says, so a
+// short box expiry (config.json) never cuts a run short. Single-threaded (the io_context).
+class RunsInProgress {
+public:
+    // Marks a run as under way for as long as the returned object lives.
+    class Mark {
+    public:
+        Mark(RunsInProgress* runs, std::string run_id);
+        ~Mark();
+        Mark(const Mark&) = delete;
+        Mark& operator=(const Mark&) = delete;
+
+    private:
+        RunsInProgress* m_runs;
+        std::string m_run_id;
+    };
+
+    bool contains(std::string_view run_id) const { return m_runs.find(run_id) != m_runs.end(); }
+
+private:
+    std::set<std::string, std::less<>> m_runs;
 };
 
 }  // namespace pybox::daemon

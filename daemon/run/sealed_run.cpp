@@ -65,7 +65,7 @@ std::string wait_failure_sentence(const Error& error)
 // filled in. Lives in the run() coroutine frame; the phase coroutines borrow it.
 class RunContext {
 public:
-    RunContext(net::any_io_executor executor, engine::EngineClient& engine, const AttemptLog& attempts,
+    RunContext(net::any_io_executor executor, engine::EngineClient& engine, const AttemptTracking& attempts,
                proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch)
         : m_executor(std::move(executor)), m_engine(engine), m_attempts(attempts),
           m_request(std::move(request)), m_policy(std::move(policy)), m_runtime(std::move(runtime)), m_watch(watch), m_deadline_timer(m_executor),
@@ -90,7 +90,7 @@ public:
         const auto now = WallClock::now();
         m_box.installation_id = installation_id;
         m_box.run_id = random_id_128();
-        m_box.expires_at = unix_seconds(now) + limits::k_box_expiry_s;
+        m_box.expires_at = unix_seconds(now) + m_attempts.box_expiry_s;
 
         auto& identity = m_receipt.identity;
         identity.run_id = m_box.run_id;
@@ -123,7 +123,7 @@ public:
     {
         AttemptNote note{m_box.run_id, m_box.installation_id, m_receipt.identity.created_at, m_box.expires_at,
                          m_receipt.container_id};
-        return m_attempts.write(note);
+        return m_attempts.log.write(note);
     }
 
     net::awaitable<void> execute()
@@ -187,7 +187,12 @@ private:
             co_return false;
         }
         m_receipt.container_id = created->id;
-        (void)write_attempt();
+        if (auto noted = write_attempt(); !noted)
+            m_receipt.explanations.push_back(explain(
+                "ATTEMPT_NOTE_STALE",
+                "PyBox could not write the box's container ID into the run's attempt note; had the daemon "
+                "stopped mid-run, its sweep would still have found the box by its labels.",
+                error_evidence(noted.error())));
         if (!created->warnings.empty()) {
             phase.done("failed");
             json::array warnings;
@@ -422,7 +427,7 @@ private:
         if (boxes.empty() && !m_create_uncertain) {
             cleanup.status = CleanupStatus::not_created;
             phase.done("skipped");
-            if (auto removed = m_attempts.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
+            if (auto removed = m_attempts.log.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
             co_return;
         }
         const RemovalOutcome removal = co_await remove_boxes(m_engine, boxes, limits::k_cleanup_budget);
@@ -432,7 +437,7 @@ private:
         if (removal.all_gone) {
             cleanup.status = CleanupStatus::removed;
             phase.done("ok");
-            if (auto removed = m_attempts.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
+            if (auto removed = m_attempts.log.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
         } else {
             cleanup.status = CleanupStatus::removal_unconfirmed;
             phase.done(removal.timed_out ? "timeout" : "failed");
@@ -493,7 +498,7 @@ private:
 
     net::any_io_executor m_executor;
     engine::EngineClient& m_engine;
-    const AttemptLog& m_attempts;
+    const AttemptTracking& m_attempts;
     proto::RunRequest m_request;
     proto::BoxPolicy m_policy;
     BoxRuntime m_runtime;
@@ -525,7 +530,7 @@ private:
 }  // namespace
 
 SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
-                                   ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
+                                   ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                                    ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue)
     : m_executor(executor), m_engine(engine), m_watch(std::move(watch)), m_runtime(std::move(runtime)),
       m_verify_image(std::move(verify_image)),
@@ -578,6 +583,7 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     run.identify(m_installation_id, *image,
                  m_cgroup_facts ? *m_cgroup_facts
                                 : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read")));
+    const RunsInProgress::Mark in_progress(m_attempts.in_progress, run.receipt().identity.run_id);
     if (auto noted = run.write_attempt(); !noted)
         co_return make_error(noted.error().code, "Nothing was run: PyBox notes each run in the runtime folder before "
                                                  "it creates a box, and that failed. " +

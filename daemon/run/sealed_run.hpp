@@ -17,6 +17,7 @@
 // read from GET /info at the first run and kept; a failed read is retried at the next run.
 #pragma once
 
+#include "common/limits.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/box_spec.hpp"
@@ -42,10 +43,18 @@ using ImageVerifier = std::function<net::awaitable<Expected<VerifiedImage>>(std:
 // The latest summary of the sweep of leftover boxes, for the receipt's cleanup section.
 using ReconciliationSummary = std::function<json::value()>;
 
+// How runs record their attempts: the notes, this daemon's runs in progress (which the sweep
+// leaves alone; may be null) and how long a box is kept before the sweep may remove it.
+struct AttemptTracking {
+    AttemptLog log;
+    RunsInProgress* in_progress = nullptr;
+    std::int64_t box_expiry_s = limits::k_box_expiry_s;
+};
+
 class SealedRunService final : public RunService {
 public:
     SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
-                     ImageVerifier verify_image, AttemptLog attempts, std::string installation_id,
+                     ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {});
 
     net::awaitable<Expected<proto::Receipt>> run(proto::RunRequest request,
@@ -65,7 +74,7 @@ private:
     std::optional<Expected<CgroupFacts>> m_cgroup_facts;
     BoxRuntime m_runtime;
     ImageVerifier m_verify_image;
-    AttemptLog m_attempts;
+    AttemptTracking m_attempts;
     std::string m_installation_id;
     ReconciliationSummary m_reconciliation;
     RunQueue m_queue;

@@ -36,7 +36,7 @@ struct Route {
 constexpr Route k_routes[] = {
     {"/v1/ping", Method::get},       {"/v1/runs", Method::post},     {"/v1/vm/status", Method::get},
     {"/v1/vm/start", Method::post},  {"/v1/vm/stop", Method::post},  {"/v1/setup", Method::post},
-    {"/v1/images", Method::get},
+    {"/v1/images", Method::get},     {"/v1/attempts", Method::get},
 };
 
 std::string_view method_name(Method method) { return method == Method::get ? "GET" : "POST"; }
@@ -54,8 +54,8 @@ ApiResponse error_response(const Error& error)
     return error_response(make_error("internal_error", error.message));
 }
 
-ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& images)
-    : m_runs(runs), m_engine(engine), m_images(images)
+ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts)
+    : m_runs(runs), m_engine(engine), m_images(images), m_attempts(attempts)
 {
 }
 
@@ -82,6 +82,7 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellat
     if (path == "/v1/vm/start") co_return from_expected(co_await m_engine.start());
     if (path == "/v1/vm/stop") co_return from_expected(co_await m_engine.stop());
     if (path == "/v1/setup") co_return co_await setup(request.body);
+    if (path == "/v1/attempts") co_return from_expected(m_attempts.list());
     co_return from_expected(co_await m_images.list());
 }
 

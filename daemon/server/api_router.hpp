@@ -38,7 +38,7 @@ ApiResponse error_response(const Error& error);
 
 class ApiRouter {
 public:
-    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images);
+    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts);
 
     // `client_gone` fires when the client disconnects; a run then kills and removes its box.
     net::awaitable<ApiResponse> handle(ApiRequest request, net::cancellation_slot client_gone);
@@ -50,6 +50,7 @@ private:
     RunService& m_runs;
     EngineControl& m_engine;
     ImageService& m_images;
+    AttemptRecords& m_attempts;
 };
 
 }  // namespace pybox::daemon

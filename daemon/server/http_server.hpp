@@ -52,7 +52,7 @@ struct HttpServerOptions {
 class HttpServer {
 public:
     HttpServer(net::any_io_executor executor, std::filesystem::path socket_path, RunService& runs,
-               EngineControl& engine, ImageService& images, HttpServerOptions options = {});
+               EngineControl& engine, ImageService& images, AttemptRecords& attempts, HttpServerOptions options = {});
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;

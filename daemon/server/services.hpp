@@ -50,4 +50,14 @@ public:
     virtual net::awaitable<Expected<proto::ImageList>> list() = 0;
 };
 
+// The record of runs whose end the daemon did not confirm: `pybox attempts`, GET /v1/attempts.
+// list() answers {"unsettled": [{"run_id", "created_at", "expires_at", "container_id",
+// "readable", "in_progress"}], "unsettled_total", "settled": [journal entries, newest first],
+// "damaged_lines"}; an Error only when the journal cannot be read.
+class AttemptRecords {
+public:
+    virtual ~AttemptRecords() = default;
+    virtual Expected<proto::AttemptsAnswer> list() = 0;
+};
+
 }  // namespace pybox::daemon

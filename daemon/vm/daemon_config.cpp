@@ -53,6 +53,38 @@ Expected<std::string> runtime_name(const json::value& value, const std::filesyst
     return std::string(view);
 }
 
+// The keys that take a whole number of seconds, and their ranges.
+struct SecondsKey {
+    std::string_view key;
+    std::int64_t DaemonConfig::*field;
+    std::int64_t min;
+    std::int64_t max;
+};
+
+constexpr SecondsKey k_seconds_keys[] = {
+    {"box_expiry_s", &DaemonConfig::box_expiry_s, limits::k_min_box_expiry_s, limits::k_max_box_expiry_s},
+    {"settle_after_expiry_s", &DaemonConfig::settle_after_expiry_s, 0, limits::k_max_settle_after_expiry_s},
+    {"sweep_interval_s", &DaemonConfig::sweep_interval_s, limits::k_min_sweep_interval_s,
+     limits::k_max_sweep_interval_s},
+};
+
+const SecondsKey* find_seconds_key(std::string_view key)
+{
+    for (const auto& row : k_seconds_keys)
+        if (row.key == key) return &row;
+    return nullptr;
+}
+
+Expected<std::int64_t> seconds_in_range(const json::value& value, const std::filesystem::path& file,
+                                        const SecondsKey& row)
+{
+    if (!value.is_int64() || value.get_int64() < row.min || value.get_int64() > row.max)
+        return invalid(file, row.key,
+                       "must be a whole number of seconds from " + std::to_string(row.min) + " to " +
+                           std::to_string(row.max));
+    return value.get_int64();
+}
+
 }  // namespace
 
 Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::filesystem::path& file)
@@ -91,10 +123,14 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         } else if (key == "watcher") {
             if (!value.is_bool()) return invalid(file, key, "must be true or false");
             config.watcher = value.get_bool();
+        } else if (const auto* seconds_key = find_seconds_key(key)) {
+            auto seconds = seconds_in_range(value, file, *seconds_key);
+            if (!seconds) return seconds.error();
+            config.*(seconds_key->field) = *seconds;
         } else {
             return invalid(file, key,
                            "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, watcher, "
-                           "watcher_script)");
+                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s)");
         }
     }
     return config;

@@ -8,9 +8,11 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "common/paths.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,6 +37,13 @@ struct DaemonConfig {
     // A watcher script to run instead of the built-in one, for tests and debugging (its
     // SHA-256 is in every receipt, like the built-in one's).
     std::optional<std::filesystem::path> watcher_script;
+    // How long a box is kept before the sweep may remove it (its pybox.expires label, 1-3600 s),
+    // how long after that an unconfirmed run is settled (0-3600 s), and how often the sweep runs
+    // (1-3600 s). Shorter than the defaults only for tests and operators: the sweep never touches
+    // a run in progress, whatever its expiry.
+    std::int64_t box_expiry_s = limits::k_box_expiry_s;
+    std::int64_t settle_after_expiry_s = limits::k_settle_after_expiry_s;
+    std::int64_t sweep_interval_s = limits::k_sweep_interval_s;
 };
 
 // Parses the text of a config file; `file` is only used in messages.

@@ -96,6 +96,13 @@ SideDaemon::SideDaemon(const std::string& name, json::object config,
     fs::copy(runtime_home() / "recipes", m_home / "recipes", fs::copy_options::recursive);
     config["engine_socket"] = engine_socket().string();
     REQUIRE(write_file_atomic(m_home / "config.json", json::serialize(config)).has_value());
+    start();
+}
+
+void SideDaemon::start()
+{
+    namespace fs = std::filesystem;
+    fs::remove(m_home / "pyboxd.sock");  // a killed daemon's; waiting for the new one needs it gone
     auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + m_home.string(), PYBOXD_PATH}, m_home / "pyboxd.log");
     REQUIRE(daemon.has_value());
     m_pid = *daemon;
@@ -110,9 +117,30 @@ SideDaemon::~SideDaemon()
     for (int i = 0; i < 200 && process_alive(m_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
+void SideDaemon::kill_hard()
+{
+    REQUIRE(send_signal(m_pid, k_signal_kill));
+    for (int i = 0; i < 200 && process_alive(m_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    REQUIRE_FALSE(process_alive(m_pid));
+}
+
+void SideDaemon::restart() { start(); }
+
 JsonRun SideDaemon::run_json(const std::string& program, const std::vector<std::string>& extra) const
 {
     return test::run_json(program, extra, {{"PYBOX_HOME", m_home.string()}});
+}
+
+Expected<ProcessResult> SideDaemon::try_pybox(const std::vector<std::string>& args, const std::string& input) const
+{
+    return try_run_pybox(args, input, {{"PYBOX_HOME", m_home.string()}});
+}
+
+ProcessResult SideDaemon::pybox(const std::vector<std::string>& args, const std::string& input) const
+{
+    auto result = try_pybox(args, input);
+    REQUIRE(result.has_value());
+    return *result;
 }
 
 std::vector<json::object> engine_events(const std::string& container_id, std::int64_t since, std::int64_t until)

@@ -61,8 +61,17 @@ public:
     const std::filesystem::path& home() const { return m_home; }
     // `pybox exec - --json extra...` against this daemon.
     JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {}) const;
+    // `pybox args...` against this daemon; the try_ form asserts nothing (any thread).
+    Expected<ProcessResult> try_pybox(const std::vector<std::string>& args, const std::string& input = "") const;
+    ProcessResult pybox(const std::vector<std::string>& args, const std::string& input = "") const;
+    // SIGKILL, then waits until the process is gone (its socket and pid files stay behind).
+    void kill_hard();
+    // Starts pyboxd again on the same runtime folder, as after a crash.
+    void restart();
 
 private:
+    void start();
+
     std::filesystem::path m_home;
     int m_pid = -1;
 };

@@ -46,4 +46,22 @@ inline ImageList sample_images()
                       {"data", "sha256:d", "s", "2026-12-01T00:00:00Z", "u", std::nullopt, "The engine does not answer."}}};
 }
 
+inline proto::AttemptsAnswer sample_attempts()
+{
+    proto::SettledAttempt settled;
+    settled.run_id = std::string(32, 'b');
+    settled.created_at = "2026-12-01T02:50:00Z";
+    settled.expires_at = 1'764'557'520;
+    settled.container_id = std::string(64, 'c');
+    settled.settled_at = "2026-12-01T02:53:01Z";
+    settled.box = proto::k_box_removed_by_sweep;
+    settled.box_removed_at = "2026-12-01T02:52:01Z";
+    settled.run_parent_released = true;
+    settled.errors = {"the engine did not answer"};
+    return proto::AttemptsAnswer{{{std::string(32, 'a'), "2026-12-01T03:00:00Z", 1'764'558'120, "", true, false}},
+                                 1,
+                                 {settled},
+                                 0};
+}
+
 }  // namespace pybox::test

@@ -72,4 +72,5 @@ TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes"
           written_keys(to_json(EngineStopAnswer{false, true, false, "/s", 0.4, {"note"}})));
     CHECK(documented_keys("### `POST /v1/setup`") == written_keys(to_json(pybox::test::sample_setup())));
     CHECK(documented_keys("### `GET /v1/images`") == written_keys(to_json(pybox::test::sample_images())));
+    CHECK(documented_keys("### `GET /v1/attempts`") == written_keys(to_json(pybox::test::sample_attempts())));
 }

@@ -9,6 +9,7 @@
 
 using namespace pybox::proto;
 namespace json = boost::json;
+using pybox::test::sample_attempts;
 using pybox::test::sample_images;
 using pybox::test::sample_setup;
 using pybox::test::sample_start;
@@ -59,6 +60,7 @@ TEST_CASE("Every answer the daemon writes reads back strictly as the same answer
                      &engine_stop_from_json);
     check_round_trip(sample_setup(), &setup_answer_from_json);
     check_round_trip(sample_images(), &image_list_from_json);
+    check_round_trip(sample_attempts(), &attempts_answer_from_json);
     check_round_trip(ErrorAnswer{"setup_busy", "Another pybox setup is running.", true}, &error_answer_from_json);
 }
 
@@ -69,6 +71,7 @@ TEST_CASE("Keys a newer daemon adds are refused strictly and ignored tolerantly"
     check_added_keys(EngineStopAnswer{false, true, false, "/s", 0.4, {}}, &engine_stop_from_json);
     check_added_keys(sample_setup(), &setup_answer_from_json);
     check_added_keys(sample_images(), &image_list_from_json);
+    check_added_keys(sample_attempts(), &attempts_answer_from_json);
 }
 
 TEST_CASE("A setup status this build does not know is refused strictly and kept tolerantly")
@@ -79,6 +82,16 @@ TEST_CASE("A setup status this build does not know is refused strictly and kept 
     const auto tolerant = setup_answer_from_json(document, ReadMode::tolerant);
     REQUIRE(tolerant.has_value());
     CHECK(tolerant->images.at(0).status == "pulled");
+}
+
+TEST_CASE("A settled attempt's box this build does not know is refused strictly and kept tolerantly")
+{
+    auto document = to_json(sample_attempts());
+    document.at("settled").at(0).as_object()["box"] = "ADOPTED";
+    CHECK_FALSE(attempts_answer_from_json(document, ReadMode::strict).has_value());
+    const auto tolerant = attempts_answer_from_json(document, ReadMode::tolerant);
+    REQUIRE(tolerant.has_value());
+    CHECK(tolerant->settled.at(0).box == "ADOPTED");
 }
 
 TEST_CASE("An answer with a missing key or a wrong type is refused in both modes, naming the field")

@@ -36,6 +36,7 @@ const std::set<std::string> k_never_answered = {
     "peer_unknown",              // a peer whose uid cannot be read is answered "forbidden"
     "invalid_receipt",           // the client's receipt reader
     "invalid_answer",            // the client's readers of the other answers
+    "invalid_attempt",           // the attempt journal's reader: a damaged line is counted
     "http_",                     // the client's stand-in for an answer without an error body
 };
 
@@ -136,4 +137,18 @@ TEST_CASE("Every error code the daemon makes is in the table or never reaches an
         INFO("in the table: " << row.code);
         CHECK(made.contains(std::string(row.code)));
     }
+}
+
+TEST_CASE("docs/api.md has a section for every endpoint the router serves")
+{
+    const std::string router = read_text(fs::path(PYBOX_SOURCE_DIR) / "daemon" / "server" / "api_router.cpp");
+    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "api.md");
+    static const std::regex route(R"re(\{"(/v1/[a-z/]+)", Method::(get|post)\})re");
+    std::size_t routes = 0;
+    for (std::sregex_iterator it(router.begin(), router.end(), route), end; it != end; ++it, ++routes) {
+        const std::string endpoint = std::string((*it)[2].str() == "get" ? "GET " : "POST ") + (*it)[1].str();
+        INFO(endpoint);
+        CHECK(std::regex_search(doc, std::regex("\n### [^\n]*`" + endpoint + "`")));
+    }
+    CHECK(routes == 8);
 }

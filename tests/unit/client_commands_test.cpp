@@ -7,11 +7,14 @@
 #include "proto/answers.hpp"
 #include "proto/api.hpp"
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 namespace {
 
@@ -158,4 +161,71 @@ TEST_CASE("A daemon that does not answer makes its version unknown, says why and
         pybox::make_error("daemon_not_running", "pyboxd is not running."));
     CHECK(rendered.exit_code == pybox::client::k_exit_pybox_failed);
     CHECK(rendered.text == "pybox: the daemon's version is unknown: pyboxd is not running.\n");
+}
+
+TEST_CASE("pybox attempts shows settled and unsettled runs, or says there are none")
+{
+    using pybox::proto::ReadMode;
+    const auto none = pybox::proto::attempts_answer_from_json(
+        boost::json::parse(R"({"unsettled":[],"unsettled_total":0,"settled":[],"damaged_lines":0})"), ReadMode::tolerant);
+    REQUIRE(none.has_value());
+    CHECK(pybox::client::render_attempts(*none).exit_code == 0);
+    CHECK_THAT(pybox::client::render_attempts(*none).text, Catch::Contains("No lost runs"));
+
+    // From a newer daemon: an added key and a `box` value this client does not know.
+    const auto some = pybox::proto::attempts_answer_from_json(boost::json::parse(R"({
+        "unsettled": [{"run_id": "aaaa", "created_at": "2026-12-01T03:00:09Z", "expires_at": 1, "container_id": "",
+                       "readable": true, "in_progress": false}],
+        "unsettled_total": 1,
+        "settled": [{"run_id": "bbbb", "created_at": "2026-12-01T03:00:00Z", "expires_at": 1, "container_id": "c",
+                     "settled_at": "2026-12-01T03:03:00Z", "box": "REMOVED_BY_SWEEP",
+                     "box_removed_at": "2026-12-01T03:02:00Z", "run_parent_released": true,
+                     "errors": ["box c could not be confirmed removed"]},
+                    {"run_id": "cccc", "created_at": "2026-12-01T02:00:00Z", "expires_at": 1, "container_id": "d",
+                     "settled_at": "2026-12-01T02:03:00Z", "box": "ADOPTED_BY_ANOTHER_ENGINE",
+                     "box_removed_at": null, "run_parent_released": false, "errors": []}],
+        "damaged_lines": 2, "a_key_added_later": true})"), ReadMode::tolerant);
+    REQUIRE(some.has_value());
+    const auto rendered = pybox::client::render_attempts(*some);
+    CHECK(rendered.exit_code == 0);
+    CHECK_THAT(rendered.text, Catch::Contains("aaaa  started 2026-12-01T03:00:09Z  waiting for the sweep"));
+    CHECK_THAT(rendered.text, Catch::Contains("bbbb  started 2026-12-01T03:00:00Z  settled 2026-12-01T03:03:00Z  box "
+                                              "REMOVED_BY_SWEEP at 2026-12-01T03:02:00Z"));
+    CHECK_THAT(rendered.text, Catch::Contains("before it settled: box c could not be confirmed removed"));
+    CHECK_THAT(rendered.text, Catch::Contains("cccc  started 2026-12-01T02:00:00Z  settled 2026-12-01T02:03:00Z  box "
+                                              "ADOPTED_BY_ANOTHER_ENGINE\n"));
+    CHECK_THAT(rendered.text, Catch::Contains("2 damaged journal lines"));
+}
+
+TEST_CASE("The lost-daemon message says the program may have run and how to look it up")
+{
+    const auto message = pybox::client::lost_daemon_message("pyboxd went away.");
+    CHECK(message.starts_with("pyboxd went away. The program may have run."));
+    CHECK_THAT(message, Catch::Contains("pybox attempts"));
+}
+
+TEST_CASE("A daemon that goes away after it took the request is reported as lost, not as not running")
+{
+    namespace net = boost::asio;
+    using Local = net::local::stream_protocol;
+    const auto dir = fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12));
+    fs::create_directories(dir);
+    const auto path = dir / "pyboxd.sock";
+    net::io_context io;
+    Local::acceptor acceptor(io, Local::endpoint(path.string()));
+    std::thread daemon([&] {
+        Local::socket peer(io);
+        acceptor.accept(peer);
+        char request[256];
+        boost::system::error_code ec;
+        peer.read_some(net::buffer(request), ec);  // the request arrives, then the daemon is gone
+        peer.close();
+    });
+    const pybox::client::DaemonConnection connection(path);
+    const auto reply = connection.exchange("POST", "/v1/runs", "{}", 5s);
+    daemon.join();
+    fs::remove_all(dir);
+    REQUIRE_FALSE(reply.has_value());
+    CHECK(reply.error().code == "daemon_lost");
+    CHECK_THAT(reply.error().message, Catch::Contains("went away after it took the request"));
 }

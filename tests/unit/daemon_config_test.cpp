@@ -114,3 +114,28 @@ TEST_CASE("The kernel watcher is on unless config.json switches it off")
           std::filesystem::path("/srv/watch.sh"));
     CHECK_THAT(rejection(R"({"watcher_script": "watch.sh"})"), Catch::Contains("absolute"));
 }
+
+TEST_CASE("The sweep's times are read within their ranges and default to 120, 60 and 30 s")
+{
+    auto defaults = parse_daemon_config("{}", k_file);
+    REQUIRE(defaults.has_value());
+    CHECK(defaults->box_expiry_s == 120);
+    CHECK(defaults->settle_after_expiry_s == 60);
+    CHECK(defaults->sweep_interval_s == 30);
+    auto shortest = parse_daemon_config(R"({"box_expiry_s": 1, "settle_after_expiry_s": 0, "sweep_interval_s": 1})", k_file);
+    REQUIRE(shortest.has_value());
+    CHECK(shortest->box_expiry_s == 1);
+    CHECK(shortest->settle_after_expiry_s == 0);
+    CHECK(shortest->sweep_interval_s == 1);
+    auto longest =
+        parse_daemon_config(R"({"box_expiry_s": 3600, "settle_after_expiry_s": 3600, "sweep_interval_s": 3600})", k_file);
+    REQUIRE(longest.has_value());
+    CHECK(longest->box_expiry_s == 3600);
+
+    for (const auto* text : {R"({"box_expiry_s": 0})", R"({"box_expiry_s": 3601})", R"({"settle_after_expiry_s": -1})",
+                             R"({"sweep_interval_s": 0})", R"({"sweep_interval_s": 2.5})", R"({"sweep_interval_s": "30"})",
+                             R"({"box_expiry_s": 18446744073709551615})"}) {
+        INFO(text);
+        CHECK_THAT(rejection(text), Catch::Contains("whole number of seconds"));
+    }
+}

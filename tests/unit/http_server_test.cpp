@@ -103,6 +103,16 @@ public:
     }
 };
 
+class FakeAttemptRecords : public pybox::daemon::AttemptRecords {
+public:
+    pybox::Expected<pybox::proto::AttemptsAnswer> list() override
+    {
+        pybox::proto::AttemptsAnswer answer;
+        answer.damaged_lines = 2;
+        return answer;
+    }
+};
+
 class TempDir {
 public:
     TempDir() : m_path(fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12)))
@@ -124,7 +134,7 @@ private:
 class RunningServer {
 public:
     explicit RunningServer(HttpServerOptions options = {})
-        : m_server(m_io.get_executor(), socket_path(), runs, m_engine, m_images, options)
+        : m_server(m_io.get_executor(), socket_path(), runs, m_engine, m_images, m_attempts, options)
     {
         auto started = m_server.start();
         REQUIRE(started.has_value());
@@ -144,6 +154,7 @@ private:
     net::io_context m_io;
     FakeEngineControl m_engine;
     FakeImageService m_images;
+    FakeAttemptRecords m_attempts;
     HttpServer m_server;
     std::thread m_thread;
 };
@@ -252,6 +263,17 @@ TEST_CASE("The server answers a ping with JSON and a Content-Length")
     CHECK(reply->has_content_length);
     CHECK(reply->body.find(R"("daemon":"pyboxd")") != std::string::npos);
     CHECK(reply->body.find(R"("api":"v1")") != std::string::npos);
+}
+
+TEST_CASE("GET /v1/attempts answers the attempt records")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send(get("/v1/attempts"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(reply->body == R"({"unsettled":[],"unsettled_total":0,"settled":[],"damaged_lines":2})" "\n");
 }
 
 TEST_CASE("The socket is private to its owner")
@@ -531,7 +553,8 @@ TEST_CASE("A second server refuses a socket another server answers on")
     FakeRunService runs;
     FakeEngineControl engine;
     FakeImageService images;
-    HttpServer second(io.get_executor(), server.socket_path(), runs, engine, images);
+    FakeAttemptRecords attempts;
+    HttpServer second(io.get_executor(), server.socket_path(), runs, engine, images, attempts);
     const auto started = second.start();
     REQUIRE_FALSE(started.has_value());
     CHECK(started.error().code == "daemon_already_running");
@@ -549,7 +572,8 @@ TEST_CASE("A stale socket file nobody answers on is replaced")
     FakeRunService runs;
     FakeEngineControl engine;
     FakeImageService images;
-    HttpServer server(io.get_executor(), path, runs, engine, images);
+    FakeAttemptRecords attempts;
+    HttpServer server(io.get_executor(), path, runs, engine, images, attempts);
     CHECK(server.start().has_value());
     server.stop();
     io.run();

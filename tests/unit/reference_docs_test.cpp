@@ -6,6 +6,7 @@
 #include "common/limits.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
+#include "proto/attempts.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -58,7 +59,46 @@ std::string seconds(std::chrono::milliseconds value)
     return text.str();
 }
 
+// A count as the docs write it: 1048576 -> "1,048,576".
+std::string grouped(std::size_t value)
+{
+    const std::string digits = std::to_string(value);
+    std::string text;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+        text += digits[i];
+    }
+    return text;
+}
+
 }  // namespace
+
+TEST_CASE("The reference's sweep and attempt journal rows state the numbers from the code")
+{
+    const auto expiry = reference_row("Box expiry label");
+    CHECK_THAT(expiry, Catch::Contains(std::to_string(limits::k_box_expiry_s) + " s after"));
+    CHECK_THAT(expiry, Catch::Contains(std::to_string(limits::k_min_box_expiry_s) + "-" +
+                                       std::to_string(limits::k_max_box_expiry_s) + " s"));
+    const auto settle = reference_row("Settling an unconfirmed run");
+    CHECK_THAT(settle, Catch::Contains("expiry + " + std::to_string(limits::k_settle_after_expiry_s) + " s"));
+    CHECK_THAT(settle, Catch::Contains("0-" + std::to_string(limits::k_max_settle_after_expiry_s) + " s"));
+    const auto sweep = reference_row("Sweep of leftovers");
+    CHECK_THAT(sweep, Catch::Contains("every " + std::to_string(limits::k_sweep_interval_s) + " s"));
+    CHECK_THAT(sweep, Catch::Contains(std::to_string(limits::k_min_sweep_interval_s) + "-" +
+                                      std::to_string(limits::k_max_sweep_interval_s) + " s"));
+
+    const auto journal = reference_row("Attempt journal");
+    CHECK(limits::k_journal_max_file_bytes == 1024 * 1024);
+    CHECK_THAT(journal, Catch::Contains("past 1 MiB (" + grouped(limits::k_journal_max_file_bytes) + " bytes)"));
+    CHECK_THAT(journal, Catch::Contains("at most 2 MiB"));
+    CHECK_THAT(journal, Catch::Contains("lines of at most " + grouped(proto::k_max_attempt_line_bytes) + " bytes"));
+    CHECK_THAT(journal, Catch::Contains("at most " + std::to_string(proto::k_max_attempt_errors) + " of " +
+                                        std::to_string(proto::k_max_attempt_error_bytes) + " bytes"));
+    const auto answer = reference_row("`GET /v1/attempts`");
+    CHECK_THAT(answer, Catch::Contains("newest " + std::to_string(limits::k_attempts_answer_max_settled) +
+                                       " settled entries and " +
+                                       std::to_string(limits::k_attempts_answer_max_unsettled) + " unsettled notes"));
+}
 
 TEST_CASE("The reference's kernel watcher row states the watcher's numbers from the code")
 {

@@ -51,7 +51,7 @@ void make_service(RunFixture& f)
         co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
     };
     f.service.emplace(f.io.get_executor(), *f.client, daemon::BoxRuntime{}, std::move(verify),
-                      daemon::AttemptLog(f.runtime.paths), k_installation, daemon::ReconciliationSummary{},
+                      daemon::AttemptTracking{daemon::AttemptLog(f.runtime.paths)}, k_installation, daemon::ReconciliationSummary{},
                       daemon::WatchSetup{});
 }
 
@@ -382,6 +382,33 @@ TEST_CASE("CAUSE_NOT_ESTABLISHED: exit 137 after a kill without a measured clock
     CHECK(receipt.observed.termination.mechanism == TerminationMechanism::cause_not_established);
     CHECK(has_code(receipt, "CAUSE_NOT_ESTABLISHED"));
     CHECK(receipt.unknown.at("exact_termination_cause").find("not measured") != std::string::npos);
+}
+
+TEST_CASE("ATTEMPT_NOTE_STALE: a failed rewrite of the attempt note is reported, and the run goes on")
+{
+    RunFixture f;
+    make_service(f);
+    Script box = healthy(*f.engine);
+    // When the engine answers the create, the run's note is replaced by a folder that holds a
+    // file, so the rewrite (a rename over it) fails whoever runs the test.
+    const auto attempts_dir = f.runtime.paths.attempts_dir();
+    box.create = {Reply{.head_from = [attempts_dir] {
+        for (const auto& entry : std::filesystem::directory_iterator(attempts_dir)) {
+            if (entry.path().extension() != ".json") continue;
+            std::filesystem::remove(entry.path());
+            std::filesystem::create_directories(entry.path() / "blocker");
+        }
+        return test::http_response("201 Created", R"({"Id":"box1","Warnings":null})");
+    }}};
+    script(*f.engine, box);
+    const auto receipt = run(f, request());
+    REQUIRE(has_code(receipt, "ATTEMPT_NOTE_STALE"));
+    const auto stale = std::find_if(receipt.explanations.begin(), receipt.explanations.end(),
+                                    [](const auto& e) { return e.code == "ATTEMPT_NOTE_STALE"; });
+    CHECK(stale->evidence.at("code") == "file_unwritable");
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::target_exit_observed);
+    CHECK(receipt.capture.stdout_stream.bytes == "42\n");
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
 }
 
 TEST_CASE("REMOVAL_UNCONFIRMED: a delete that keeps failing is retried once and flagged")

@@ -1,0 +1,29 @@
+#include "daemon/run/attempt_records.hpp"
+
+#include "common/limits.hpp"
+
+#include <algorithm>
+
+namespace pybox::daemon {
+
+Expected<proto::AttemptsAnswer> JournalAttemptRecords::list()
+{
+    auto reading = m_journal.read_recent(limits::k_attempts_answer_max_settled);
+    if (!reading) return reading.error();
+
+    auto notes = m_attempts.list();
+    proto::AttemptsAnswer answer;
+    answer.unsettled_total = notes.size();
+    // Newest first; RFC 3339 UTC times of one format sort as text.
+    std::sort(notes.begin(), notes.end(),
+              [](const AttemptNote& a, const AttemptNote& b) { return a.created_at > b.created_at; });
+    if (notes.size() > limits::k_attempts_answer_max_unsettled) notes.resize(limits::k_attempts_answer_max_unsettled);
+    for (const auto& note : notes)
+        answer.unsettled.push_back({note.run_id, note.created_at, note.expires_at, note.container_id, note.readable,
+                                    m_in_progress.contains(note.run_id)});
+    answer.settled = std::move(reading->entries);
+    answer.damaged_lines = reading->damaged_lines;
+    return answer;
+}
+
+}  // namespace pybox::daemon

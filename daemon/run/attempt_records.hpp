@@ -1,0 +1,28 @@
+// JournalAttemptRecords: GET /v1/attempts from the attempt notes (attempts.hpp) and the attempt
+// journal (attempt_journal.hpp). Bounded: at most k_attempts_answer_max_unsettled notes (the
+// newest by created_at) and k_attempts_answer_max_settled journal entries. Borrows the
+// RunsInProgress, which must outlive it; synchronous, on the daemon's io_context.
+#pragma once
+
+#include "daemon/run/attempt_journal.hpp"
+#include "daemon/run/attempts.hpp"
+#include "daemon/server/services.hpp"
+
+namespace pybox::daemon {
+
+class JournalAttemptRecords final : public AttemptRecords {
+public:
+    JournalAttemptRecords(AttemptLog attempts, AttemptJournal journal, const RunsInProgress& in_progress)
+        : m_attempts(std::move(attempts)), m_journal(std::move(journal)), m_in_progress(in_progress)
+    {
+    }
+
+    Expected<proto::AttemptsAnswer> list() override;
+
+private:
+    AttemptLog m_attempts;
+    AttemptJournal m_journal;
+    const RunsInProgress& m_in_progress;
+};
+
+}  // namespace pybox::daemon

@@ -1,0 +1,134 @@
+#include "proto/attempts.hpp"
+
+#include "proto/text.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/parse.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace pybox::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 9> k_keys{"run_id",     "created_at", "expires_at",
+                                                 "container_id", "settled_at", "box",
+                                                 "box_removed_at", "run_parent_released", "errors"};
+
+Error invalid(std::string_view key, std::string_view why)
+{
+    return make_error("invalid_attempt", "attempt key \"" + std::string(key) + "\" " + std::string(why) + ".");
+}
+
+bool is_run_id(std::string_view text)
+{
+    return text.size() == 32 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// The string under `key`: valid UTF-8 of at most max_bytes.
+Expected<std::string> bounded_string(const json::object& object, std::string_view key, std::size_t max_bytes)
+{
+    const auto* value = object.if_contains(key);
+    if (value == nullptr || !value->is_string()) return invalid(key, "must be a string");
+    const std::string_view text = value->get_string();
+    if (text.size() > max_bytes) return invalid(key, "is longer than " + std::to_string(max_bytes) + " bytes");
+    if (!is_valid_utf8(text)) return invalid(key, "is not UTF-8");
+    return std::string(text);
+}
+
+}  // namespace
+
+json::object to_json(const SettledAttempt& attempt)
+{
+    json::array errors;
+    for (const auto& error : attempt.errors) errors.emplace_back(error);
+    return {{"run_id", attempt.run_id},
+            {"created_at", attempt.created_at},
+            {"expires_at", attempt.expires_at},
+            {"container_id", attempt.container_id},
+            {"settled_at", attempt.settled_at},
+            {"box", attempt.box},
+            {"box_removed_at", attempt.box_removed_at ? json::value(*attempt.box_removed_at) : json::value(nullptr)},
+            {"run_parent_released", attempt.run_parent_released},
+            {"errors", std::move(errors)}};
+}
+
+Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)
+{
+    const auto* object = value.if_object();
+    if (object == nullptr) return make_error("invalid_attempt", "An attempt must be a JSON object.");
+    for (const auto& [key, item] : *object)
+        if (std::find(k_keys.begin(), k_keys.end(), std::string_view(key)) == k_keys.end())
+            return invalid(key, "is not an attempt field");
+    if (object->size() != k_keys.size()) return make_error("invalid_attempt", "An attempt lacks a field.");
+
+    SettledAttempt attempt;
+    auto run_id = bounded_string(*object, "run_id", 32);
+    if (!run_id) return run_id.error();
+    if (!is_run_id(*run_id)) return invalid("run_id", "must be 32 lower-case hex digits");
+    attempt.run_id = std::move(*run_id);
+    for (auto [key, field] : {std::pair{"created_at", &attempt.created_at}, std::pair{"container_id", &attempt.container_id},
+                              std::pair{"settled_at", &attempt.settled_at}}) {
+        auto text = bounded_string(*object, key, k_max_attempt_text_bytes);
+        if (!text) return text.error();
+        *field = std::move(*text);
+    }
+    const auto& expires = object->at("expires_at");
+    if (!expires.is_int64()) return invalid("expires_at", "must be an integer");
+    attempt.expires_at = expires.get_int64();
+
+    auto box = bounded_string(*object, "box", k_max_attempt_text_bytes);
+    if (!box) return box.error();
+    if (*box != k_box_removed_by_sweep && *box != k_box_not_found)
+        return invalid("box", "must be REMOVED_BY_SWEEP or NOT_FOUND");
+    attempt.box = std::move(*box);
+
+    if (!object->at("box_removed_at").is_null()) {
+        auto removed_at = bounded_string(*object, "box_removed_at", k_max_attempt_text_bytes);
+        if (!removed_at) return removed_at.error();
+        attempt.box_removed_at = std::move(*removed_at);
+    }
+    const auto& released = object->at("run_parent_released");
+    if (!released.is_bool()) return invalid("run_parent_released", "must be true or false");
+    attempt.run_parent_released = released.get_bool();
+
+    const auto* errors = object->at("errors").if_array();
+    if (errors == nullptr) return invalid("errors", "must be an array");
+    if (errors->size() > k_max_attempt_errors)
+        return invalid("errors", "holds more than " + std::to_string(k_max_attempt_errors) + " entries");
+    for (const auto& error : *errors) {
+        if (!error.is_string() || error.get_string().size() > k_max_attempt_error_bytes ||
+            !is_valid_utf8(error.get_string()))
+            return invalid("errors", "must hold UTF-8 strings of at most " +
+                                         std::to_string(k_max_attempt_error_bytes) + " bytes");
+        attempt.errors.emplace_back(error.get_string());
+    }
+    return attempt;
+}
+
+Expected<SettledAttempt> parse_settled_attempt(std::string_view line)
+{
+    if (line.size() > k_max_attempt_line_bytes)
+        return make_error("invalid_attempt",
+                          "An attempt line is longer than " + std::to_string(k_max_attempt_line_bytes) + " bytes.");
+    json::parse_options options;
+    options.max_depth = 4;
+    boost::system::error_code ec;
+    const json::value value = json::parse(line, ec, {}, options);
+    if (ec) return make_error("invalid_attempt", "An attempt line is not JSON: " + ec.message() + ".");
+    return settled_attempt_from_json(value);
+}
+
+std::string bounded_text(std::string_view text, std::size_t max_bytes)
+{
+    if (text.size() <= max_bytes) return std::string(text);
+    std::size_t cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+    return std::string(text.substr(0, cut));
+}
+
+}  // namespace pybox::proto

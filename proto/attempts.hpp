@@ -1,0 +1,59 @@
+// The attempt journal's entries: one settled attempt, a run whose end the daemon did not
+// confirm (it was killed, or lost the engine, mid-run) and which its sweep settled later.
+// Written by the daemon (daemon/run/attempt_journal.hpp) as one JSON line each, served by
+// GET /v1/attempts and shown by `pybox attempts` (docs/api.md, "Attempts").
+//
+// The reader is strict: exactly the keys below, of their types and within their bounds; a
+// line that is anything else is damaged. Pure, no I/O.
+#pragma once
+
+#include "common/error.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pybox::proto {
+
+// What the sweep found of the run's box: the journal holds only these two; a tolerant reader
+// of GET /v1/attempts (answers.hpp) keeps any other text as it was written.
+inline constexpr std::string_view k_box_removed_by_sweep = "REMOVED_BY_SWEEP";  // found past its expiry, removed
+inline constexpr std::string_view k_box_not_found = "NOT_FOUND";  // no box of the run was left on the engine
+
+inline constexpr std::size_t k_max_attempt_errors = 8;
+inline constexpr std::size_t k_max_attempt_error_bytes = 256;
+inline constexpr std::size_t k_max_attempt_text_bytes = 128;
+
+struct SettledAttempt {
+    std::string run_id;        // 32 lower-case hex
+    std::string created_at;    // RFC 3339, from the attempt note
+    std::int64_t expires_at = 0;
+    std::string container_id;  // empty when the create call never answered (or the note kept none)
+    std::string settled_at;    // RFC 3339: when the sweep settled it
+    std::string box{k_box_not_found};
+    std::optional<std::string> box_removed_at;  // RFC 3339, when this daemon's sweep removed it
+    bool run_parent_released = false;           // the run parent cgroup was released
+    // What failed in earlier sweeps of this run before it settled (at most 8, each at most 256
+    // bytes), oldest first.
+    std::vector<std::string> errors;
+
+    friend bool operator==(const SettledAttempt&, const SettledAttempt&) = default;
+};
+
+boost::json::object to_json(const SettledAttempt& attempt);
+// Strict: fails with "invalid_attempt" naming the first problem.
+Expected<SettledAttempt> settled_attempt_from_json(const boost::json::value& value);
+// One journal line (without its newline): at most k_max_attempt_line_bytes of JSON text.
+inline constexpr std::size_t k_max_attempt_line_bytes = 4096;
+Expected<SettledAttempt> parse_settled_attempt(std::string_view line);
+
+// `text` cut to at most `max_bytes` (at a UTF-8 character boundary), for the journal's bounds.
+std::string bounded_text(std::string_view text, std::size_t max_bytes);
+
+}  // namespace pybox::proto
