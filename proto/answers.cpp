@@ -228,6 +228,8 @@ Expected<SetupAnswer> setup_answer_from_json(const json::value& document, ReadMo
                 when_present<std::string>(item, "previous_image_id", [&](auto key) { return item.string(key); });
             image.previous_image_removed =
                 when_present<bool>(item, "previous_image_removed", [&](auto key) { return item.boolean(key); });
+            if (image.previous_image_removed && !image.previous_image_id)
+                item.fail("previous_image_removed", "comes only with previous_image_id");
             item.finish();
             answer.images.push_back(std::move(image));
         }

@@ -84,6 +84,17 @@ TEST_CASE("A setup status this build does not know is refused strictly and kept 
     CHECK(tolerant->images.at(0).status == "pulled");
 }
 
+TEST_CASE("A replaced image's removal without the image it replaced is refused in both modes")
+{
+    auto document = to_json(sample_setup());
+    document.at("images").at(0).as_object().erase("previous_image_id");
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = setup_answer_from_json(document, mode);
+        REQUIRE_FALSE(read.has_value());
+        CHECK(read.error().message.find("previous_image_removed comes only with previous_image_id") != std::string::npos);
+    }
+}
+
 TEST_CASE("A settled attempt's box this build does not know is refused strictly and kept tolerantly")
 {
     auto document = to_json(sample_attempts());
