@@ -1,12 +1,13 @@
 // docs/reference.md against the code: the numbers it states for the kernel watcher, the socket
 // API's connections and the run queue are the ones in common/limits.hpp (and so are those of
 // docs/api.md's limits table), its config.json table lists exactly the keys the daemon
-// accepts, and the box's environment it states is the one the daemon sets plus the engine's
-// HOSTNAME.
+// accepts, the box's environment it states is the one the daemon sets plus the engine's
+// HOSTNAME, and its soak figures name the soak's defaults that ctest runs.
 #include "common/limits.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "proto/attempts.hpp"
+#include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -175,4 +176,23 @@ TEST_CASE("docs/api.md's limits table states the connection and run queue number
     CHECK_THAT(row("waiting for a run's turn"), Catch::Contains("| " + seconds(limits::k_max_queue_wait) + " |"));
     CHECK_THAT(row("`Retry-After` of `busy` and `too_many_connections`"),
                Catch::Contains("| " + std::to_string(limits::k_busy_retry_after.count()) + " s |"));
+}
+
+TEST_CASE("The reference's soak figures name the soak's own defaults, which ctest runs")
+{
+    const std::string script = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "tests" / "soak" / "soak.sh");
+    const auto default_of = [&](const std::string& assignment) {
+        std::smatch match;
+        REQUIRE(std::regex_search(script, match, std::regex(assignment + R"(=\$\{[A-Z_0-9]+:-([0-9]+)\})")));
+        return match[1].str();
+    };
+    const std::string command = "tests/soak/soak.sh " + default_of("sequential") + " " + default_of("parallel") + " " +
+                                default_of("clients");
+    const std::string reference = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "reference.md");
+    CHECK_THAT(reference, Catch::Contains("Soak (`" + command + "`"));
+    const auto slack = std::stoi(default_of("rss_slack_kb"));
+    CHECK_THAT(reference, Catch::Contains("fails past +" + std::to_string(slack / 1000) + "," +
+                                          std::to_string(slack % 1000 + 1000).substr(1) + " KiB"));
+    const std::string cmake = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "tests" / "CMakeLists.txt");
+    CHECK_THAT(cmake, Catch::Contains("set(PYBOX_SOAK_RUNS " + command.substr(command.find(' ') + 1) + " CACHE"));
 }
