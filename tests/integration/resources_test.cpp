@@ -102,7 +102,11 @@ TEST_CASE("A program that holds 64 MiB shows a memory peak between 64 and 128 Mi
 {
     const auto run = run_json("x = bytearray(64 * 1024 * 1024)\nimport time\ntime.sleep(0.2)\nprint(len(x))\n");
     REQUIRE(run.process.exit_code == 0);
-    CHECK(resources(run).at("status") == "COLLECTED");
+    // The box's own final counters are read in time in most runs, not all (docs/reference.md,
+    // Performance); the memory peak's final value comes from the run parent either way.
+    const auto& status = resources(run).at("status");
+    INFO("resources: " << json::serialize(resources(run)));
+    CHECK((status == "COLLECTED" || status == "PARTIAL"));
     const auto peak = counter(run, "memory_peak_bytes");
     CHECK(peak >= 64 * k_mib);
     CHECK(peak <= 128 * k_mib);
