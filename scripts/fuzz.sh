@@ -11,8 +11,8 @@ build_dir=${FUZZ_BUILD_DIR:-build-fuzz}
 targets=()
 for source in tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$source" .cpp)"); done
 
-CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPYBOX_FUZZ=ON > /dev/null
-cmake --build "$build_dir" -j "$(nproc)" --target "${targets[@]}"
+CXX=clang++ BUILD_DIR="$build_dir" BUILD_TARGETS="${targets[*]}" \
+  ./scripts/build.sh -DCMAKE_BUILD_TYPE=Release -DPYBOX_FUZZ=ON
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

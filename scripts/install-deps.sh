@@ -3,7 +3,7 @@
 # Needs root and Debian's archive; no container registry is used.
 set -euo pipefail
 packages=(
-  cmake g++ ninja-build pkg-config
+  cmake g++ ninja-build pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libcli11-dev libssh2-1-dev libssl-dev catch2
   docker.io mmdebstrap ca-certificates curl
   clang libclang-rt-14-dev
