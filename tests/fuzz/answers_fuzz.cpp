@@ -2,6 +2,7 @@
 // Invariants: no reader crashes; what strict mode accepts, tolerant mode accepts as the same
 // answer; a strictly accepted answer written back with to_json() reads back the same.
 #include "proto/answers.hpp"
+#include "tests/fuzz/read_modes.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -12,24 +13,11 @@
 
 namespace {
 
-using pybox::proto::ReadMode;
-
 template <class Answer>
 void check(const boost::json::value& document,
-           pybox::Expected<Answer> (*read)(const boost::json::value&, ReadMode))
+           pybox::Expected<Answer> (*read)(const boost::json::value&, pybox::proto::ReadMode))
 {
-    const auto strict = read(document, ReadMode::strict);
-    const auto tolerant = read(document, ReadMode::tolerant);
-    if (!strict) {
-        return;
-    }
-    if (!tolerant || !(*tolerant == *strict)) {
-        std::abort();
-    }
-    const auto again = read(pybox::proto::to_json(*strict), ReadMode::strict);
-    if (!again || !(*again == *strict)) {
-        std::abort();
-    }
+    pybox::fuzz::check_read_modes(document, read, [](const Answer& answer) { return pybox::proto::to_json(answer); });
 }
 
 }  // namespace
