@@ -40,6 +40,7 @@ Action configure_setup(CLI::App& command);
 Action configure_image(CLI::App& command);
 Action configure_version(CLI::App& command);
 Action configure_attempts(CLI::App& command);
+Action configure_mcp(CLI::App& command);  // mcp.cpp: the MCP server on stdio
 
 inline constexpr int k_exit_pybox_failed = 125;
 // `pybox vm status` when the engine is not running or not verified.
@@ -75,7 +76,13 @@ Rendered render_vm_start(const proto::EngineStartAnswer& answer);  // vm.cpp
 Rendered render_vm_stop(const proto::EngineStopAnswer& answer);
 Rendered render_vm_status(const proto::EngineStatus& answer);
 Rendered render_setup(const proto::SetupAnswer& answer);  // setup.cpp
+// setup.cpp: the stderr line for a GET /v1/setup/progress answer, or "" when there is nothing
+// new to say since `previous` (no build, or the same image and phase less than
+// k_setup_progress_repeat later).
+inline constexpr double k_setup_progress_repeat_s = 10;
+std::string render_setup_progress(const proto::SetupProgress& previous, const proto::SetupProgress& current);
 Rendered render_image_list(const proto::ImageList& answer);  // images.cpp
+Rendered render_image_removed(const proto::ImageList& answer);
 Rendered render_attempts(const proto::AttemptsAnswer& answer);  // attempts.cpp
 // exec.cpp: what `pybox exec` says when pyboxd went away after it took the run ("daemon_lost").
 std::string lost_daemon_message(const std::string& why);

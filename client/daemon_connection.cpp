@@ -55,20 +55,26 @@ bool connection_lost(const boost::system::error_code& ec)
            ec == net::error::connection_reset || ec == net::error::broken_pipe;
 }
 
-net::awaitable<void> exchange_on(fs::path socket, http::request<http::string_body> request,
-                                 std::chrono::milliseconds timeout, Expected<DaemonReply>& outcome)
+http::request<http::string_body> make_request(std::string_view method, std::string_view target, std::string_view body)
+{
+    http::request<http::string_body> request{http::string_to_verb(method), target, 11};
+    request.set(http::field::host, proto::k_host);
+    request.set(http::field::user_agent, "pybox/" PYBOX_VERSION);
+    if (!body.empty()) request.set(http::field::content_type, "application/json");
+    request.body() = std::string(body);
+    request.prepare_payload();
+    return request;
+}
+
+net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request<http::string_body> request,
+                                                  std::chrono::milliseconds timeout)
 {
     Stream stream(co_await net::this_coro::executor);
     stream.expires_after(timeout);
     auto [connect_ec] = co_await stream.async_connect(Local::endpoint(socket.string()), k_tuple);
-    if (connect_ec == net::error::connection_refused || connect_ec == boost::system::errc::no_such_file_or_directory) {
-        outcome = make_error("daemon_not_running", not_running_message(sibling_pyboxd()));
-        co_return;
-    }
-    if (connect_ec) {
-        outcome = transport_error(connect_ec, "connecting to " + socket.string());
-        co_return;
-    }
+    if (connect_ec == net::error::connection_refused || connect_ec == boost::system::errc::no_such_file_or_directory)
+        co_return make_error("daemon_not_running", not_running_message(sibling_pyboxd()));
+    if (connect_ec) co_return transport_error(connect_ec, "connecting to " + socket.string());
     // A daemon with no room for the connection answers 503 and closes it without reading the
     // request, so when sending fails the answer may be waiting all the same: read it.
     auto [write_ec, written] = co_await http::async_write(stream, request, k_tuple);
@@ -76,16 +82,22 @@ net::awaitable<void> exchange_on(fs::path socket, http::request<http::string_bod
     http::response_parser<http::string_body> parser;
     parser.body_limit(k_max_response_bytes);
     auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
-    if (connection_lost(read_ec)) {
-        outcome = make_error("daemon_lost", "pyboxd went away after it took the request (the connection broke while "
+    if (connection_lost(read_ec))
+        co_return make_error("daemon_lost", "pyboxd went away after it took the request (the connection broke while "
                                             "reading the answer: " + read_ec.message() + ").");
-        co_return;
-    }
-    if (read_ec) {
-        outcome = write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
-        co_return;
-    }
-    outcome = DaemonReply{parser.get().result_int(), std::move(parser.get().body())};
+    if (read_ec) co_return write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
+    co_return DaemonReply{parser.get().result_int(), std::move(parser.get().body())};
+}
+
+// The JSON body of a 200 answer, or the daemon's error for any other.
+Expected<json::value> read_reply(const Expected<DaemonReply>& reply)
+{
+    if (!reply) return reply.error();
+    if (reply->status != 200) return proto::parse_error_body(reply->status, reply->body);
+    boost::system::error_code ec;
+    auto document = json::parse(reply->body, ec);
+    if (ec) return make_error("daemon_io", "pyboxd answered with JSON that cannot be read: " + ec.message() + ".");
+    return document;
 }
 
 }  // namespace
@@ -106,37 +118,38 @@ Expected<DaemonConnection> DaemonConnection::from_environment()
 Expected<DaemonReply> DaemonConnection::exchange(std::string_view method, std::string_view target,
                                                  std::string_view body, std::chrono::milliseconds timeout) const
 {
-    http::request<http::string_body> request{http::string_to_verb(method), target, 11};
-    request.set(http::field::host, proto::k_host);
-    request.set(http::field::user_agent, "pybox/" PYBOX_VERSION);
-    if (!body.empty()) request.set(http::field::content_type, "application/json");
-    request.body() = std::string(body);
-    request.prepare_payload();
-
     net::io_context io;
     Expected<DaemonReply> outcome = make_error("daemon_io", "The exchange with pyboxd did not finish.");
-    net::co_spawn(io, exchange_on(m_socket, std::move(request), timeout, outcome), [&](std::exception_ptr failure) {
-        if (!failure) return;
-        try {
-            std::rethrow_exception(failure);
-        } catch (const std::exception& error) {
-            outcome = make_error("daemon_io", "Cannot talk to pyboxd at " + m_socket.string() + ": " + error.what());
-        }
-    });
+    net::co_spawn(io, exchange_async(std::string(method), std::string(target), std::string(body), timeout),
+                  [&](std::exception_ptr, Expected<DaemonReply> reply) { outcome = std::move(reply); });
     io.run();
     return outcome;
+}
+
+net::awaitable<Expected<DaemonReply>> DaemonConnection::exchange_async(std::string method, std::string target,
+                                                                       std::string body,
+                                                                       std::chrono::milliseconds timeout) const
+{
+    const auto socket = m_socket;
+    try {
+        co_return co_await exchange_on(socket, make_request(method, target, body), timeout);
+    } catch (const std::exception& error) {
+        co_return make_error("daemon_io", "Cannot talk to pyboxd at " + socket.string() + ": " + error.what());
+    }
 }
 
 Expected<json::value> DaemonConnection::call(std::string_view method, std::string_view target, std::string_view body,
                                              std::chrono::milliseconds timeout) const
 {
-    auto reply = exchange(method, target, body, timeout);
-    if (!reply) return reply.error();
-    if (reply->status != 200) return proto::parse_error_body(reply->status, reply->body);
-    boost::system::error_code ec;
-    auto document = json::parse(reply->body, ec);
-    if (ec) return make_error("daemon_io", "pyboxd answered with JSON that cannot be read: " + ec.message() + ".");
-    return document;
+    return read_reply(exchange(method, target, body, timeout));
+}
+
+net::awaitable<Expected<json::value>> DaemonConnection::call_async(std::string method, std::string target,
+                                                                   std::string body,
+                                                                   std::chrono::milliseconds timeout) const
+{
+    auto reply = co_await exchange_async(std::move(method), std::move(target), std::move(body), timeout);
+    co_return read_reply(reply);
 }
 
 }  // namespace pybox::client

@@ -1,6 +1,9 @@
 // DaemonConnection: the client's side of the socket API (docs/api.md). Each call is one
-// synchronous HTTP/1.1 exchange on a fresh connection to pyboxd's unix socket, run on a private
-// io_context so the caller never sees Asio.
+// HTTP/1.1 exchange on a fresh connection to pyboxd's unix socket: synchronous (exchange, call:
+// run on a private io_context so the caller never sees Asio) or as a coroutine on the caller's
+// executor (exchange_async, call_async: `pybox mcp`). A coroutine's exchange ends on terminal
+// cancellation (its error is then "daemon_io") and closes the connection, which for a run makes
+// pyboxd stop it and remove its box.
 //
 // Timeouts: connect, write and read together must finish within the timeout given per call.
 // Responses are read with a 32 MiB body limit. Failure: "daemon_not_running" (no socket, or
@@ -11,6 +14,7 @@
 
 #include "common/error.hpp"
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
@@ -31,12 +35,18 @@ public:
     // The socket of the runtime folder ($PYBOX_HOME respected).
     static Expected<DaemonConnection> from_environment();
     explicit DaemonConnection(std::filesystem::path socket) : m_socket(std::move(socket)) {}
+    const std::filesystem::path& socket() const { return m_socket; }
 
     Expected<DaemonReply> exchange(std::string_view method, std::string_view target, std::string_view body,
                                    std::chrono::milliseconds timeout) const;
     // exchange(), then the JSON body of a 200 answer, or the daemon's error for any other.
     Expected<boost::json::value> call(std::string_view method, std::string_view target, std::string_view body,
                                       std::chrono::milliseconds timeout) const;
+    boost::asio::awaitable<Expected<DaemonReply>> exchange_async(std::string method, std::string target,
+                                                                 std::string body, std::chrono::milliseconds timeout) const;
+    boost::asio::awaitable<Expected<boost::json::value>> call_async(std::string method, std::string target,
+                                                                    std::string body,
+                                                                    std::chrono::milliseconds timeout) const;
 
 private:
     std::filesystem::path m_socket;

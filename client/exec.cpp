@@ -1,11 +1,14 @@
 // `pybox exec FILE|-`: run one program in a fresh sealed box and print what it printed.
 #include "client/commands.hpp"
 #include "client/daemon_connection.hpp"
+#include "client/files_in.hpp"
+#include "client/files_out.hpp"
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
 #include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
+#include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 #include "proto/short_view.hpp"
 
@@ -13,6 +16,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -20,12 +24,7 @@ namespace pybox::client {
 
 namespace {
 
-// Once its turn in the run queue came, the daemon answers within the sum of its budgets
-// (common/limits.hpp), even when every engine call takes the whole of its budget: the deadline
-// twice (the start call may take the deadline, at least 2 s, then the program runs to it) plus
-// at most 45.5 s (the checks before create 6 s, create 5 s, verify, attach and the wait's
-// registration 6 s, the exit wait's margins and draining 7 s, the 2 s the start budget may exceed
-// the deadline, the final inspect 2 s, cleanup 15 s, the watcher's end 2.5 s). This margin covers them.
+// Covers limits::k_daemon_run_worst_case_margin, the daemon's worst case past twice the deadline.
 constexpr std::chrono::seconds k_answer_margin{50};
 
 constexpr const char* k_exit_codes =
@@ -37,6 +36,8 @@ constexpr const char* k_exit_codes =
     "       during the run, or pyboxd went away mid-run (the program may have run: see\n"
     "       pybox attempts)\n"
     "  137  out of memory: the kernel killed it, as reported by the engine\n"
+    "With --out, 125 also when an output file was not written (an existing file is\n"
+    "kept without --force); the lines on stderr say which.\n"
     "The receipt (--json) always says more.";
 
 struct ExecOptions {
@@ -45,6 +46,9 @@ struct ExecOptions {
     bool json = false;
     std::string image = "stdlib";
     std::size_t output_limit_bytes = limits::k_default_output_limit_bytes;
+    std::vector<std::filesystem::path> inputs;
+    std::filesystem::path output_dir;
+    bool force = false;
 };
 
 Error too_large()
@@ -57,7 +61,19 @@ int run_exec(const ExecOptions& options)
 {
     auto source = read_program(options.program, std::cin);
     if (!source) return fail(source.error());
-    const proto::RunRequest request{std::move(*source), options.timeout_s, options.image, options.output_limit_bytes};
+    proto::RunRequest request;
+    request.source = std::move(*source);
+    request.timeout_s = options.timeout_s;
+    request.image = options.image;
+    request.output_limit_bytes = options.output_limit_bytes;
+    const bool moves_files = !options.inputs.empty() || !options.output_dir.empty();
+    if (moves_files) {
+        auto inputs = collect_input_files(options.inputs);
+        if (!inputs) return fail(inputs.error());
+        if (!options.output_dir.empty())
+            if (auto writable = check_output_folder(options.output_dir); !writable) return fail(writable.error());
+        request.files = proto::RunRequest::Files{std::move(*inputs), !options.output_dir.empty()};
+    }
     if (auto valid = proto::validate_run_request(request); !valid) return fail(valid.error());
 
     auto connection = DaemonConnection::from_environment();
@@ -71,12 +87,12 @@ int run_exec(const ExecOptions& options)
         return fail(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
     if (!answer) return fail(answer.error());
     // Tolerant: a newer daemon's receipt may carry keys and values this client does not know.
-    auto receipt = proto::receipt_from_json(*answer, proto::ReadMode::tolerant);
-    if (!receipt)
-        return fail(make_error("daemon_io", "The daemon's receipt cannot be read: " + receipt.error().message));
+    auto run = proto::run_answer_from_json(*answer, proto::ReadMode::tolerant, moves_files);
+    if (!run) return fail(make_error("daemon_io", "The daemon's answer cannot be read: " + run.error().message));
+    const proto::Receipt* receipt = &run->receipt;
 
     if (options.json) {
-        write_bytes(stdout, proto::to_json_text(*answer) + "\n");
+        write_bytes(stdout, proto::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
     } else {
         const std::string& program_stderr = receipt->capture.stderr_stream.bytes;
         write_bytes(stdout, receipt->capture.stdout_stream.bytes);
@@ -84,6 +100,12 @@ int run_exec(const ExecOptions& options)
         // A blank line between the program's words and PyBox's, on a line of its own.
         const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
         write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(*receipt));
+    }
+    if (!options.output_dir.empty()) {
+        const auto report = write_output_files(options.output_dir, run->outputs, options.force);
+        write_bytes(stderr, render_output_report(options.output_dir, report));
+        for (const auto& file : report.files)
+            if (file.outcome != OutputFileResult::Outcome::written) return k_exit_pybox_failed;
     }
     return proto::exit_code_for(*receipt);
 }
@@ -117,11 +139,18 @@ Action configure_exec(CLI::App& command)
     command.add_option("program", options->program, "Python file to run, or - for standard input")->required();
     command.add_option("--timeout", options->timeout_s, "Deadline in seconds (0.1-30)")->capture_default_str();
     command.add_flag("--json", options->json, "Print the full receipt as JSON on stdout, nothing else");
-    command.add_option("--image", options->image, "Image to run in (stdlib, data)")->capture_default_str();
+    command.add_option("--image", options->image, "Image to run in (stdlib, data, or an own image)")->capture_default_str();
     command.add_option("--output-limit", options->output_limit_bytes, "Bytes kept per stream (1-65536)")
         ->check(CLI::Range(static_cast<double>(limits::k_min_output_limit_bytes),
                            static_cast<double>(limits::k_max_output_limit_bytes)))
         ->capture_default_str();
+    command.add_option("--in", options->inputs,
+                       "Input file or folder (repeatable): placed in the box's working folder /tmp/work, a folder "
+                       "as NAME/...; at most 64 files, 8 MiB in all");
+    command.add_option("--out", options->output_dir,
+                       "Existing folder that receives what the program leaves in out/ (at most 64 regular files, "
+                       "8 MiB in all; symlinks and special files are skipped and listed in the receipt)");
+    command.add_flag("--force", options->force, "Replace existing files in the --out folder");
     command.footer(k_exit_codes);
     return [options] { return run_exec(*options); };
 }

@@ -18,6 +18,8 @@ constexpr Command k_commands[] = {
     {"image", "List the built images", pybox::client::configure_image},
     {"attempts", "List the runs whose end pyboxd did not confirm (it was killed or lost the engine mid-run)",
      pybox::client::configure_attempts},
+    {"mcp", "Serve AI agents over the Model Context Protocol on stdin/stdout (docs/mcp.md)",
+     pybox::client::configure_mcp},
     {"version", "Print the version", pybox::client::configure_version},
 };
 

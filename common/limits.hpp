@@ -13,9 +13,21 @@ inline constexpr std::size_t k_max_output_limit_bytes = 65'536;
 inline constexpr std::size_t k_min_output_limit_bytes = 1;
 inline constexpr std::size_t k_default_output_limit_bytes = 65'536;
 
+// Runs that move files (proto/files.hpp): what goes in, what comes back, and the /tmp they get.
+inline constexpr std::size_t k_max_input_files = 64;
+inline constexpr std::size_t k_max_input_bytes = 8 * 1024 * 1024;
+inline constexpr std::size_t k_max_output_files = 64;
+inline constexpr std::size_t k_max_output_bytes = 8 * 1024 * 1024;
+// A file's name (a relative path, '/' between folders) is at most this many bytes.
+inline constexpr std::size_t k_max_file_name_bytes = 255;
+inline constexpr std::int64_t k_files_tmpfs_bytes = 64 * 1024 * 1024;
+
 inline constexpr double k_default_timeout_s = 2.0;
 inline constexpr double k_min_timeout_s = 0.1;
 inline constexpr double k_max_timeout_s = 30.0;
+// A request's timeout_s is kept to 1/k_timeout_steps_per_s seconds (rounded to the nearest), so
+// that it reads back the same however a JSON library rounds its last digit.
+inline constexpr double k_timeout_steps_per_s = 1000.0;
 // The box timer (`timeout -s KILL`) fires this long after the deadline.
 inline constexpr double k_box_timer_margin_s = 1.0;
 
@@ -47,6 +59,8 @@ inline constexpr std::size_t k_attempts_answer_max_unsettled = 100;
 
 // The daemon's socket API.
 inline constexpr std::size_t k_max_request_body_bytes = 256 * 1024;
+// POST /v1/runs may carry input files: 8 MiB of them in base64, the program escaped, names.
+inline constexpr std::size_t k_max_run_request_body_bytes = 12 * 1024 * 1024;
 inline constexpr std::size_t k_max_request_header_bytes = 16 * 1024;
 // A request must arrive whole within this of its first byte.
 inline constexpr std::chrono::milliseconds k_request_read_timeout{10'000};
@@ -67,6 +81,36 @@ inline constexpr std::chrono::seconds k_busy_retry_after{2};
 
 // Engine responses other than the attach stream.
 inline constexpr std::size_t k_max_engine_response_bytes = 8 * 1024 * 1024;
+
+// `pybox mcp` (client/mcp*.cpp, docs/mcp.md): the MCP server's own limits, tighter than the CLI's.
+// A run_python call: the program as above; output kept per stream 1-8,192 bytes (default 4,096).
+inline constexpr std::size_t k_mcp_max_output_limit_bytes = 8'192;
+inline constexpr std::size_t k_mcp_default_output_limit_bytes = 4'096;
+// Input files: at most this many, this many bytes in all (decoded).
+inline constexpr std::size_t k_mcp_max_input_files = 16;
+inline constexpr std::size_t k_mcp_max_input_bytes = 256 * 1024;
+// Output files: all listed (in the receipt); their contents come back up to this many bytes in all.
+inline constexpr std::size_t k_mcp_max_output_content_bytes = 48 * 1024;
+// The receipt in structuredContent, serialized: at most this (output trimmed and flagged to fit).
+inline constexpr std::size_t k_mcp_max_receipt_bytes = 64 * 1024;
+// One incoming message (a line, without its newline) and one response line.
+inline constexpr std::size_t k_mcp_max_message_bytes = 512 * 1024;
+inline constexpr std::size_t k_mcp_max_response_bytes = 256 * 1024;
+// Per session: tools/call requests, and messages of any kind.
+inline constexpr std::size_t k_mcp_max_calls = 32;
+inline constexpr std::size_t k_mcp_max_messages = 256;
+// The supervisor's budget per call: this much for deadlines up to k_mcp_budget_ceiling_s; above
+// it, the daemon's worst case (2 x deadline + k_daemon_worst_case_margin) plus k_mcp_budget_extra.
+inline constexpr std::chrono::milliseconds k_mcp_short_run_budget{45'000};
+// Once its turn in the run queue came, the daemon answers POST /v1/runs within the sum of its
+// budgets, even when every engine call takes the whole of its budget: the deadline twice (the
+// start call may take the deadline, at least 2 s, then the program runs to it) plus at most this
+// (the checks before create 6 s, create 5 s, verify, attach and the wait's registration 6 s, the
+// exit wait's margins and draining 7 s, the 2 s the start budget may exceed the deadline, the
+// final inspect 2 s, cleanup 15 s, the watcher's end 2.5 s).
+inline constexpr std::chrono::milliseconds k_daemon_run_worst_case_margin{45'500};
+inline constexpr double k_mcp_budget_ceiling_s = 2.0;
+inline constexpr std::chrono::milliseconds k_mcp_budget_extra{5'000};
 
 // The kernel watcher (daemon/watcher/): its sampling schedule and the bounds of its output.
 // Samples per run, the first one as soon as the watcher starts.

@@ -177,8 +177,10 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
                 close_fd(fd);
                 continue;
             }
+            const std::string_view chunk(buffer, static_cast<std::size_t>(got));
+            if (options.on_output) options.on_output(chunk);
             keep_bounded(index == 0 ? result.output : result.error_output, result.output_dropped,
-                         options.max_output, std::string_view(buffer, static_cast<std::size_t>(got)));
+                         options.max_output, chunk);
         }
     }
     int status = 0;

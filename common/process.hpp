@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pybox {
@@ -33,6 +35,9 @@ struct ProcessOptions {
     // Extra environment entries (the rest is inherited).
     std::map<std::string, std::string> env;
     std::optional<std::filesystem::path> working_dir;
+    // Called on the calling thread with each chunk read from stdout or stderr, as it arrives
+    // (before max_output applies), e.g. to follow a long build's progress.
+    std::function<void(std::string_view)> on_output;
 };
 
 // Runs argv[0] (an absolute path; $PATH is never searched) to completion, blocking the

@@ -83,7 +83,8 @@ int main(int argc, char** argv)
                                 engine::make_unix_socket_dialer(executor, vm::engine_socket_path(config, paths)));
     const images::ImageRegistry registry(paths);
     images::RecipeImageService image_service(paths, engine,
-                                             config.recipes_dir.value_or(images::default_recipes_source_dir()));
+                                             config.recipes_dir.value_or(images::default_recipes_source_dir()),
+                                             config.image_tar_cache_dir);
     vm::PrivateEngine engine_control(executor, engine, paths, installation_id, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
         auto records = registry.load();
         if (!records) return records.error();

@@ -133,6 +133,14 @@ json::value to_json(const SetupAnswer& answer)
     return json::object{{"images", std::move(images)}};
 }
 
+json::value to_json(const SetupProgress& answer)
+{
+    return json::object{{"building", optional_to_json(answer.building)},
+                        {"phase", answer.phase},
+                        {"downloaded_bytes", answer.downloaded_bytes},
+                        {"seconds", answer.seconds}};
+}
+
 json::value to_json(const ImageList& answer)
 {
     json::array images;
@@ -219,7 +227,8 @@ Expected<SetupAnswer> setup_answer_from_json(const json::value& document, ReadMo
             image.image_id = item.string("image_id");
             image.recipe_sha256 = item.string("recipe_sha256");
             image.status = item.string("status");
-            if (mode == ReadMode::strict && image.status != k_setup_built && image.status != k_setup_up_to_date)
+            if (mode == ReadMode::strict && image.status != k_setup_built && image.status != k_setup_up_to_date &&
+                image.status != k_setup_from_cache)
                 item.fail("status", "is not a known value");
             image.seconds = item.number("seconds");
             image.tar_sha256 = item.string("tar_sha256");
@@ -233,6 +242,18 @@ Expected<SetupAnswer> setup_answer_from_json(const json::value& document, ReadMo
             item.finish();
             answer.images.push_back(std::move(image));
         }
+        return answer;
+    });
+}
+
+Expected<SetupProgress> setup_progress_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<SetupProgress>(document, mode, "setup progress", [](ObjectReader& reader) {
+        SetupProgress answer;
+        answer.building = reader.optional_string("building");
+        answer.phase = reader.string("phase");
+        answer.downloaded_bytes = reader.uint64("downloaded_bytes");
+        answer.seconds = reader.number("seconds");
         return answer;
     });
 }

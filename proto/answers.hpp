@@ -78,6 +78,7 @@ struct EngineStopAnswer {
 // tolerant one keeps any other text as it was written.
 inline constexpr std::string_view k_setup_built = "built";
 inline constexpr std::string_view k_setup_up_to_date = "up_to_date";
+inline constexpr std::string_view k_setup_from_cache = "from_cache";
 
 // One image of POST /v1/setup.
 struct SetupImage {
@@ -98,6 +99,18 @@ struct SetupAnswer {
     std::vector<SetupImage> images;
 
     friend bool operator==(const SetupAnswer&, const SetupAnswer&) = default;
+};
+
+// GET /v1/setup/progress: the image a `pybox setup` is building right now (nullopt when none),
+// mmdebstrap's latest phase line, the bytes of packages downloaded so far, and the seconds
+// since that image's build started.
+struct SetupProgress {
+    std::optional<std::string> building;
+    std::string phase;
+    std::uint64_t downloaded_bytes = 0;
+    double seconds = 0;
+
+    friend bool operator==(const SetupProgress&, const SetupProgress&) = default;
 };
 
 // One image of GET /v1/images, as images.json records it, and whether the engine holds it.
@@ -155,6 +168,7 @@ boost::json::value to_json(const EngineStatus& answer);
 boost::json::value to_json(const EngineStartAnswer& answer);
 boost::json::value to_json(const EngineStopAnswer& answer);
 boost::json::value to_json(const SetupAnswer& answer);
+boost::json::value to_json(const SetupProgress& answer);
 boost::json::value to_json(const ImageList& answer);
 boost::json::value to_json(const AttemptsAnswer& answer);
 boost::json::value to_json(const ErrorAnswer& answer);
@@ -164,6 +178,7 @@ Expected<EngineStatus> engine_status_from_json(const boost::json::value& documen
 Expected<EngineStartAnswer> engine_start_from_json(const boost::json::value& document, ReadMode mode);
 Expected<EngineStopAnswer> engine_stop_from_json(const boost::json::value& document, ReadMode mode);
 Expected<SetupAnswer> setup_answer_from_json(const boost::json::value& document, ReadMode mode);
+Expected<SetupProgress> setup_progress_from_json(const boost::json::value& document, ReadMode mode);
 Expected<ImageList> image_list_from_json(const boost::json::value& document, ReadMode mode);
 // A settled attempt's `box` the client does not know is kept as its text (tolerant mode).
 Expected<AttemptsAnswer> attempts_answer_from_json(const boost::json::value& document, ReadMode mode);

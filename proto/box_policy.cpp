@@ -4,6 +4,8 @@
 #include "proto/seccomp_profile.hpp"
 #include "proto/text.hpp"
 
+#include <algorithm>
+
 namespace pybox::proto {
 
 namespace {
@@ -22,7 +24,7 @@ std::optional<BoxPolicy> policy_for_image(const std::string& image)
     BoxPolicy policy;
     policy.seccomp = k_seccomp_profile_name;
     policy.seccomp_sha256 = seccomp_profile_sha256();
-    if (image == "stdlib") {
+    if (image == "stdlib" || is_own_image_name(image)) {
         policy.memory_bytes = 128 * k_mib;
         policy.pids = 32;
         policy.nano_cpus = 500'000'000;
@@ -40,6 +42,27 @@ std::optional<BoxPolicy> policy_for_image(const std::string& image)
 std::vector<std::string> known_images()
 {
     return {"stdlib", "data"};
+}
+
+bool is_own_image_name(std::string_view name)
+{
+    return own_image_name_problem(name).empty();
+}
+
+std::string own_image_name_problem(std::string_view name)
+{
+    const bool charset = !name.empty() && name.size() <= k_max_own_image_name_bytes && name.front() >= 'a' &&
+                         name.front() <= 'z' && std::all_of(name.begin(), name.end(), [](char c) {
+                             return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-';
+                         });
+    if (!charset)
+        return "An own image's name is 1 to " + std::to_string(k_max_own_image_name_bytes) +
+               " characters: a lower-case letter, then lower-case letters, digits and '-' (got \"" +
+               printable_excerpt(name) + "\").";
+    const auto builtin = known_images();
+    if (std::find(builtin.begin(), builtin.end(), name) != builtin.end())
+        return "\"" + std::string(name) + "\" is a built-in image; choose another name for an own image.";
+    return "";
 }
 
 std::vector<std::string> box_command(double timeout_s)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pybox::proto {
@@ -37,11 +38,19 @@ struct BoxPolicy {
     friend bool operator==(const BoxPolicy&, const BoxPolicy&) = default;
 };
 
-// The policy for a known image name ("stdlib", "data"), with PyBox's seccomp profile; nullopt
-// for anything else.
+// The policy for an image name, with PyBox's seccomp profile: the built-in "stdlib" and "data"
+// have their own; every valid own-image name (is_own_image_name) gets stdlib's, whatever the
+// image holds; nullopt for anything else. Whether an own image exists is the daemon's pre-run
+// check (image_not_built), not this function's.
 std::optional<BoxPolicy> policy_for_image(const std::string& image);
-// Names of the images the daemon knows a policy for.
+// Names of the built-in images (recipes shipped in images/).
 std::vector<std::string> known_images();
+
+// Own images (`pybox image build NAME`): [a-z][a-z0-9-]{0,31}, and not a built-in name.
+inline constexpr std::size_t k_max_own_image_name_bytes = 32;
+bool is_own_image_name(std::string_view name);
+// Why `name` cannot name an own image ("" when it can): one sentence for an error message.
+std::string own_image_name_problem(std::string_view name);
 
 // The first process of every box: `timeout -s KILL <deadline + 1> python3 -I -B -u -`.
 std::vector<std::string> box_command(double timeout_s);

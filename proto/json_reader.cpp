@@ -8,6 +8,32 @@ namespace pybox::proto {
 
 namespace json = boost::json;
 
+namespace {
+
+bool all_numbers_finite(const json::value& value)
+{
+    if (value.is_double()) {
+        return std::isfinite(value.get_double());
+    }
+    if (value.is_array()) {
+        for (const auto& item : value.get_array()) {
+            if (!all_numbers_finite(item)) {
+                return false;
+            }
+        }
+    }
+    if (value.is_object()) {
+        for (const auto& [key, item] : value.get_object()) {
+            if (!all_numbers_finite(item)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
 ObjectReader::ObjectReader(const json::value& value, std::string path, std::string& error, ReadMode mode)
     : m_path(std::move(path)), m_error(error), m_mode(mode)
 {
@@ -63,6 +89,15 @@ const json::value& ObjectReader::any(std::string_view key)
         return null_value;
     }
     return *found;
+}
+
+const json::value& ObjectReader::kept(std::string_view key)
+{
+    const auto& value = any(key);
+    if (!all_numbers_finite(value)) {
+        fail(key, "holds a number that is not finite");
+    }
+    return value;
 }
 
 ObjectReader ObjectReader::object(std::string_view key)

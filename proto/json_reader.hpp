@@ -36,6 +36,9 @@ public:
     std::vector<std::string> keys() const;
 
     const boost::json::value& any(std::string_view key);
+    // A JSON value kept as it is (engine and watcher facts), refused when a number anywhere in
+    // it is not finite: such a value cannot be compared or written back.
+    const boost::json::value& kept(std::string_view key);
     // The value under `key`, or nullptr when the key is absent (not an error).
     const boost::json::value* if_present(std::string_view key);
     ObjectReader object(std::string_view key);

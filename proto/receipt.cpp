@@ -132,6 +132,31 @@ json::value optional_name(const std::optional<Enum>& value)
     return json::value(to_string(*value));
 }
 
+json::array file_records_to_json(const std::vector<FileRecord>& files)
+{
+    json::array result;
+    for (const FileRecord& file : files) {
+        result.push_back(json::object{{"name", file.name}, {"bytes", file.bytes}, {"sha256", file.sha256}});
+    }
+    return result;
+}
+
+json::object files_to_json(const FilesRecord& files)
+{
+    json::array skipped;
+    for (const SkippedFile& file : files.skipped) {
+        skipped.push_back(json::object{{"name", file.name}, {"reason", file.reason}});
+    }
+    return json::object{{"source", files.source},
+                        {"working_folder", files.working_folder},
+                        {"output_folder", files.output_folder},
+                        {"inputs", file_records_to_json(files.inputs)},
+                        {"outputs", file_records_to_json(files.outputs)},
+                        {"skipped", std::move(skipped)},
+                        {"skipped_unlisted", files.skipped_unlisted},
+                        {"errors", strings_to_json(files.errors)}};
+}
+
 json::object termination_to_json(const Termination& termination)
 {
     return {{"mechanism", to_string(termination.mechanism)},
@@ -239,7 +264,8 @@ json::value receipt_to_json(const Receipt& receipt)
                                     {"capabilities_dropped", policy.capabilities_dropped},
                                     {"seccomp", policy.seccomp},
                                     {"seccomp_sha256", policy.seccomp_sha256},
-                                    {"command", strings_to_json(configured.command)}}},
+                                    {"command", strings_to_json(configured.command)},
+                                    {"files_helper_sha256", optional_to_json(configured.files_helper_sha256)}}},
         {"observed",
          json::object{{"policy_verified_before_start", observed.policy_verified_before_start},
                       {"effective_policy", observed.effective_policy},
@@ -259,7 +285,7 @@ json::value receipt_to_json(const Receipt& receipt)
                                  {"reconciliation", cleanup.reconciliation}}},
         {"clock_domains", clock_domains_to_json(receipt.clock_domains)},
         {"unknown", std::move(unknown)},
-        {"files", nullptr},
+        {"files", receipt.files ? files_to_json(*receipt.files) : json::value(nullptr)},
         {"explanations", std::move(explanations)},
     };
 }

@@ -47,6 +47,9 @@ struct Configured {
     std::int64_t output_limit_bytes = 0;
     BoxPolicy policy;
     std::vector<std::string> command;
+    // Runs that move files: the SHA-256 of the fixed files helper (the `-c` program of
+    // `command`); nullopt for every other run.
+    std::optional<std::string> files_helper_sha256;
 
     friend bool operator==(const Configured&, const Configured&) = default;
 };
@@ -188,6 +191,39 @@ inline Explanation explain(std::string code, std::string message, boost::json::o
     return Explanation{std::move(code), std::move(message), std::move(evidence)};
 }
 
+// A file that went into the box or came back: its name inside the working folder (inputs) or
+// the output folder (outputs), its size and the SHA-256 of its bytes.
+struct FileRecord {
+    std::string name;
+    std::uint64_t bytes = 0;
+    std::string sha256;
+
+    friend bool operator==(const FileRecord&, const FileRecord&) = default;
+};
+
+// Something the program left in the output folder that did not come back, and why (one of
+// k_skip_reasons in docs/receipt.md).
+struct SkippedFile {
+    std::string name;  // as the box named it, undecodable bytes escaped
+    std::string reason;
+
+    friend bool operator==(const SkippedFile&, const SkippedFile&) = default;
+};
+
+// The receipt's `files`, for runs that move files (null for the others).
+struct FilesRecord {
+    std::string source;          // where these lists come from
+    std::string working_folder;  // inside the box: the inputs, and the program's current folder
+    std::string output_folder;   // inside the box: what comes back
+    std::vector<FileRecord> inputs;
+    std::vector<FileRecord> outputs;
+    std::vector<SkippedFile> skipped;  // at most 64 listed...
+    std::uint64_t skipped_unlisted = 0;  // ...and how many more were skipped
+    std::vector<std::string> errors;   // transfer errors: what could not be moved, and why
+
+    friend bool operator==(const FilesRecord&, const FilesRecord&) = default;
+};
+
 struct Receipt {
     Identity identity;
     std::string container_id;  // empty when no box was created
@@ -200,6 +236,7 @@ struct Receipt {
     Cleanup cleanup;
     ClockDomains clock_domains;
     std::map<std::string, std::string> unknown;  // what could not be known -> why
+    std::optional<FilesRecord> files;            // runs that move files only
     std::vector<Explanation> explanations;
     // Tolerant reading only: the field's path -> the value this build does not know
     // ("observed.termination.mechanism" -> "QUEUE_EXPIRED").

@@ -162,6 +162,37 @@ ClockDomains read_clock_domains(ObjectReader& reader)
     return domains;
 }
 
+std::vector<FileRecord> read_file_records(ObjectReader& files, std::string_view key)
+{
+    std::vector<FileRecord> records;
+    for (auto& item : files.objects(key)) {
+        FileRecord record;
+        record.name = item.string("name");
+        record.bytes = item.uint64("bytes");
+        record.sha256 = item.string("sha256");
+        item.finish();
+        records.push_back(std::move(record));
+    }
+    return records;
+}
+
+FilesRecord read_files(ObjectReader& files)
+{
+    FilesRecord record;
+    record.source = files.string("source");
+    record.working_folder = files.string("working_folder");
+    record.output_folder = files.string("output_folder");
+    record.inputs = read_file_records(files, "inputs");
+    record.outputs = read_file_records(files, "outputs");
+    for (auto& item : files.objects("skipped")) {
+        record.skipped.push_back(SkippedFile{item.string("name"), item.string("reason")});
+        item.finish();
+    }
+    record.skipped_unlisted = files.uint64("skipped_unlisted");
+    record.errors = files.strings("errors");
+    return record;
+}
+
 }  // namespace
 
 Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
@@ -201,13 +232,14 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     receipt.configured.output_limit_bytes = configured.int64("output_limit_bytes");
     receipt.configured.policy = read_policy(configured);
     receipt.configured.command = configured.strings("command");
+    receipt.configured.files_helper_sha256 = configured.optional_string("files_helper_sha256");
     configured.finish();
 
     auto observed = root.object("observed");
     receipt.observed.policy_verified_before_start = observed.boolean("policy_verified_before_start");
-    receipt.observed.effective_policy = observed.any("effective_policy");
-    receipt.observed.engine_state = observed.any("engine_state");
-    receipt.observed.resources = observed.any("resources");
+    receipt.observed.effective_policy = observed.kept("effective_policy");
+    receipt.observed.engine_state = observed.kept("engine_state");
+    receipt.observed.resources = observed.kept("resources");
     auto termination = observed.object("termination");
     read_termination(termination, receipt);
     termination.finish();
@@ -248,7 +280,7 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     receipt.cleanup.removed = cleanup.boolean("removed");
     receipt.cleanup.attempts = cleanup.small_int("attempts");
     receipt.cleanup.error = cleanup.optional_string("error");
-    receipt.cleanup.reconciliation = cleanup.any("reconciliation");
+    receipt.cleanup.reconciliation = cleanup.kept("reconciliation");
     cleanup.finish();
 
     auto clock_domains = root.object("clock_domains");
@@ -261,16 +293,17 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     }
     unknown.finish();
 
-    // Reserved for a later feature: null until then, whatever a newer daemon puts there.
-    if (!root.any("files").is_null() && mode == ReadMode::strict) {
-        root.fail("files", "must be null");
+    if (!root.any("files").is_null()) {
+        auto files = root.object("files");
+        receipt.files = read_files(files);
+        files.finish();
     }
 
     for (auto& explanation_reader : root.objects("explanations")) {
         Explanation explanation;
         explanation.code = explanation_reader.string("code");
         explanation.message = explanation_reader.string("message");
-        const auto& evidence = explanation_reader.any("evidence");
+        const auto& evidence = explanation_reader.kept("evidence");
         if (evidence.is_object()) {
             explanation.evidence = evidence.get_object();
         } else {

@@ -30,9 +30,9 @@ std::string accepted_images_text()
 {
     std::string text;
     for (const auto& name : known_images()) {
-        text += text.empty() ? name : ", " + name;
+        text += name + ", ";
     }
-    return text;
+    return text + "or the name of an own image built with `pybox image build`";
 }
 
 Error output_limit_error(const std::string& got)
@@ -41,6 +41,45 @@ Error output_limit_error(const std::string& got)
                       "output_limit_bytes must be an integer between " +
                           std::to_string(limits::k_min_output_limit_bytes) + " and " +
                           std::to_string(limits::k_max_output_limit_bytes) + " (got " + got + ").");
+}
+
+const char* const k_files_shape =
+    "files must be an object {\"inputs\": [{\"name\": NAME, \"base64\": BYTES}, ...], \"outputs\": true|false}.";
+
+Expected<RunRequest::Files> parse_files(const json::value& value)
+{
+    if (!value.is_object()) {
+        return invalid_request(k_files_shape);
+    }
+    RunRequest::Files files;
+    for (const auto& [key, item] : value.get_object()) {
+        if (key == "outputs" && item.is_bool()) {
+            files.outputs = item.get_bool();
+        } else if (key == "inputs" && item.is_array()) {
+            for (const auto& input : item.get_array()) {
+                const auto* object = input.if_object();
+                const auto* name = object != nullptr ? object->if_contains("name") : nullptr;
+                const auto* base64 = object != nullptr ? object->if_contains("base64") : nullptr;
+                if (object == nullptr || object->size() != 2 || name == nullptr || !name->is_string() ||
+                    base64 == nullptr || !base64->is_string()) {
+                    return invalid_request(k_files_shape);
+                }
+                if (files.inputs.size() == limits::k_max_input_files) {
+                    return make_error("input_files_invalid", "At most " + std::to_string(limits::k_max_input_files) +
+                                                                 " input files are allowed.");
+                }
+                auto bytes = base64_decode(base64->get_string());
+                if (!bytes) {
+                    return invalid_request("files.inputs: the bytes of \"" + printable_excerpt(name->get_string()) +
+                                           "\" are not valid base64.");
+                }
+                files.inputs.push_back(FileContent{std::string(name->get_string()), std::move(*bytes)});
+            }
+        } else {
+            return invalid_request(k_files_shape);
+        }
+    }
+    return files;
 }
 
 }  // namespace
@@ -91,10 +130,16 @@ Expected<RunRequest> parse_run_request(std::string_view body)
                                        std::to_string(limits::k_min_output_limit_bytes) + " and " +
                                        std::to_string(limits::k_max_output_limit_bytes) + ".");
             }
+        } else if (key == "files") {
+            auto files = parse_files(value);
+            if (!files) {
+                return files.error();
+            }
+            request.files = std::move(*files);
         } else {
             return invalid_request("Unknown key \"" + printable_excerpt(key) +
-                                   "\"; the accepted keys are source, timeout_s, image and "
-                                   "output_limit_bytes.");
+                                   "\"; the accepted keys are source, timeout_s, image, "
+                                   "output_limit_bytes and files.");
         }
     }
     if (!has_source) {
@@ -104,6 +149,7 @@ Expected<RunRequest> parse_run_request(std::string_view body)
     if (!valid) {
         return valid.error();
     }
+    request.timeout_s = std::round(request.timeout_s * limits::k_timeout_steps_per_s) / limits::k_timeout_steps_per_s;
     return request;
 }
 
@@ -134,6 +180,21 @@ Expected<void> validate_run_request(const RunRequest& request)
         return make_error("unknown_image", "image must be one of " + accepted_images_text() + " (got \"" +
                                                printable_excerpt(request.image) + "\").");
     }
+    if (request.files) {
+        const auto& inputs = request.files->inputs;
+        auto checked = check_file_set(inputs, {limits::k_max_input_files, limits::k_max_input_bytes},
+                                      "input_files_invalid", "input");
+        if (!checked) {
+            return checked.error();
+        }
+        for (const FileContent& input : inputs) {
+            if (is_in_output_folder(input.name)) {
+                return make_error("input_files_invalid",
+                                  "input \"" + printable_excerpt(input.name) + "\": \"" + std::string(k_output_folder_name) +
+                                      "\" is the output folder; rename the input.");
+            }
+        }
+    }
     return {};
 }
 
@@ -144,6 +205,13 @@ std::string serialize_run_request(const RunRequest& request)
     body["timeout_s"] = request.timeout_s;
     body["image"] = request.image;
     body["output_limit_bytes"] = static_cast<std::uint64_t>(request.output_limit_bytes);
+    if (request.files) {
+        json::array inputs;
+        for (const FileContent& input : request.files->inputs) {
+            inputs.push_back(json::object{{"name", input.name}, {"base64", base64_encode(input.bytes)}});
+        }
+        body["files"] = json::object{{"inputs", std::move(inputs)}, {"outputs", request.files->outputs}};
+    }
     return to_json_text(body);
 }
 

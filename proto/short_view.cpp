@@ -287,6 +287,14 @@ double shown_duration(const Receipt& receipt)
     return receipt.lifecycle.total_s;
 }
 
+// "2 files, 18 bytes" for a list of file records.
+std::string files_total(const std::vector<FileRecord>& files)
+{
+    std::uint64_t bytes = 0;
+    for (const auto& file : files) bytes += file.bytes;
+    return std::to_string(files.size()) + (files.size() == 1 ? " file, " : " files, ") + std::to_string(bytes) + " bytes";
+}
+
 }  // namespace
 
 std::string render_short_receipt(const Receipt& receipt)
@@ -312,6 +320,16 @@ std::string render_short_receipt(const Receipt& receipt)
     add_line(out, "stderr", stream_text(receipt.capture.stderr_stream));
     if (receipt.capture.stream_error) {
         add_line(out, "Stream error", terminal_safe(*receipt.capture.stream_error));
+    }
+
+    if (receipt.files) {
+        const auto& files = *receipt.files;
+        out += "Files\n";
+        add_line(out, "in", files_total(files.inputs));
+        add_line(out, "back", files_total(files.outputs));
+        const auto skipped = files.skipped.size() + files.skipped_unlisted;
+        if (skipped > 0) add_line(out, "skipped", std::to_string(skipped) + " (files.skipped in --json says why)");
+        if (!files.errors.empty()) add_line(out, "not returned", terminal_safe(files.errors.front()));
     }
 
     if (!receipt.explanations.empty()) {

@@ -11,7 +11,8 @@ runtime=${PYBOX_HOME:-$HOME/.pybox/runtime}
 if ! "$bin/pybox" version >/dev/null 2>&1; then
   mkdir -p "$runtime" && chmod 700 "$runtime"
   nohup "$bin/pyboxd" >> "$runtime/pyboxd.log" 2>&1 &
-  for _ in $(seq 1 100); do [ -S "$runtime/pyboxd.sock" ] && break; sleep 0.1; done
+  # Wait for an answer, not for the socket file: a daemon that died leaves its socket behind.
+  for _ in $(seq 1 100); do "$bin/pybox" version >/dev/null 2>&1 && break; sleep 0.1; done
 fi
 "$bin/pybox" vm start
 "$bin/pybox" setup

@@ -17,3 +17,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+# The MCP tests (tests/mcp/, run by ctest) need Node 20 or later with npm, which Debian 12 does
+# not carry (its nodejs is 18): install them from nodejs.org or NodeSource. Building and running
+# PyBox do not need them, so this is only a warning; ctest's mcp_node step fails without them.
+if ! command -v node > /dev/null || ! command -v npm > /dev/null ||
+   [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 20 ]; then
+  echo "install-deps: warning: the MCP tests (tests/mcp/) need Node 20 or later with npm; install it from" \
+       "https://nodejs.org or NodeSource" >&2
+fi

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 machine (as root) to a passing test suite: installs the packages,
 # builds with warnings as errors, then runs every test with ctest (the soak included); then the
-# same suite again in an AddressSanitizer + UBSan build (${ASAN_BUILD_DIR:-build-asan}). ctest
-# replays the fuzz targets' seed corpora; scripts/fuzz.sh runs them under libFuzzer, not part of
-# this command while its last findings (two round-trip invariants) are open. The integration
-# tests' fixture starts the suite's own pyboxd and private engine in /tmp/pybox-test-<hash of
-# the build folder> and builds the stdlib image there (never touching ~/.pybox).
+# same suite again in an AddressSanitizer + UBSan build (${ASAN_BUILD_DIR:-build-asan}); then
+# every fuzz target under libFuzzer for ${FUZZ_SECONDS:-30} s (scripts/fuzz.sh; ctest only
+# replays their seed corpora). The integration tests' fixture starts the suite's own pyboxd and
+# private engine in /tmp/pybox-test-<hash of the build folder> and builds the stdlib and data
+# images there (never touching ~/.pybox), importing them from ~/.cache/pybox-test/image-tars
+# when a tar of the same recipe SHA-256 is there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -24,3 +25,5 @@ if grep -l -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$asan_home"*/pybo
   echo "test: a daemon of the sanitizer suite reported an error (logs above)" >&2
   exit 1
 fi
+
+./scripts/fuzz.sh "${FUZZ_SECONDS:-30}"

@@ -1,6 +1,7 @@
 #include "daemon/engine/stream_demuxer.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace pybox::engine {
 
@@ -21,7 +22,11 @@ void StreamDemuxer::feed(std::string_view bytes)
         }
         if (m_payload_left > 0) {
             const std::size_t take = std::min<std::size_t>(m_payload_left, bytes.size());
-            append(m_current_stream == 2 ? m_stderr : m_stdout, bytes.substr(0, take));
+            if (m_current_stream == 2) {
+                append(m_stderr, bytes.substr(0, take));
+            } else {
+                append_stdout(bytes.substr(0, take));
+            }
             m_payload_left -= static_cast<std::uint32_t>(take);
             bytes.remove_prefix(take);
             continue;
@@ -52,6 +57,27 @@ void StreamDemuxer::finish()
     if (!m_error && (m_header_have > 0 || m_payload_left > 0)) {
         m_error = "engine stream: ended inside a frame";
     }
+    if (m_split) {
+        std::string before;
+        m_split->finish(before);
+        append(m_stdout, before);
+    }
+}
+
+void StreamDemuxer::split_stdout_at(std::string marker, std::size_t tail_cap)
+{
+    m_split.emplace(std::move(marker), tail_cap);
+}
+
+void StreamDemuxer::append_stdout(std::string_view bytes)
+{
+    if (!m_split) {
+        append(m_stdout, bytes);
+        return;
+    }
+    std::string before;
+    m_split->feed(bytes, before);
+    append(m_stdout, before);
 }
 
 void StreamDemuxer::append(StreamCapture& capture, std::string_view bytes)

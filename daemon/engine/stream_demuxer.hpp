@@ -4,8 +4,13 @@
 // payload bytes; stream 0 (stdin echo) and 1 go to stdout, 2 to stderr. Any other stream byte
 // or non-zero padding is a protocol error: parsing stops, the error is kept, and further
 // input is only counted. Per stream, the first `cap` bytes are kept and the rest counted, so
-// memory stays bounded whatever the program prints. Pure: no I/O, no engine, fuzzed.
+// memory stays bounded whatever the program prints. With split_stdout_at(), stdout is cut at
+// the first occurrence of a marker (MarkerSplitter): only the bytes before it are the program's
+// stdout, the bytes after it are kept apart (a files run's helper report). Pure: no I/O, no
+// engine, fuzzed.
 #pragma once
+
+#include "daemon/engine/marker_splitter.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -30,6 +35,10 @@ public:
     void feed(std::string_view bytes);
     // Call at end of stream: a partial frame left over becomes a protocol error.
     void finish();
+    // Before the first feed(): stdout bytes after `marker` go to the split's tail (at most tail_cap).
+    void split_stdout_at(std::string marker, std::size_t tail_cap);
+    // The split, when one was asked for.
+    const std::optional<MarkerSplitter>& stdout_split() const { return m_split; }
 
     const StreamCapture& stdout_capture() const { return m_stdout; }
     const StreamCapture& stderr_capture() const { return m_stderr; }
@@ -40,6 +49,7 @@ public:
 
 private:
     void append(StreamCapture& capture, std::string_view bytes);
+    void append_stdout(std::string_view bytes);
 
     std::size_t m_cap;
     StreamCapture m_stdout;
@@ -50,6 +60,7 @@ private:
     int m_current_stream = 0;
     std::optional<std::string> m_error;
     std::uint64_t m_unparsed = 0;
+    std::optional<MarkerSplitter> m_split;
 };
 
 }  // namespace pybox::engine

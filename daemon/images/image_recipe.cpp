@@ -168,6 +168,12 @@ bool is_valid_package_version(std::string_view version)
            });
 }
 
+bool is_valid_sha256_hex(std::string_view text)
+{
+    return text.size() == 64 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
 Expected<Recipe> parse_recipe(std::string_view text)
 {
     if (text.size() > k_max_recipe_bytes) {
@@ -246,6 +252,66 @@ Expected<Recipe> parse_recipe(std::string_view text)
     return recipe;
 }
 
+Expected<OwnRecipe> parse_own_recipe(std::string_view text)
+{
+    if (text.size() > k_max_recipe_bytes) {
+        return make_error("own_recipe_invalid", "The recipe is larger than " + std::to_string(k_max_recipe_bytes) + " bytes.");
+    }
+    auto lines = significant_lines(text, "recipe", "own_recipe_invalid");
+    if (!lines) {
+        return lines.error();
+    }
+    OwnRecipe recipe;
+    bool has_format = false;
+    std::set<std::string> includes;
+    for (const Line& line : *lines) {
+        const std::size_t eq = line.text.find('=');
+        const std::string_view key = line.text.substr(0, eq);
+        const std::string_view value = eq == std::string_view::npos ? "" : line.text.substr(eq + 1);
+        if (eq == std::string_view::npos) {
+            return line_error("own_recipe_invalid", "recipe", line.number, "expected key=value.");
+        }
+        if (key == "format") {
+            if (has_format || value != "1") {
+                return line_error("own_recipe_invalid", "recipe", line.number, "format=1 is given once.");
+            }
+            has_format = true;
+        } else if (key == "base") {
+            if (!recipe.base.empty() || value != "stdlib") {
+                return line_error("own_recipe_invalid", "recipe", line.number, "base=stdlib is given once (the only base).");
+            }
+            recipe.base = std::string(value);
+        } else if (key == "include") {
+            if (!is_valid_package_name(value)) {
+                return line_error("own_recipe_invalid", "recipe", line.number,
+                                  "\"" + std::string(value) + "\" is not a Debian package name.");
+            }
+            if (!includes.insert(std::string(value)).second || includes.size() > k_max_own_includes) {
+                return line_error("own_recipe_invalid", "recipe", line.number,
+                                  "packages are included once each, at most " +
+                                      std::to_string(k_max_own_includes) + ".");
+            }
+        } else {
+            return line_error("own_recipe_invalid", "recipe", line.number,
+                              "unknown key \"" + std::string(key) + "\"; an own recipe has format, base and include.");
+        }
+    }
+    if (!has_format || recipe.base.empty() || includes.empty()) {
+        return make_error("own_recipe_invalid", "An own recipe needs format=1, base=stdlib and at least one include= line.");
+    }
+    recipe.includes.assign(includes.begin(), includes.end());
+    return recipe;
+}
+
+Recipe own_image_recipe(const Recipe& base, const OwnRecipe& own)
+{
+    Recipe recipe = base;
+    std::set<std::string> includes(base.includes.begin(), base.includes.end());
+    includes.insert(own.includes.begin(), own.includes.end());
+    recipe.includes.assign(includes.begin(), includes.end());
+    return recipe;
+}
+
 Expected<Lock> parse_lock(std::string_view text)
 {
     if (text.size() > k_max_lock_bytes) {
@@ -259,19 +325,25 @@ Expected<Lock> parse_lock(std::string_view text)
     Lock lock;
     for (const Line& line : *lines) {
         const std::size_t eq = line.text.find('=');
-        if (eq == std::string_view::npos) {
-            return line_error("lock_invalid", "lock file", line.number, "expected package=version.");
+        const std::size_t space = line.text.find(' ');
+        if (eq == std::string_view::npos || space == std::string_view::npos || space < eq) {
+            return line_error("lock_invalid", "lock file", line.number, "expected package=version SHA256.");
         }
         const std::string_view name = line.text.substr(0, eq);
-        const std::string_view version = line.text.substr(eq + 1);
+        const std::string_view version = line.text.substr(eq + 1, space - eq - 1);
+        const std::string_view sha256 = line.text.substr(space + 1);
         if (!is_valid_package_name(name) || !is_valid_package_version(version)) {
             return line_error("lock_invalid", "lock file", line.number,
-                              "\"" + std::string(line.text) + "\" is not a Debian package=version.");
+                              "\"" + std::string(line.text.substr(0, space)) + "\" is not a Debian package=version.");
+        }
+        if (!is_valid_sha256_hex(sha256)) {
+            return line_error("lock_invalid", "lock file", line.number,
+                              "the SHA-256 of " + std::string(name) + " is not 64 lower-case hex digits.");
         }
         if (lock.size() == k_max_lock_entries) {
             return line_error("lock_invalid", "lock file", line.number, "too many packages.");
         }
-        if (!lock.emplace(name, version).second) {
+        if (!lock.emplace(name, LockedPackage{std::string(version), std::string(sha256)}).second) {
             return line_error("lock_invalid", "lock file", line.number,
                               "\"" + std::string(name) + "\" is pinned twice.");
         }
@@ -286,9 +358,10 @@ std::string render_lock_file(std::string_view image_name, const Lock& lock)
 {
     std::string text = "# Pinned packages of the \"" + std::string(image_name) +
                        "\" image, written by `pybox setup --refresh-lock`.\n"
-                       "# Every package the image holds, as package=version. Commit with the recipe.\n";
-    for (const auto& [name, version] : lock) {
-        text += name + "=" + version + "\n";
+                       "# Every package the image holds, as package=version and the SHA-256 of its .deb.\n"
+                       "# Commit with the recipe.\n";
+    for (const auto& [name, pin] : lock) {
+        text += name + "=" + pin.version + " " + pin.sha256 + "\n";
     }
     return text;
 }
@@ -308,8 +381,8 @@ std::string image_spec_text(std::string_view image_name, const Recipe& recipe, c
         text += "include=" + include + "\n";
     }
     text += "source_date_epoch=" + std::to_string(recipe.source_date_epoch) + "\n[lock]\n";
-    for (const auto& [name, version] : lock) {
-        text += name + "=" + version + "\n";
+    for (const auto& [name, pin] : lock) {
+        text += name + "=" + pin.version + " " + pin.sha256 + "\n";
     }
     return text;
 }

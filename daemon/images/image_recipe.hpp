@@ -2,8 +2,8 @@
 // the one definition of an image's recipe SHA-256.
 //
 // A recipe says how to build the image (mmdebstrap variant, apt sources, extra packages, a
-// fixed SOURCE_DATE_EPOCH); its lock pins `package=version` for every package the image
-// holds. Both are plain text written by people and committed; the parsers refuse anything
+// fixed SOURCE_DATE_EPOCH); its lock pins `package=version SHA256` for every package the
+// image holds (the SHA-256 of the package's .deb file as the Debian archive publishes it). Both are plain text written by people and committed; the parsers refuse anything
 // outside the grammar (unknown keys, repeated keys, unsafe characters, oversize files), so the
 // values can be passed to mmdebstrap and apt without further quoting. Pure functions except
 // load_recipe_files(), which reads two small files. Failures are Errors with code
@@ -40,18 +40,44 @@ struct Recipe {
     bool operator==(const Recipe&) const = default;
 };
 
-// package name -> version, for every package the image holds.
-using Lock = std::map<std::string, std::string>;
+// An own image's recipe (`pybox image build NAME --recipe FILE`), format 1, read strictly like
+// a recipe ('#' comment lines and blank lines ignored, unknown or repeated keys refused):
+//   format=1                 required
+//   base=stdlib              required; the only base: the image is stdlib's recipe plus...
+//   include=PACKAGE          ...these Debian packages, 1 to k_max_own_includes, each once
+// Failures are "own_recipe_invalid" naming the line.
+inline constexpr std::size_t k_max_own_includes = 32;
+struct OwnRecipe {
+    std::string base;                   // "stdlib"
+    std::vector<std::string> includes;  // sorted, unique, at least one
+    bool operator==(const OwnRecipe&) const = default;
+};
+Expected<OwnRecipe> parse_own_recipe(std::string_view text);
+
+// One pinned package: its version and the SHA-256 of its .deb (64 lower-case hex digits).
+struct LockedPackage {
+    std::string version;
+    std::string sha256;
+    bool operator==(const LockedPackage&) const = default;
+};
+
+// package name -> pin, for every package the image holds.
+using Lock = std::map<std::string, LockedPackage>;
 
 // Image names are folder names under images/: [a-z][a-z0-9_-]{0,31}.
 bool is_valid_image_name(std::string_view name);
 // Debian policy 5.6.1 (names) and 5.6.12 (versions).
 bool is_valid_package_name(std::string_view name);
 bool is_valid_package_version(std::string_view version);
+bool is_valid_sha256_hex(std::string_view text);
 
 Expected<Recipe> parse_recipe(std::string_view text);
-// Lines `package=version`; '#' comment lines and blank lines ignored; a package at most once.
+// Lines `package=version SHA256` (one space); '#' comment lines and blank lines ignored; a
+// package at most once.
 Expected<Lock> parse_lock(std::string_view text);
+
+// The base's recipe with the own recipe's packages added to its includes.
+Recipe own_image_recipe(const Recipe& base, const OwnRecipe& own);
 
 // The lock as committed: a comment header naming the image, then one sorted line per package.
 std::string render_lock_file(std::string_view image_name, const Lock& lock);
@@ -59,7 +85,7 @@ std::string render_lock_file(std::string_view image_name, const Lock& lock);
 // The version of what the builder itself puts into an image beyond the recipe and lock
 // (mmdebstrap_build.cpp's hooks). Bump it when they change: it is part of the image spec,
 // so every recorded image is then rebuilt by the next `pybox setup`.
-inline constexpr int k_image_builder_version = 2;
+inline constexpr int k_image_builder_version = 3;
 
 // The normalized recipe plus lock of one image: the text whose SHA-256 is the image's recipe
 // SHA-256, and what the daemon keeps as <runtime>/recipes/NAME.lock. Comments, blank lines

@@ -5,6 +5,7 @@
 #include "common/sha256.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
+#include "proto/box_policy.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -190,6 +191,29 @@ Expected<void> ImageRegistry::put(const ImageRecord& record) const
     return write_file_atomic(m_paths.images_file(), serialize_images_file(*records), 0600);
 }
 
+Expected<std::optional<ImageRecord>> ImageRegistry::remove(std::string_view name) const
+{
+    auto lock = FileLock::try_acquire(m_paths.images_lock());
+    if (!lock) {
+        return lock.error();
+    }
+    auto records = load();
+    if (!records) {
+        return records.error();
+    }
+    const auto same = std::find_if(records->begin(), records->end(),
+                                   [&](const ImageRecord& r) { return r.name == name; });
+    if (same == records->end()) {
+        return std::optional<ImageRecord>();
+    }
+    std::optional<ImageRecord> removed(std::move(*same));
+    records->erase(same);
+    if (auto written = write_file_atomic(m_paths.images_file(), serialize_images_file(*records), 0600); !written) {
+        return written.error();
+    }
+    return removed;
+}
+
 std::filesystem::path ImageRegistry::spec_file(std::string_view name) const
 {
     return m_paths.recipes_dir() / (std::string(name) + ".lock");
@@ -214,12 +238,15 @@ net::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& 
                                                            engine::EngineClient& engine, std::string_view name)
 {
     const std::string image(name);
+    // Own images are rebuilt from their recipe; `pybox setup` rebuilds the built-in ones.
+    const std::string rebuild =
+        proto::is_own_image_name(image) ? "pybox image build " + image + " --recipe FILE" : "pybox setup";
     auto found = registry.find(image);
     if (!found) {
         co_return found.error();
     }
     if (!*found) {
-        co_return make_error("image_not_built", "The " + image + " image is not built yet. Run: pybox setup");
+        co_return make_error("image_not_built", "The " + image + " image is not built yet. Run: " + rebuild);
     }
     const ImageRecord record = std::move(**found);
     const std::filesystem::path spec = registry.spec_file(image);
@@ -227,7 +254,7 @@ net::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& 
     if (!spec_sha || *spec_sha != record.recipe_sha256) {
         co_return make_error("image_mismatch", "The recipe and lock of the " + image + " image (" + spec.string() +
                                                    ") do not match the recipe SHA-256 recorded in images.json. "
-                                                   "Run: pybox setup");
+                                                   "Run: " + rebuild);
     }
     auto state = co_await engine_image_state(engine, record);
     if (!state) {
@@ -236,11 +263,11 @@ net::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& 
     const std::string short_id = record.image_id.substr(0, 19);
     if (*state == EngineImageState::missing) {
         co_return make_error("image_missing", "The engine no longer has the " + image + " image " + short_id +
-                                                  " recorded in images.json. Run: pybox setup");
+                                                  " recorded in images.json. Run: " + rebuild);
     }
     if (*state == EngineImageState::different) {
         co_return make_error("image_mismatch", "The engine's image under " + short_id + " is not the " + image +
-                                                   " image recorded in images.json. Run: pybox setup");
+                                                   " image recorded in images.json. Run: " + rebuild);
     }
     co_return record;
 }

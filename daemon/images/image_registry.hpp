@@ -53,6 +53,8 @@ public:
     Expected<std::optional<ImageRecord>> find(std::string_view name) const;
     // Adds or replaces the record with the same name (under images.lock).
     Expected<void> put(const ImageRecord& record) const;
+    // Removes the record named `name` (under images.lock); the removed record, nullopt if none.
+    Expected<std::optional<ImageRecord>> remove(std::string_view name) const;
 
     // <runtime>/recipes/NAME.lock: the image_spec_text() the recorded image was built from.
     std::filesystem::path spec_file(std::string_view name) const;

@@ -7,11 +7,13 @@
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/mmdebstrap_build.hpp"
+#include "proto/box_policy.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <algorithm>
 #include <optional>
 #include <system_error>
 #include <type_traits>
@@ -25,6 +27,8 @@ namespace {
 constexpr std::chrono::minutes k_import_timeout{5};
 constexpr std::chrono::seconds k_image_remove_timeout{60};
 constexpr std::size_t k_tag_hex_chars = 12;
+constexpr const char* k_busy_message =
+    "Another pybox setup, image build or image removal is running; retry when it is done.";
 
 // Runs blocking work on `pool` and resumes the awaiting coroutine on its own executor.
 template <class Work>
@@ -59,6 +63,20 @@ Expected<void> make_private_dir(const std::filesystem::path& dir)
     return {};
 }
 
+// "image_name_invalid" unless `name` can name an own image: the charset, and no recipe folder
+// under the source folder (the built-in images, whatever their number).
+std::optional<Error> refuse_own_name(const std::string& name, const std::filesystem::path& source_dir)
+{
+    if (!proto::is_own_image_name(name)) {
+        return make_error("image_name_invalid", proto::own_image_name_problem(name));
+    }
+    const auto builtin = list_recipes(source_dir);
+    if (std::find(builtin.begin(), builtin.end(), name) != builtin.end()) {
+        return make_error("image_name_invalid", "\"" + name + "\" has a recipe under images/: it is a built-in image.");
+    }
+    return std::nullopt;
+}
+
 // Keeps recipes/NAME.lock equal to `spec` (the pre-run check hashes it).
 Expected<void> write_spec_if_changed(const std::filesystem::path& file, const std::string& spec)
 {
@@ -69,13 +87,86 @@ Expected<void> write_spec_if_changed(const std::filesystem::path& file, const st
     return write_file_atomic(file, spec, 0600);
 }
 
+// The tar to import: the cached one (hashed; its packages are the lock's, since its name is the
+// recipe SHA-256 of recipe and lock) or a new build (hashed, progress fed to `progress`).
+net::awaitable<Expected<BuiltTar>> produce_tar(net::thread_pool& pool, BuildProgress& progress,
+                                               const BuildRequest& request,
+                                               const std::optional<std::filesystem::path>& cached_tar)
+{
+    if (cached_tar) {
+        co_return co_await off_loop(pool, [&]() -> Expected<BuiltTar> {
+            auto tar_sha = sha256_file_hex(*cached_tar);
+            if (!tar_sha) {
+                return tar_sha.error();
+            }
+            return BuiltTar{*request.pins, std::move(*tar_sha)};
+        });
+    }
+    progress.start(request.image_name, request.temp_dir);
+    auto built = co_await off_loop(pool, [&]() -> Expected<BuiltTar> {
+        auto installed = build_image_tar(request, [&progress](std::string_view chunk) { progress.feed(chunk); });
+        if (!installed) {
+            return installed.error();
+        }
+        auto tar_sha = sha256_file_hex(request.tar_file);
+        if (!tar_sha) {
+            return tar_sha.error();
+        }
+        return BuiltTar{std::move(*installed), std::move(*tar_sha)};
+    });
+    progress.finish();
+    co_return built;
+}
+
+std::filesystem::path cached_tar_file(const std::filesystem::path& cache_dir, const std::string& name,
+                                      const std::string& recipe_sha)
+{
+    return cache_dir / (name + "-" + recipe_sha + ".tar");
+}
+
+// Copies a built tar into the cache as NAME-<recipe SHA>.tar (through a temporary name, so a
+// half-copied tar is never taken for a cached one) and drops the image's older cached tars.
+// Best effort: a cache that cannot be written only means the next setup builds again. Returns
+// whether the tar was kept. Blocking (it copies the whole tar): call it off the event loop.
+bool keep_in_cache(const std::filesystem::path& tar, const std::filesystem::path& cache_dir, const std::string& name,
+                   const std::string& recipe_sha)
+{
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(cache_dir, ec);
+    const fs::path target = cached_tar_file(cache_dir, name, recipe_sha);
+    const fs::path partial = target.string() + ".partial";
+    fs::copy_file(tar, partial, fs::copy_options::overwrite_existing, ec);
+    if (!ec) {
+        fs::permissions(partial, fs::perms::owner_read | fs::perms::owner_write, ec);
+    }
+    if (!ec) {
+        fs::rename(partial, target, ec);
+    }
+    if (ec) {
+        fs::remove(partial, ec);
+        return false;
+    }
+    for (const auto& entry : fs::directory_iterator(cache_dir, ec)) {
+        const std::string file = entry.path().filename().string();
+        if (file.starts_with(name + "-") && file.ends_with(".tar") && entry.path() != target &&
+            file.size() == name.size() + 1 + 64 + 4) {
+            std::error_code ignored;
+            fs::remove(entry.path(), ignored);
+        }
+    }
+    return true;
+}
+
 }  // namespace
 
 RecipeImageService::RecipeImageService(RuntimePaths paths, engine::EngineClient& engine,
-                                       std::filesystem::path recipes_source_dir)
+                                       std::filesystem::path recipes_source_dir,
+                                       std::optional<std::filesystem::path> tar_cache_dir)
     : m_registry(std::move(paths)),
       m_engine(engine),
       m_source_dir(std::move(recipes_source_dir)),
+      m_tar_cache_dir(std::move(tar_cache_dir)),
       m_build_thread(std::make_unique<net::thread_pool>(1))
 {
 }
@@ -88,7 +179,7 @@ RecipeImageService::~RecipeImageService()
 net::awaitable<Expected<proto::SetupAnswer>> RecipeImageService::setup(std::vector<std::string> images, bool refresh_lock)
 {
     if (m_busy) {
-        co_return make_error("setup_busy", "Another pybox setup is running; wait for it to finish.");
+        co_return make_error("setup_busy", k_busy_message);
     }
     ScopedFlag busy(m_busy);
     if (images.empty()) {
@@ -149,47 +240,53 @@ net::awaitable<Expected<proto::SetupImage>> RecipeImageService::setup_one(const 
         }
     }
 
+    const BuildPlan plan{name, files->recipe, refresh_lock ? std::nullopt : files->lock, lock_display, refresh_lock,
+                         *previous};
+    co_return co_await build_and_record(plan);
+}
+
+net::awaitable<Expected<proto::SetupImage>> RecipeImageService::build_and_record(const BuildPlan& plan)
+{
+    const auto started = MonoClock::now();
+    const std::string& name = plan.name;
     const RuntimePaths& paths = m_registry.paths();
     for (const auto& dir : {paths.build_dir(), paths.recipes_dir()}) {
         if (auto made = make_private_dir(dir); !made) {
             co_return made.error();
         }
     }
-    BuildRequest request{name,
-                         files->recipe,
-                         refresh_lock ? std::nullopt : files->lock,
-                         paths.build_dir() / (name + ".tar"),
-                         paths.build_dir(),
-                         lock_display};
-    auto built = co_await off_loop(*m_build_thread, [&request]() -> Expected<BuiltTar> {
-        auto installed = build_image_tar(request);
-        if (!installed) {
-            return installed.error();
+    BuildRequest request{name, plan.recipe, plan.pins, paths.build_dir() / (name + ".tar"), paths.build_dir(),
+                         plan.lock_display};
+    std::optional<std::filesystem::path> cached_tar;
+    if (m_tar_cache_dir && plan.pins) {
+        const auto candidate = cached_tar_file(*m_tar_cache_dir, name, image_spec_sha256(name, plan.recipe, *plan.pins));
+        std::error_code ec;
+        if (std::filesystem::is_regular_file(candidate, ec)) {
+            cached_tar = candidate;
         }
-        auto tar_sha = sha256_file_hex(request.tar_file);
-        if (!tar_sha) {
-            return tar_sha.error();
-        }
-        return BuiltTar{std::move(*installed), std::move(*tar_sha)};
-    });
+    }
+    auto built = co_await produce_tar(*m_build_thread, m_progress, request, cached_tar);
     std::error_code ignored;
     if (!built) {
         co_return built.error();
     }
 
-    const Lock lock = refresh_lock ? built->installed : *files->lock;
-    if (refresh_lock) {
+    const Lock lock = plan.pins ? *plan.pins : built->installed;
+    if (plan.rewrite_source_lock) {
         auto written = write_file_atomic(lock_file(m_source_dir, name), render_lock_file(name, lock), 0644);
         if (!written) {
             std::filesystem::remove(request.tar_file, ignored);
             co_return written.error();
         }
     }
-    const std::string spec = image_spec_text(name, files->recipe, lock);
+    const std::string spec = image_spec_text(name, plan.recipe, lock);
     const std::string recipe_sha = sha256_hex(spec);
 
-    auto image_id = co_await m_engine.import_image(request.tar_file, "pybox-" + name,
+    auto image_id = co_await m_engine.import_image(cached_tar.value_or(request.tar_file), "pybox-" + name,
                                                    recipe_sha.substr(0, k_tag_hex_chars), k_import_timeout);
+    if (image_id && m_tar_cache_dir && !cached_tar) {
+        co_await off_loop(*m_build_thread, [&] { return keep_in_cache(request.tar_file, *m_tar_cache_dir, name, recipe_sha); });
+    }
     std::filesystem::remove(request.tar_file, ignored);
     if (!image_id) {
         co_return image_id.error();
@@ -201,24 +298,30 @@ net::awaitable<Expected<proto::SetupImage>> RecipeImageService::setup_one(const 
     if (auto put = m_registry.put(record); !put) {
         co_return put.error();
     }
+    const auto& previous = plan.previous;
     bool previous_removed = false;
-    if (*previous && (*previous)->image_id != record.image_id) {
-        auto removed = co_await m_engine.remove_image((*previous)->image_id, k_image_remove_timeout);
+    if (previous && previous->image_id != record.image_id) {
+        auto removed = co_await m_engine.remove_image(previous->image_id, k_image_remove_timeout);
         previous_removed = removed.has_value();
     }
     proto::SetupImage result;
     result.name = name;
     result.image_id = record.image_id;
     result.recipe_sha256 = recipe_sha;
-    result.status = proto::k_setup_built;
+    result.status = cached_tar ? proto::k_setup_from_cache : proto::k_setup_built;
     result.seconds = seconds_between(started, MonoClock::now());
     result.tar_sha256 = record.tar_sha256;
-    result.lock_refreshed = refresh_lock;
-    if (*previous && (*previous)->image_id != record.image_id) {
-        result.previous_image_id = (*previous)->image_id;
+    result.lock_refreshed = plan.rewrite_source_lock;
+    if (previous && previous->image_id != record.image_id) {
+        result.previous_image_id = previous->image_id;
         result.previous_image_removed = previous_removed;
     }
     co_return result;
+}
+
+proto::SetupProgress RecipeImageService::progress()
+{
+    return m_progress.snapshot();
 }
 
 net::awaitable<Expected<proto::ImageList>> RecipeImageService::list()
@@ -239,6 +342,70 @@ net::awaitable<Expected<proto::ImageList>> RecipeImageService::list()
         }
         list.images.push_back(std::move(entry));
     }
+    co_return list;
+}
+
+net::awaitable<Expected<proto::SetupAnswer>> RecipeImageService::build_own(std::string name, std::string recipe_text)
+{
+    if (m_busy) {
+        co_return make_error("setup_busy", k_busy_message);
+    }
+    ScopedFlag busy(m_busy);
+    if (auto refused = refuse_own_name(name, m_source_dir)) {
+        co_return *refused;
+    }
+    auto own = parse_own_recipe(recipe_text);
+    if (!own) {
+        co_return own.error();
+    }
+    auto base = load_recipe_files(m_source_dir, own->base);
+    if (!base) {
+        co_return base.error();
+    }
+    auto previous = m_registry.find(name);
+    if (!previous) {
+        co_return previous.error();
+    }
+    const BuildPlan plan{name, own_image_recipe(base->recipe, *own), std::nullopt, "the recipe of " + name, false,
+                         *previous};
+    auto built = co_await build_and_record(plan);
+    if (!built) {
+        co_return built.error();
+    }
+    proto::SetupAnswer answer;
+    answer.images.push_back(std::move(*built));
+    co_return answer;
+}
+
+net::awaitable<Expected<proto::ImageList>> RecipeImageService::remove_own(std::string name)
+{
+    if (m_busy) {
+        co_return make_error("setup_busy", k_busy_message);
+    }
+    ScopedFlag busy(m_busy);
+    if (auto refused = refuse_own_name(name, m_source_dir)) {
+        co_return *refused;
+    }
+    auto removed = m_registry.remove(name);
+    if (!removed) {
+        co_return removed.error();
+    }
+    if (!*removed) {
+        co_return make_error("image_not_built", "There is no own image named " + name + ". See: pybox image ls");
+    }
+    const ImageRecord& record = **removed;
+    std::error_code ignored;
+    std::filesystem::remove(m_registry.spec_file(name), ignored);
+    auto engine_removed = co_await m_engine.remove_image(record.image_id, k_image_remove_timeout);
+    proto::ImageListEntry entry{record.name, record.image_id, record.recipe_sha256, record.built_at,
+                                record.tar_sha256, std::nullopt, std::nullopt};
+    if (engine_removed) {
+        entry.present = false;
+    } else {
+        entry.present_unknown_because = engine_removed.error().message;
+    }
+    proto::ImageList list;
+    list.images.push_back(std::move(entry));
     co_return list;
 }
 

@@ -8,6 +8,8 @@
 #include "daemon/run/box_removal.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/capture_record.hpp"
+#include "daemon/run/files_helper.hpp"
+#include "daemon/run/files_report.hpp"
 #include "daemon/run/engine_clock.hpp"
 #include "daemon/run/policy_check.hpp"
 #include "daemon/run/run_watch.hpp"
@@ -71,6 +73,10 @@ public:
           m_request(std::move(request)), m_policy(std::move(policy)), m_runtime(std::move(runtime)), m_watch(watch), m_deadline_timer(m_executor),
           m_drain_timer(m_executor), m_demuxer(m_request.output_limit_bytes), m_started(MonoClock::now())
     {
+        if (m_request.files) {
+            m_files_marker = new_files_marker();
+            m_demuxer.split_stdout_at(*m_files_marker, k_max_files_report_bytes);
+        }
     }
 
     // The run's turn came: its own timings start now, and the time until now was its wait in
@@ -83,6 +89,7 @@ public:
     }
 
     proto::Receipt& receipt() { return m_receipt; }
+    std::vector<proto::FileContent>& output_files() { return m_output_files; }
     bool cancelled() const { return m_cancelled; }
 
     void identify(const std::string& installation_id, const VerifiedImage& image, const Expected<CgroupFacts>& cgroups)
@@ -108,7 +115,12 @@ public:
         configured.guest_timer_s = m_request.timeout_s + limits::k_box_timer_margin_s;
         configured.output_limit_bytes = static_cast<std::int64_t>(m_request.output_limit_bytes);
         configured.policy = m_policy;
-        configured.command = proto::box_command(m_request.timeout_s);
+        if (m_request.files) {
+            configured.command = files_box_command(m_request.timeout_s);
+            configured.files_helper_sha256 = files_helper_sha256();
+        } else {
+            configured.command = proto::box_command(m_request.timeout_s);
+        }
         m_box.cgroup_parent = m_watch.prepare(cgroups, installation_id, m_box.run_id);
     }
 
@@ -270,8 +282,9 @@ private:
     net::awaitable<void> run_program()
     {
         PhaseTimer phase(*this, "run", "deadline");
-        m_deadline_timer.expires_after(to_millis(m_request.timeout_s));
-        if (m_cancelled) m_deadline_timer.cancel();
+        // A client gone before the program ran (while the box was created or started) gets its
+        // box killed at once: cancel() found no wait on the timer to end then.
+        m_deadline_timer.expires_after(m_cancelled ? milliseconds(0) : to_millis(m_request.timeout_s));
         co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline() && measure_engine_clock() &&
                   find_first_process());
         const bool deadline_fired = (m_kill == KillAnswer::accepted || m_kill == KillAnswer::failed) && !m_cancelled;
@@ -306,7 +319,8 @@ private:
 
     net::awaitable<void> feed_and_drain()
     {
-        auto written = co_await m_attach->write_stdin(m_request.source, to_millis(m_request.timeout_s));
+        const std::string input = m_files_marker ? files_helper_input(m_request, *m_files_marker) : m_request.source;
+        auto written = co_await m_attach->write_stdin(input, to_millis(m_request.timeout_s));
         if (written) {
             (void)m_attach->close_stdin();
         } else {
@@ -493,7 +507,49 @@ private:
         record_capture({m_demuxer, started, m_wait_observed_exit, m_stream_ended, m_stream_error,
                         m_request.output_limit_bytes},
                        receipt);
+        if (m_request.files) record_files();
         receipt.lifecycle.total_s = seconds_between(m_started, MonoClock::now());
+    }
+
+    // The receipt's `files` and the files to return, from the helper's report.
+    void record_files()
+    {
+        FilesReportEvidence evidence;
+        const auto& split = m_demuxer.stdout_split();
+        if (split && split->found()) {
+            evidence.report = split->tail();
+            evidence.report_truncated = split->tail_truncated();
+        }
+        FilesOutcome outcome = read_files_report(evidence, *m_request.files, why_no_files_report());
+        m_receipt.files = std::move(outcome.record);
+        m_output_files = std::move(outcome.outputs);
+        const auto& files = *m_receipt.files;
+        if (!files.errors.empty())
+            m_receipt.explanations.push_back(explain("FILES_NOT_RETURNED", files.errors.front(),
+                                                     {{"errors", static_cast<std::uint64_t>(files.errors.size())}}));
+        if (!files.skipped.empty() || files.skipped_unlisted > 0)
+            m_receipt.explanations.push_back(explain(
+                "FILES_SKIPPED",
+                "Some of what the program left in the output folder did not come back (files.skipped says why).",
+                {{"listed", static_cast<std::uint64_t>(files.skipped.size())}, {"unlisted", files.skipped_unlisted}}));
+    }
+
+    std::string why_no_files_report() const
+    {
+        using proto::TerminationMechanism;
+        const std::string kept = "; no output file was kept.";
+        if (!m_run_started) return "The program never started" + kept;
+        switch (m_receipt.observed.termination.mechanism) {
+        case TerminationMechanism::deadline_kill:
+        case TerminationMechanism::cause_not_established:
+            return "The box was killed at the deadline before the files helper reported" + kept;
+        case TerminationMechanism::out_of_memory:
+            return "The box ran out of memory before the files helper reported" + kept;
+        case TerminationMechanism::stopped_on_disconnect:
+            return "The client went away, so the box was stopped before the files helper reported" + kept;
+        default:
+            return "The files helper ended without its report (it was killed, or failed: see stderr)" + kept;
+        }
     }
 
     net::any_io_executor m_executor;
@@ -525,6 +581,8 @@ private:
     bool m_stream_ended = false;
     bool m_create_uncertain = false;
     std::optional<std::string> m_stream_error;
+    std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
+    std::vector<proto::FileContent> m_output_files;
 };
 
 }  // namespace
@@ -539,12 +597,13 @@ SealedRunService::SealedRunService(net::any_io_executor executor, engine::Engine
 {
 }
 
-net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest request,
-                                                               net::cancellation_slot cancelled)
+net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunRequest request,
+                                                                 net::cancellation_slot cancelled)
 {
     if (auto valid = proto::validate_run_request(request); !valid) co_return valid.error();
     auto policy = proto::policy_for_image(request.image);
     if (!policy) co_return make_error("unknown_image", "There is no image named \"" + request.image + "\".");
+    if (request.files) policy->tmpfs_bytes = limits::k_files_tmpfs_bytes;  // the seed's larger /tmp for files
 
     const std::string image_name = request.image;
     RunContext run(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime, m_watch);
@@ -592,7 +651,7 @@ net::awaitable<Expected<proto::Receipt>> SealedRunService::run(proto::RunRequest
     if (run.receipt().cleanup.status == CleanupStatus::removal_unconfirmed && !run.receipt().container_id.empty())
         remember_unconfirmed_box(run.receipt().container_id);
     run.receipt().cleanup.reconciliation = m_reconciliation ? m_reconciliation() : json::value(nullptr);
-    co_return std::move(run.receipt());
+    co_return proto::RunAnswer{std::move(run.receipt()), std::move(run.output_files())};
 }
 
 void SealedRunService::remember_unconfirmed_box(const std::string& container_id)

@@ -57,8 +57,8 @@ public:
                      ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {});
 
-    net::awaitable<Expected<proto::Receipt>> run(proto::RunRequest request,
-                                                 net::cancellation_slot cancelled) override;
+    net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request,
+                                                   net::cancellation_slot cancelled) override;
 
 private:
     // Boxes whose removal a run could not confirm (the engine went away) are removed again before

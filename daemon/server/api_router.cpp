@@ -3,6 +3,7 @@
 #include "proto/answers.hpp"
 #include "proto/api.hpp"
 #include "proto/error_codes.hpp"
+#include "proto/image_request.hpp"
 #include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
@@ -36,7 +37,8 @@ struct Route {
 constexpr Route k_routes[] = {
     {"/v1/ping", Method::get},       {"/v1/runs", Method::post},     {"/v1/vm/status", Method::get},
     {"/v1/vm/start", Method::post},  {"/v1/vm/stop", Method::post},  {"/v1/setup", Method::post},
-    {"/v1/images", Method::get},     {"/v1/attempts", Method::get},
+    {"/v1/images", Method::get},     {"/v1/attempts", Method::get},  {"/v1/images/build", Method::post},
+    {"/v1/images/remove", Method::post}, {"/v1/setup/progress", Method::get},
 };
 
 std::string_view method_name(Method method) { return method == Method::get ? "GET" : "POST"; }
@@ -82,7 +84,10 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellat
     if (path == "/v1/vm/start") co_return from_expected(co_await m_engine.start());
     if (path == "/v1/vm/stop") co_return from_expected(co_await m_engine.stop());
     if (path == "/v1/setup") co_return co_await setup(request.body);
+    if (path == "/v1/setup/progress") co_return json_response(proto::to_json(m_images.progress()));
     if (path == "/v1/attempts") co_return from_expected(m_attempts.list());
+    if (path == "/v1/images/build") co_return co_await build_image(request.body);
+    if (path == "/v1/images/remove") co_return co_await remove_image(request.body);
     co_return from_expected(co_await m_images.list());
 }
 
@@ -90,9 +95,9 @@ net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, net::cancell
 {
     auto request = proto::parse_run_request(body);
     if (!request) co_return error_response(request.error());
-    auto receipt = co_await m_runs.run(std::move(*request), client_gone);
-    if (!receipt) co_return error_response(receipt.error());
-    co_return json_response(proto::receipt_to_json(*receipt));
+    auto answer = co_await m_runs.run(std::move(*request), client_gone);
+    if (!answer) co_return error_response(answer.error());
+    co_return json_response(proto::to_json(*answer));
 }
 
 net::awaitable<ApiResponse> ApiRouter::setup(const std::string& body)
@@ -100,6 +105,20 @@ net::awaitable<ApiResponse> ApiRouter::setup(const std::string& body)
     auto request = proto::parse_setup_request(body);
     if (!request) co_return error_response(request.error());
     co_return from_expected(co_await m_images.setup(std::move(request->images), request->refresh_lock));
+}
+
+net::awaitable<ApiResponse> ApiRouter::build_image(const std::string& body)
+{
+    auto request = proto::parse_image_build_request(body);
+    if (!request) co_return error_response(request.error());
+    co_return from_expected(co_await m_images.build_own(std::move(request->name), std::move(request->recipe)));
+}
+
+net::awaitable<ApiResponse> ApiRouter::remove_image(const std::string& body)
+{
+    auto request = proto::parse_image_remove_request(body);
+    if (!request) co_return error_response(request.error());
+    co_return from_expected(co_await m_images.remove_own(std::move(request->name)));
 }
 
 }  // namespace pybox::daemon

@@ -46,6 +46,8 @@ public:
 private:
     net::awaitable<ApiResponse> run(const std::string& body, net::cancellation_slot client_gone);
     net::awaitable<ApiResponse> setup(const std::string& body);
+    net::awaitable<ApiResponse> build_image(const std::string& body);
+    net::awaitable<ApiResponse> remove_image(const std::string& body);
 
     RunService& m_runs;
     EngineControl& m_engine;

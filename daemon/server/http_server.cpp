@@ -54,7 +54,9 @@ std::optional<Error> refusal_for(const beast::error_code& ec)
 {
     if (ec == http::error::body_limit)
         return make_error("body_too_large", "The request body is larger than " +
-                                                std::to_string(limits::k_max_request_body_bytes) + " bytes.");
+                                                std::to_string(limits::k_max_request_body_bytes) + " bytes (" +
+                                                std::to_string(limits::k_max_run_request_body_bytes) +
+                                                " for POST /v1/runs).");
     if (ec == http::error::header_limit)
         return make_error("header_too_large", "The request header is larger than " +
                                                   std::to_string(limits::k_max_request_header_bytes) + " bytes.");
@@ -75,7 +77,13 @@ bool peer_is_owner(Local::socket& socket)
 net::awaitable<beast::error_code> read_request(Stream& stream, beast::flat_buffer& buffer, RequestParser& parser)
 {
     auto [header_ec, header_bytes] = co_await http::async_read_header(stream, buffer, parser, k_tuple);
-    if (header_ec || parser.is_done()) co_return header_ec;
+    if (header_ec) co_return header_ec;
+    // The parser took any body up to the runs' limit; every other request gets the smaller one.
+    const std::size_t limit = parser.get().target() == "/v1/runs" ? limits::k_max_run_request_body_bytes
+                                                                   : limits::k_max_request_body_bytes;
+    if (parser.content_length() && *parser.content_length() > limit) co_return http::error::body_limit;
+    parser.body_limit(limit);
+    if (parser.is_done()) co_return header_ec;
     if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
         http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
         auto [write_ec, written] = co_await http::async_write(stream, go_on, k_tuple);
@@ -328,7 +336,7 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
         }
         RequestParser parser;
         parser.header_limit(static_cast<std::uint32_t>(limits::k_max_request_header_bytes));
-        parser.body_limit(limits::k_max_request_body_bytes);
+        parser.body_limit(limits::k_max_run_request_body_bytes);  // lowered by target in read_request
         stream.expires_after(options.request_read_timeout);
         if (const auto ec = co_await read_request(stream, buffer, parser)) {
             if (auto refusal = refusal_for(ec))

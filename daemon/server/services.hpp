@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "proto/answers.hpp"
 #include "proto/receipt.hpp"
+#include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -26,7 +27,7 @@ namespace net = boost::asio;
 class RunService {
 public:
     virtual ~RunService() = default;
-    virtual net::awaitable<Expected<proto::Receipt>> run(proto::RunRequest request,
+    virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request,
                                                          net::cancellation_slot cancelled) = 0;
 };
 
@@ -40,14 +41,21 @@ public:
     virtual net::awaitable<proto::EngineStatus> status() = 0;
 };
 
-// Image recipes: `pybox setup` and `pybox image ls`.
-// setup() builds (or confirms up to date) the named images and answers for each.
+// Image recipes: `pybox setup`, `pybox image ls|build|rm`.
+// setup() builds (or confirms up to date) the named images and answers for each. build_own()
+// builds an own image from the recipe text (proto::ImageBuildRequest) and answers one
+// SetupImage; remove_own() forgets an own image and answers the removed record, `present`
+// saying whether the engine still holds the image. progress() says what a running setup or
+// build is doing (GET /v1/setup/progress), without waiting for it.
 class ImageService {
 public:
     virtual ~ImageService() = default;
     virtual net::awaitable<Expected<proto::SetupAnswer>> setup(std::vector<std::string> images,
                                                                bool refresh_lock) = 0;
     virtual net::awaitable<Expected<proto::ImageList>> list() = 0;
+    virtual net::awaitable<Expected<proto::SetupAnswer>> build_own(std::string name, std::string recipe) = 0;
+    virtual net::awaitable<Expected<proto::ImageList>> remove_own(std::string name) = 0;
+    virtual proto::SetupProgress progress() = 0;
 };
 
 // The record of runs whose end the daemon did not confirm: `pybox attempts`, GET /v1/attempts.

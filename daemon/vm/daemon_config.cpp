@@ -116,6 +116,10 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             auto recipes = absolute_path(value, file, key, k_max_path);
             if (!recipes) return recipes.error();
             config.recipes_dir = std::move(*recipes);
+        } else if (key == "image_tar_cache_dir") {
+            auto cache = absolute_path(value, file, key, k_max_path);
+            if (!cache) return cache.error();
+            config.image_tar_cache_dir = std::move(*cache);
         } else if (key == "watcher_script") {
             auto script = absolute_path(value, file, key, k_max_path);
             if (!script) return script.error();
@@ -129,7 +133,7 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             config.*(seconds_key->field) = *seconds;
         } else {
             return invalid(file, key,
-                           "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, watcher, "
+                           "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, image_tar_cache_dir, watcher, "
                            "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s)");
         }
     }

@@ -31,6 +31,10 @@ struct DaemonConfig {
     std::string runtime = "runc";
     // Where image recipes are read from, instead of the installed ones.
     std::optional<std::filesystem::path> recipes_dir;
+    // Where built image tars are kept, named NAME-<recipe SHA-256>.tar, so that a later setup
+    // (in another runtime folder, e.g. the next CI run) imports the tar of the same recipe and
+    // lock instead of building it again; a changed recipe or lock has another name, so it builds.
+    std::optional<std::filesystem::path> image_tar_cache_dir;
     // Whether the kernel watcher samples each box's cgroup (observed.resources). Off only to
     // measure what it costs: a run without it reports its resources as UNKNOWN.
     bool watcher = true;

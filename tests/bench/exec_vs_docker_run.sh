@@ -6,7 +6,11 @@
 # image (for example after scripts/demo.sh, or with PYBOX_HOME=/tmp/pybox-test-<hash> while the
 # suite's fixture is up). The second daemon lives in $PYBOX_HOME-bench-nowatch, uses the same
 # engine and images, and is stopped at the end. Usage: tests/bench/exec_vs_docker_run.sh [N]
-# (default 20).
+# (default 20). With PYBOX_BENCH_IMAGE=data the program is `import numpy, pandas` in the data
+# image, and docker run gets the data limits (512 MiB, 64 pids, 1 core). With
+# PYBOX_BENCH_FILES=N the runs move files: N inputs of 100 bytes go in and one file comes back
+# (`pybox exec --in DIR --out DIR --force`); docker run gets the same files as a tar on stdin,
+# unpacked by Python into its 64 MiB /tmp, and prints the output file on stdout.
 set -euo pipefail
 runs=${1:-20}
 bin=${PYBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/bin}
@@ -15,8 +19,16 @@ docker_cli=${DOCKER_CLI:-/usr/bin/docker}
 engine_socket="$home/engine/docker.sock"
 seccomp_profile=$(cd "$(dirname "$0")/../.." && pwd)/proto/seccomp/pybox-seccomp-v1.json
 
-image=$(grep -o '"image_id":"sha256:[0-9a-f]*"' "$home/images.json" | head -n 1 | cut -d'"' -f4)
-[ -n "$image" ] || { echo "no stdlib image recorded in $home/images.json: run pybox setup" >&2; exit 1; }
+image_name=${PYBOX_BENCH_IMAGE:-stdlib}
+case "$image_name" in
+  stdlib) program='print(6*7)'; limits=(--memory 128m --memory-swap 128m --pids-limit 32 --cpus 0.5) ;;
+  data) program='import numpy, pandas'; limits=(--memory 512m --memory-swap 512m --pids-limit 64 --cpus 1) ;;
+  *) echo "PYBOX_BENCH_IMAGE is stdlib or data" >&2; exit 2 ;;
+esac
+image=$(python3 -c 'import json, sys
+print(next((i["image_id"] for i in json.load(open(sys.argv[1]))["images"] if i["name"] == sys.argv[2]), ""))' \
+  "$home/images.json" "$image_name")
+[ -n "$image" ] || { echo "no $image_name image recorded in $home/images.json: run pybox setup" >&2; exit 1; }
 
 # The second daemon: same engine, same images, no watcher.
 nowatch="$home-bench-nowatch"
@@ -26,19 +38,32 @@ cp -r "$home/images.json" "$home/images.lock" "$home/recipes" "$nowatch/"
 printf '{"engine_socket": "%s", "watcher": false}\n' "$engine_socket" > "$nowatch/config.json"
 PYBOX_HOME="$nowatch" "$bin/pyboxd" 2> "$nowatch/pyboxd.log" &
 nowatch_pid=$!
-trap 'kill "$nowatch_pid" 2>/dev/null; wait "$nowatch_pid" 2>/dev/null; rm -rf "$nowatch"' EXIT
+trap 'kill "$nowatch_pid" 2>/dev/null; wait "$nowatch_pid" 2>/dev/null; rm -rf "$nowatch" "${work:-}"' EXIT
 for _ in $(seq 1 100); do [ -S "$nowatch/pyboxd.sock" ] && break; sleep 0.05; done
 
-program='print(6*7)'
-pybox_run() { printf '%s\n' "$program" | PYBOX_HOME="$home" "$bin/pybox" exec - > /dev/null 2>&1; }
-pybox_nowatch_run() { printf '%s\n' "$program" | PYBOX_HOME="$nowatch" "$bin/pybox" exec - > /dev/null 2>&1; }
+files=${PYBOX_BENCH_FILES:-0}
+files_args=(); tmpfs_bytes=16777216; docker_command=(python3 -I -B -u -)
+if [ "$files" -gt 0 ]; then
+  work=$(mktemp -d); mkdir "$work/in" "$work/out"
+  for i in $(seq 1 "$files"); do head -c 100 /dev/urandom > "$work/in/f$i"; done
+  program="import os; open('out/count.txt', 'w').write(str(len(os.listdir('in'))))"
+  files_args=(--in "$work/in" --out "$work/out" --force); tmpfs_bytes=67108864
+  docker_command=(python3 -I -B -u -c "import io, os, sys, tarfile
+os.makedirs('/tmp/work/out'); os.chdir('/tmp/work')
+tarfile.open(fileobj=io.BytesIO(sys.stdin.buffer.read()), mode='r').extractall('in')
+$program
+sys.stdout.write(open('out/count.txt').read())")
+fi
+program_input() { if [ "$files" -gt 0 ]; then tar c -C "$work" in; else printf '%s\n' "$program"; fi; }
+pybox_run() { printf '%s\n' "$program" | PYBOX_HOME="$home" "$bin/pybox" exec --image "$image_name" --timeout 30 "${files_args[@]}" - > /dev/null 2>&1; }
+pybox_nowatch_run() { printf '%s\n' "$program" | PYBOX_HOME="$nowatch" "$bin/pybox" exec --image "$image_name" --timeout 30 "${files_args[@]}" - > /dev/null 2>&1; }
 docker_run() {
-  printf '%s\n' "$program" | "$docker_cli" -H "unix://$engine_socket" run --rm -i \
-    --network none --memory 128m --memory-swap 128m --pids-limit 32 --cpus 0.5 \
+  program_input | "$docker_cli" -H "unix://$engine_socket" run --rm -i \
+    --network none "${limits[@]}" \
     --user 10000:10000 --cap-drop ALL --security-opt no-new-privileges --read-only \
     --security-opt "seccomp=$seccomp_profile" --ulimit core=0:0 \
-    --tmpfs /tmp:size=16777216,noexec,nodev,nosuid --ulimit nofile=128:128 --log-driver none \
-    "$image" timeout -s KILL 3 python3 -I -B -u - > /dev/null 2>&1
+    --tmpfs "/tmp:size=$tmpfs_bytes,noexec,nodev,nosuid" --ulimit nofile=128:128 --log-driver none \
+    "$image" timeout -s KILL 31 "${docker_command[@]}" > /dev/null 2>&1
 }
 seconds() { # runs "$@" and prints its wall time in seconds
   local start=$EPOCHREALTIME
@@ -59,7 +84,8 @@ done
 pybox_median=$(printf '%s\n' "${pybox_times[@]}" | median)
 nowatch_median=$(printf '%s\n' "${nowatch_times[@]}" | median)
 docker_median=$(printf '%s\n' "${docker_times[@]}" | median)
-printf '%-38s %10s %10s %8s\n' "print(6*7), $runs runs each" "median s" "min s" "ratio"
+label="$program ($image_name)"; [ "$files" -gt 0 ] && label="$files inputs in, 1 output back ($image_name)"
+printf '%-38s %10s %10s %8s\n' "$label, $runs runs each" "median s" "min s" "ratio"
 row() { printf '%-38s %10s %10s %8s\n' "$1" "$2" "$3" "$(awk -v p="$2" -v d="$docker_median" 'BEGIN { printf "%.2f", p / d }')"; }
 row "pybox exec - (watcher on)" "$pybox_median" "$(printf '%s\n' "${pybox_times[@]}" | minimum)"
 row "pybox exec - (watcher off)" "$nowatch_median" "$(printf '%s\n' "${nowatch_times[@]}" | minimum)"

@@ -34,6 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(document, &pybox::proto::engine_start_from_json);
     check(document, &pybox::proto::engine_stop_from_json);
     check(document, &pybox::proto::setup_answer_from_json);
+    check(document, &pybox::proto::setup_progress_from_json);
     check(document, &pybox::proto::image_list_from_json);
     check(document, &pybox::proto::error_answer_from_json);
     check(document, &pybox::proto::attempts_answer_from_json);

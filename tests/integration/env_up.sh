@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # ctest fixture: starts the suite's own pyboxd and private engine in $PYBOX_HOME (never the
-# user's), and builds the stdlib image from a copy of the recipes. If the Debian archive has
-# moved past the pinned lock, the copy's lock is refreshed so the suite still runs.
+# user's), and builds the stdlib and data images from a copy of the recipes. If the Debian
+# archive has moved past the pinned lock, the copy's lock is refreshed so the suite still runs.
+#
+# Built image tars are kept in $PYBOX_IMAGE_TAR_CACHE (default ~/.cache/pybox-test/image-tars,
+# outside every test home, so it outlives CI runs) as NAME-<recipe SHA-256>.tar: the daemon
+# imports such a tar instead of building only when the recipe SHA-256 (recipe, lock with every
+# .deb SHA-256, builder version) is the same, so a changed recipe or lock always rebuilds.
 set -euo pipefail
 : "${PYBOX_HOME:?}" "${PYBOX_BIN:?}" "${PYBOX_SOURCE:?}"
 export PYBOX_HOME
@@ -14,7 +19,10 @@ chmod 700 "$PYBOX_HOME"
 recipes="$PYBOX_HOME-recipes"
 rm -rf "$recipes"
 cp -r "$PYBOX_SOURCE/images" "$recipes"
-printf '{"recipes_dir": "%s"}\n' "$(cd "$recipes" && pwd)" > "$PYBOX_HOME/config.json"
+tar_cache="${PYBOX_IMAGE_TAR_CACHE:-$HOME/.cache/pybox-test/image-tars}"
+mkdir -p "$tar_cache"
+printf '{"recipes_dir": "%s", "image_tar_cache_dir": "%s"}\n' "$(cd "$recipes" && pwd)" \
+  "$(cd "$tar_cache" && pwd)" > "$PYBOX_HOME/config.json"
 
 "$PYBOX_BIN/pyboxd" >> "$PYBOX_HOME/pyboxd.log" 2>&1 &
 for _ in $(seq 1 100); do
@@ -22,11 +30,11 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 "$pybox" vm start
-if ! "$pybox" setup 2> "$PYBOX_HOME/setup.err"; then
+if ! "$pybox" setup --with data 2> "$PYBOX_HOME/setup.err"; then
   cat "$PYBOX_HOME/setup.err" >&2
   if grep -q -- "--refresh-lock" "$PYBOX_HOME/setup.err"; then
     echo "env_up: the pinned lock is outdated; refreshing the suite's copy" >&2
-    "$pybox" setup --refresh-lock
+    "$pybox" setup --refresh-lock --with data
   else
     exit 1
   fi

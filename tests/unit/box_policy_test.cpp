@@ -54,12 +54,41 @@ TEST_CASE("Both policies share the same lock-down settings")
     }
 }
 
-TEST_CASE("Only stdlib and data are known images")
+TEST_CASE("stdlib and data are the built-in images; other names get a policy only as own images")
 {
     CHECK(known_images() == std::vector<std::string>{"stdlib", "data"});
     CHECK_FALSE(policy_for_image("python:3.12"));
     CHECK_FALSE(policy_for_image(""));
     CHECK_FALSE(policy_for_image("STDLIB"));
+}
+
+TEST_CASE("Own image names: a lower-case letter, then lower-case letters, digits and '-', 32 at most")
+{
+    for (const auto* good : {"a", "six", "my-tools", "x1", "a-", "abcdefghijklmnopqrstuvwxyz012345"}) {
+        INFO(good);
+        CHECK(is_own_image_name(good));
+        CHECK(own_image_name_problem(good).empty());
+    }
+    for (const auto* bad : {"", "1abc", "-abc", "Abc", "a_b", "a.b", "a/b", "a b", "../x", "a\n",
+                            "abcdefghijklmnopqrstuvwxyz0123456", "caf\xc3\xa9"}) {
+        INFO(bad);
+        CHECK_FALSE(is_own_image_name(bad));
+        CHECK_THAT(own_image_name_problem(bad), Catch::Contains("1 to 32 characters"));
+    }
+}
+
+TEST_CASE("Own image names cannot be a built-in image's")
+{
+    for (const auto& builtin : known_images()) {
+        CHECK_FALSE(is_own_image_name(builtin));
+        CHECK_THAT(own_image_name_problem(builtin), Catch::Contains("is a built-in image"));
+    }
+}
+
+TEST_CASE("Own images get exactly the stdlib policy")
+{
+    CHECK(policy_for_image("my-tools") == policy_for_image("stdlib"));
+    CHECK(policy_for_image("my-tools") != policy_for_image("data"));
 }
 
 TEST_CASE("The tmpfs option string gives the size in bytes and the hardening flags")

@@ -125,6 +125,17 @@ TEST_CASE("An image list with no images says how to build one")
     CHECK(rendered.text.find("pybox setup") != std::string::npos);
 }
 
+TEST_CASE("A removed own image is named, and an image the engine kept says why")
+{
+    pybox::proto::ImageList answer;
+    answer.images.push_back({"my-tools", "sha256:abc", "", "", "", false, std::nullopt});
+    CHECK(pybox::client::render_image_removed(answer).text == "removed my-tools (sha256:abc)\n");
+    answer.images.front().present = std::nullopt;
+    answer.images.front().present_unknown_because = "in use";
+    CHECK(pybox::client::render_image_removed(answer).text ==
+          "removed my-tools (sha256:abc); the engine kept the image: in use\n");
+}
+
 TEST_CASE("A missing daemon socket is reported as pyboxd not running")
 {
     const auto dir = fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12));
@@ -228,4 +239,21 @@ TEST_CASE("A daemon that goes away after it took the request is reported as lost
     REQUIRE_FALSE(reply.has_value());
     CHECK(reply.error().code == "daemon_lost");
     CHECK_THAT(reply.error().message, Catch::Contains("went away after it took the request"));
+}
+
+TEST_CASE("Setup progress prints a line per new phase, and again only every ten seconds")
+{
+    using pybox::client::render_setup_progress;
+    using pybox::proto::SetupProgress;
+    const SetupProgress idle;
+    CHECK(render_setup_progress(idle, idle).empty());
+    const SetupProgress downloading{"data", "downloading packages with apt...", 12'345'678, 4.0};
+    CHECK(render_setup_progress(idle, downloading) ==
+          "pybox setup: data: downloading packages with apt... (12.3 MB of packages downloaded, 4.0 s)\n");
+    const SetupProgress later{"data", "downloading packages with apt...", 40'000'000, 9.0};
+    CHECK(render_setup_progress(downloading, later).empty());
+    const SetupProgress much_later{"data", "downloading packages with apt...", 90'000'000, 14.5};
+    CHECK(render_setup_progress(downloading, much_later).find("90.0 MB") != std::string::npos);
+    const SetupProgress installing{"data", "installing remaining packages inside the chroot...", 90'000'000, 15.0};
+    CHECK(render_setup_progress(much_later, installing).find("installing remaining") != std::string::npos);
 }

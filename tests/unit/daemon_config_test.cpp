@@ -51,7 +51,7 @@ TEST_CASE("An unknown key is refused and named with the file")
 
 TEST_CASE("A relative path is refused for each path key")
 {
-    for (const auto* key : {"engine_socket", "dockerd", "recipes_dir"}) {
+    for (const auto* key : {"engine_socket", "dockerd", "recipes_dir", "image_tar_cache_dir"}) {
         const auto message = rejection(std::string("{\"") + key + "\": \"docker.sock\"}");
         CHECK_THAT(message, Catch::Contains(std::string("\"") + key + "\"") && Catch::Contains("absolute"));
     }

@@ -46,8 +46,8 @@ constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
 // SHA-256.
 class FakeRunService : public pybox::daemon::RunService {
 public:
-    net::awaitable<pybox::Expected<pybox::proto::Receipt>> run(pybox::proto::RunRequest request,
-                                                               net::cancellation_slot cancelled) override
+    net::awaitable<pybox::Expected<pybox::proto::RunAnswer>> run(pybox::proto::RunRequest request,
+                                                                 net::cancellation_slot cancelled) override
     {
         if (request.source == "busy") co_return pybox::make_error("busy", "pyboxd is busy; nothing ran.");
         net::steady_timer timer(co_await net::this_coro::executor, request.source == "wait" ? 10s : 300ms);
@@ -56,7 +56,7 @@ public:
         receipt.source_sha256 = pybox::sha256_hex(request.source);
         receipt.lifecycle.cancelled = ec == net::error::operation_aborted;
         if (receipt.lifecycle.cancelled) m_cancellations.fetch_add(1);
-        co_return receipt;
+        co_return pybox::proto::RunAnswer{std::move(receipt), {}};
     }
     int cancellations() const { return m_cancellations.load(); }
 
@@ -100,6 +100,19 @@ public:
     net::awaitable<pybox::Expected<pybox::proto::ImageList>> list() override
     {
         co_return pybox::make_error("image_not_built", "Run pybox setup first.");
+    }
+    net::awaitable<pybox::Expected<pybox::proto::SetupAnswer>> build_own(std::string name, std::string) override
+    {
+        std::vector<std::string> images(1, std::move(name));
+        co_return co_await setup(std::move(images), false);
+    }
+    net::awaitable<pybox::Expected<pybox::proto::ImageList>> remove_own(std::string name) override
+    {
+        co_return pybox::make_error("image_not_built", "There is no own image named " + name + ".");
+    }
+    pybox::proto::SetupProgress progress() override
+    {
+        return pybox::proto::SetupProgress{"data", "downloading packages with apt...", 12345, 2.5};
     }
 };
 
@@ -274,6 +287,19 @@ TEST_CASE("GET /v1/attempts answers the attempt records")
     REQUIRE(reply);
     CHECK(reply->status == 200);
     CHECK(reply->body == R"({"unsettled":[],"unsettled_total":0,"settled":[],"damaged_lines":2})" "\n");
+}
+
+TEST_CASE("GET /v1/setup/progress answers what the image service is building")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send(get("/v1/setup/progress"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(reply->body ==
+          R"({"building":"data","phase":"downloading packages with apt...","downloaded_bytes":12345,"seconds":2.5})"
+          "\n");
 }
 
 TEST_CASE("The socket is private to its owner")

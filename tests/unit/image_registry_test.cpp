@@ -137,6 +137,24 @@ TEST_CASE("Putting a record replaces the one with the same name and keeps the fi
     CHECK(registry.spec_file("stdlib") == runtime.paths.recipes_dir() / "stdlib.lock");
 }
 
+TEST_CASE("Removing a record keeps the others and answers what was removed")
+{
+    TempRuntime runtime;
+    const ImageRegistry registry(runtime.paths);
+    REQUIRE(registry.put(sample_record("stdlib")).has_value());
+    REQUIRE(registry.put(sample_record("my-tools")).has_value());
+    const auto removed = registry.remove("my-tools");
+    REQUIRE(removed.has_value());
+    REQUIRE(removed->has_value());
+    CHECK(**removed == sample_record("my-tools"));
+    const auto records = registry.load();
+    REQUIRE(records.has_value());
+    CHECK(*records == std::vector<ImageRecord>{sample_record("stdlib")});
+    const auto again = registry.remove("my-tools");
+    REQUIRE(again.has_value());
+    CHECK_FALSE(again->has_value());
+}
+
 TEST_CASE("A damaged images.json on disk is reported, not ignored")
 {
     TempRuntime runtime;

@@ -196,3 +196,40 @@ TEST_CASE("The reference's soak figures name the soak's own defaults, which ctes
     const std::string cmake = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "tests" / "CMakeLists.txt");
     CHECK_THAT(cmake, Catch::Contains("set(PYBOX_SOAK_RUNS " + command.substr(command.find(' ') + 1) + " CACHE"));
 }
+
+TEST_CASE("The MCP limits in reference.md and mcp.md are the ones the server enforces")
+{
+    // The section "## MCP" of reference.md, and the Limits table of mcp.md.
+    const auto mcp_row = [](const std::string& name) { return doc_row(name); };
+    const auto mcp_doc_row = [](const std::string& name) { return doc_row(name, "mcp.md"); };
+    for (const auto& row : {mcp_row("Program source"), mcp_doc_row("Program source")})
+        CHECK_THAT(row, Catch::Contains(grouped(limits::k_max_source_bytes) + " bytes"));
+    CHECK_THAT(mcp_doc_row("Output kept per stream"),
+               Catch::Contains("1-" + grouped(limits::k_mcp_max_output_limit_bytes) + " bytes (default " +
+                               grouped(limits::k_mcp_default_output_limit_bytes) + ")"));
+    for (const auto& row : {mcp_row("Files in"), mcp_doc_row("Files in")})
+        CHECK_THAT(row, Catch::Contains(std::to_string(limits::k_mcp_max_input_files) + " files, " +
+                                        grouped(limits::k_mcp_max_input_bytes) + " bytes"));
+    for (const auto& row : {mcp_row("Files back"), mcp_doc_row("Files back")})
+        CHECK_THAT(row, Catch::Contains(grouped(limits::k_mcp_max_output_content_bytes) + " bytes"));
+    for (const auto& row : {mcp_row("Receipt delivered"), mcp_doc_row("Receipt delivered")})
+        CHECK_THAT(row, Catch::Contains(grouped(limits::k_mcp_max_receipt_bytes) + " bytes"));
+    for (const auto& row : {mcp_row("Incoming message"), mcp_doc_row("Incoming message")})
+        CHECK_THAT(row, Catch::Contains(grouped(limits::k_mcp_max_message_bytes) + " bytes"));
+    for (const auto& row : {mcp_row("Response"), mcp_doc_row("Response")})
+        CHECK_THAT(row, Catch::Contains(grouped(limits::k_mcp_max_response_bytes) + " bytes"));
+    CHECK(mcp_row("Calls per session") == "| Calls per session | " + std::to_string(limits::k_mcp_max_calls) + " |");
+    CHECK(mcp_row("Messages per session") ==
+          "| Messages per session | " + std::to_string(limits::k_mcp_max_messages) + " |");
+    CHECK_THAT(mcp_doc_row("Per session"), Catch::Contains(std::to_string(limits::k_mcp_max_calls) + " `tools/call`") &&
+                                               Catch::Contains(std::to_string(limits::k_mcp_max_messages) + " messages"));
+    const std::string budget = "waits " + seconds(limits::k_mcp_short_run_budget) + " per call when the deadline is at most " +
+                               seconds(std::chrono::milliseconds(static_cast<long>(limits::k_mcp_budget_ceiling_s * 1000))) +
+                               "; above, twice the deadline + " + seconds(limits::k_daemon_run_worst_case_margin) +
+                               " (the daemon's worst case once the run's turn came) + " +
+                               seconds(limits::k_mcp_budget_extra);
+    CHECK_THAT(mcp_row("MCP supervisor"), Catch::Contains(budget));
+    CHECK_THAT(mcp_doc_row("Supervisor budget per call"),
+               Catch::Contains(seconds(limits::k_mcp_short_run_budget) + " when the deadline is at most") &&
+                   Catch::Contains(seconds(limits::k_daemon_run_worst_case_margin)));
+}

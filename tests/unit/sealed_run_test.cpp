@@ -153,10 +153,10 @@ proto::RunRequest request(double timeout_s = 2.0)
 
 proto::Receipt run(RunFixture& f, proto::RunRequest run_request, net::cancellation_slot slot = {})
 {
-    auto receipt = test::run_to_result(f.io, f.service->run(std::move(run_request), slot));
-    REQUIRE(receipt.has_value());
+    auto answer = test::run_to_result(f.io, f.service->run(std::move(run_request), slot));
+    REQUIRE(answer.has_value());
     CHECK(f.engine->unscripted().empty());
-    return std::move(*receipt);
+    return std::move(answer->receipt);
 }
 
 bool has_code(const proto::Receipt& receipt, std::string_view code)
@@ -470,6 +470,27 @@ TEST_CASE("CLIENT_DISCONNECTED: a client that goes away mid-run gets its box sto
     CHECK(receipt.cleanup.status == CleanupStatus::removed);
 }
 
+TEST_CASE("CLIENT_DISCONNECTED before the program runs: the box is stopped at once, not at the deadline")
+{
+    // The client goes away while the engine is starting the box (pybox mcp's cancellation of a
+    // call that just began): the run must not wait for its 30 s deadline to kill the box.
+    RunFixture f;
+    make_service(f);
+    Script box = runs_until_killed(*f.engine);
+    box.start = test::respond("204 No Content").after(100ms);
+    script(*f.engine, box);
+    net::cancellation_signal disconnect;
+    net::steady_timer later(f.io, 30ms);
+    later.async_wait([&](boost::system::error_code) { disconnect.emit(net::cancellation_type::terminal); });
+    const auto began = std::chrono::steady_clock::now();
+    const auto receipt = run(f, request(30.0), disconnect.slot());
+    CHECK(std::chrono::steady_clock::now() - began < 5s);
+    CHECK(has_code(receipt, "CLIENT_DISCONNECTED"));
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::stopped_on_disconnect);
+    CHECK_FALSE(receipt.observed.termination.deadline_kill_sent);
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+}
+
 TEST_CASE("ENGINE_STATE_UNREAD: a final inspect that fails is ENGINE_LOST with the exit code unknown")
 {
     RunFixture f;
@@ -626,23 +647,23 @@ TEST_CASE("A run that waits for its turn reports the wait as queued_s, and its o
                    inspect_verify(*f.engine), inspect_final(0), gone()};
     script(*f.engine, box);
 
-    std::optional<Expected<proto::Receipt>> first, second;
+    std::optional<Expected<proto::RunAnswer>> first, second;
     net::co_spawn(f.io, f.service->run(request(), {}),
-                  [&](std::exception_ptr, Expected<proto::Receipt> receipt) { first.emplace(std::move(receipt)); });
+                  [&](std::exception_ptr, Expected<proto::RunAnswer> answer) { first.emplace(std::move(answer)); });
     net::co_spawn(f.io, f.service->run(request(), {}),
-                  [&](std::exception_ptr, Expected<proto::Receipt> receipt) { second.emplace(std::move(receipt)); });
+                  [&](std::exception_ptr, Expected<proto::RunAnswer> answer) { second.emplace(std::move(answer)); });
     while ((!first || !second) && f.io.run_one() > 0) {
     }
     REQUIRE(first);
     REQUIRE(second);
     REQUIRE(first->has_value());
     REQUIRE(second->has_value());
-    const auto& ran_first = first->value().lifecycle;
-    const auto& waited = second->value().lifecycle;
+    const auto& ran_first = first->value().receipt.lifecycle;
+    const auto& waited = second->value().receipt.lifecycle;
     CHECK(ran_first.queued_s < 0.1);
     CHECK(waited.queued_s >= 0.15);  // the first run's box lived 200 ms
     REQUIRE_FALSE(waited.phases.empty());
     CHECK(waited.phases.front().name == "create");
     CHECK(waited.phases.front().started_s < 0.1);  // counted from its turn, not its arrival
-    CHECK(second->value().cleanup.status == CleanupStatus::removed);
+    CHECK(second->value().receipt.cleanup.status == CleanupStatus::removed);
 }

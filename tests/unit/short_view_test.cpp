@@ -52,6 +52,26 @@ TEST_CASE("A normal run renders like the seed's first sealed run")
           "  stderr                0 bytes\n");
 }
 
+TEST_CASE("A run that moved files shows what went in, came back, was skipped or not returned")
+{
+    Receipt receipt = normal_run();
+    FilesRecord files;
+    files.inputs = {{"a.csv", 8, std::string(64, 'a')}, {"b.csv", 10, std::string(64, 'b')}};
+    files.outputs = {{"plot.png", 1234, std::string(64, 'c')}};
+    files.skipped = {{"link", "symlink"}};
+    files.skipped_unlisted = 2;
+    receipt.files = files;
+    const auto shown = render_short_receipt(receipt);
+    CHECK(shown.find("Files\n"
+                     "  in                    2 files, 18 bytes\n"
+                     "  back                  1 file, 1234 bytes\n"
+                     "  skipped               3 (files.skipped in --json says why)\n") != std::string::npos);
+    receipt.files->errors = {"The box was killed at the deadline\x1b[31m"};
+    CHECK(render_short_receipt(receipt).find("  not returned          The box was killed at the deadline?[31m\n") !=
+          std::string::npos);
+    CHECK(render_short_receipt(normal_run()).find("Files") == std::string::npos);
+}
+
 TEST_CASE("A deadline kill says PyBox stopped the program and shows 124")
 {
     Receipt receipt = normal_run();

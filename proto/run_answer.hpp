@@ -1,0 +1,31 @@
+// The answer of POST /v1/runs (docs/api.md): for a run that moved no files, the receipt itself;
+// for a run whose request had "files", {"receipt": RECEIPT, "outputs": [{"name", "base64"}]}
+// with the output files the request asked for (an empty array otherwise). Reading follows
+// receipt_from_json's modes; the outputs' names and caps are checked as proto/files.hpp says
+// ("invalid_answer" otherwise), because they came out of the box. Pure.
+#pragma once
+
+#include "common/error.hpp"
+#include "proto/files.hpp"
+#include "proto/read_mode.hpp"
+#include "proto/receipt.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <vector>
+
+namespace pybox::proto {
+
+struct RunAnswer {
+    Receipt receipt;
+    std::vector<FileContent> outputs;
+
+    friend bool operator==(const RunAnswer&, const RunAnswer&) = default;
+};
+
+// The receipt alone when receipt.files is null, else the object with "receipt" and "outputs".
+boost::json::value to_json(const RunAnswer& answer);
+// `moved_files`: whether the request had "files" (so the answer has the second shape).
+Expected<RunAnswer> run_answer_from_json(const boost::json::value& document, ReadMode mode, bool moved_files);
+
+}  // namespace pybox::proto

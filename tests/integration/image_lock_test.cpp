@@ -1,0 +1,51 @@
+// The lock's SHA-256 per package, against the real archive and engine: a pinned version whose
+// .deb has another SHA-256 stops `pybox setup` before anything is imported. The build it
+// stops also shows `pybox setup`'s progress lines.
+#include "tests/integration/harness.hpp"
+
+#include "common/files.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <string>
+
+using namespace pybox;
+using namespace pybox::test;
+namespace fs = std::filesystem;
+
+TEST_CASE("A package whose .deb does not match the lock's SHA-256 stops the build, naming it")
+{
+    // A copy of the fixture's stdlib recipe whose lock pins bash's version with a wrong digest.
+    const fs::path recipes = runtime_home().string() + "-tampered-recipes";
+    fs::remove_all(recipes);
+    fs::create_directories(recipes / "stdlib");
+    const fs::path source = runtime_home().string() + "-recipes/stdlib";
+    fs::copy_file(source / "recipe", recipes / "stdlib" / "recipe");
+    auto lock = read_file_capped(source / "lock", 256 * 1024);
+    REQUIRE(lock.has_value());
+    const auto bash = lock->find("\nbash=");
+    REQUIRE(bash != std::string::npos);
+    const auto digest = lock->find(' ', bash);
+    const std::string real_digest = lock->substr(digest + 1, 64);
+    const std::string wrong_digest(64, '0');
+    lock->replace(digest + 1, 64, wrong_digest);
+    REQUIRE(write_file_atomic(recipes / "stdlib" / "lock", *lock).has_value());
+
+    SideDaemon side("hashcheck", {{"recipes_dir", recipes.string()}});
+    auto records_before = read_file_capped(side.home() / "images.json", 64 * 1024);
+    REQUIRE(records_before.has_value());
+    const auto run = side.pybox({"setup", "--image", "stdlib"});
+    INFO(run.error_output);
+    CHECK(run.exit_code == 125);
+    CHECK(run.error_output.find("does not match the SHA-256 pinned in images/stdlib/lock") != std::string::npos);
+    CHECK(run.error_output.find("has SHA-256 " + real_digest + ", the lock says " + wrong_digest) != std::string::npos);
+    CHECK(run.error_output.find("Nothing was imported") != std::string::npos);
+    // The build took long enough for `pybox setup` to show its progress (GET /v1/setup/progress).
+    CHECK(run.error_output.find("pybox setup: stdlib: ") != std::string::npos);
+    CHECK(run.error_output.find(" of packages downloaded, ") != std::string::npos);
+    const auto records_after = read_file_capped(side.home() / "images.json", 64 * 1024);
+    REQUIRE(records_after.has_value());
+    CHECK(*records_after == *records_before);
+    fs::remove_all(recipes);
+}
