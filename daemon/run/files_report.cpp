@@ -12,7 +12,6 @@ namespace pybox::daemon {
 
 namespace {
 
-constexpr std::size_t k_max_listed_skipped = 64;
 constexpr std::size_t k_max_helper_errors = 16;
 constexpr std::size_t k_max_shown_name_bytes = 255;
 constexpr std::size_t k_max_error_bytes = 1024;

@@ -26,6 +26,8 @@ namespace pybox::daemon {
 inline constexpr std::string_view k_skip_reasons[] = {"symlink",        "not_regular_file",  "hard_link",
                                                       "name_not_allowed", "too_many_files", "over_total_bytes",
                                                       "too_deep",       "changed_while_read", "unreadable"};
+// How many skipped entries the helper lists (the rest are counted in skipped_unlisted).
+inline constexpr std::size_t k_max_listed_skipped = 64;
 // The report's largest size: 8 MiB of outputs in base64 plus names, hashes and the skipped list.
 inline constexpr std::size_t k_max_files_report_bytes = 12 * 1024 * 1024;
 
