@@ -14,6 +14,7 @@ std::optional<FileFacts> file_facts(const std::filesystem::path& path)
     FileFacts facts;
     facts.mode = static_cast<unsigned>(info.st_mode) & 07777u;
     facts.uid = static_cast<unsigned>(info.st_uid);
+    facts.gid = static_cast<unsigned>(info.st_gid);
     if (S_ISREG(info.st_mode)) {
         facts.kind = FileFacts::Kind::regular_file;
     } else if (S_ISDIR(info.st_mode)) {

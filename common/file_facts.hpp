@@ -13,6 +13,7 @@ struct FileFacts {
     Kind kind = Kind::other;
     unsigned mode = 0;  // the permission bits (07777)
     unsigned uid = 0;   // the owner
+    unsigned gid = 0;   // the group
     std::optional<std::filesystem::path> link_target;  // for a symbolic link, as stored in it
 };
 

@@ -1,5 +1,6 @@
 #include "daemon/macos/trusted_tools.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace pybox::macos {
@@ -45,8 +46,12 @@ std::optional<std::string> untrusted_reason(const fs::path& path, const std::opt
     if (facts->uid != 0 && facts->uid != uid)
         return "the " + what + " " + path.string() + " belongs to uid " + std::to_string(facts->uid) +
                ", neither root nor you";
-    if ((facts->mode & 022u) != 0)
-        return "the " + what + " " + path.string() + " is writable by group or others (mode " + octal(facts->mode) + ")";
+    const bool admin_group =
+        std::find(k_admin_groups.begin(), k_admin_groups.end(), facts->gid) != k_admin_groups.end();
+    const unsigned forbidden = kind == FileFacts::Kind::folder && admin_group ? 002u : 022u;
+    if ((facts->mode & forbidden) != 0)
+        return "the " + what + " " + path.string() + " is writable by " +
+               (forbidden == 002u ? "others" : "group or others") + " (mode " + octal(facts->mode) + ")";
     if (kind == FileFacts::Kind::regular_file && (facts->mode & 0100u) == 0)
         return path.string() + " is not executable by its owner";
     return std::nullopt;

@@ -68,6 +68,8 @@ TEST_CASE("docs/macos.md names the trusted folders in order and the link limit")
     CHECK_THAT(macos_doc(), Catch::Contains("from `" + std::string(k_trusted_tool_dirs[0]) + "` or `" +
                                             std::string(k_trusted_tool_dirs[1]) + "` only, in that order"));
     CHECK_THAT(macos_doc(), Catch::Contains("at most " + std::to_string(k_max_link_hops) + " links"));
+    CHECK(k_admin_groups == std::array<unsigned, 2>{0, 80});
+    CHECK_THAT(macos_doc(), Catch::Contains("group is `wheel` (0) or `admin` (80)"));
 }
 
 TEST_CASE("docs/macos.md lists every check a verdict can name")

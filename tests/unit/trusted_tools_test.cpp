@@ -8,6 +8,8 @@
 #include <fstream>
 #include <map>
 
+#include <unistd.h>
+
 using namespace pybox;
 using namespace pybox::macos;
 namespace fs = std::filesystem;
@@ -16,23 +18,33 @@ namespace {
 
 constexpr unsigned k_user = 501;
 
-FileFacts folder(unsigned mode = 0755, unsigned uid = 0) { return {FileFacts::Kind::folder, mode, uid, std::nullopt}; }
-FileFacts file(unsigned mode = 0755, unsigned uid = k_user) { return {FileFacts::Kind::regular_file, mode, uid, std::nullopt}; }
-FileFacts link(const std::string& target) { return {FileFacts::Kind::symbolic_link, 0755, k_user, fs::path(target)}; }
+constexpr unsigned k_staff = 20;
+constexpr unsigned k_admin = 80;
 
-// An Apple-silicon Homebrew install: /opt/homebrew owned by the user, bin/colima a link into the Cellar.
+FileFacts folder(unsigned mode = 0755, unsigned uid = 0, unsigned gid = 0)
+{
+    return {FileFacts::Kind::folder, mode, uid, gid, std::nullopt};
+}
+FileFacts file(unsigned mode = 0755, unsigned uid = k_user, unsigned gid = k_admin)
+{
+    return {FileFacts::Kind::regular_file, mode, uid, gid, std::nullopt};
+}
+FileFacts link(const std::string& target) { return {FileFacts::Kind::symbolic_link, 0755, k_user, k_admin, fs::path(target)}; }
+
+// An Apple-silicon Homebrew install: /opt/homebrew owned by the user and writable by the admin
+// group (as Homebrew's installer leaves it), bin/colima a link into the Cellar.
 std::map<fs::path, FileFacts> homebrew()
 {
     return {
         {"/", folder()},
         {"/opt", folder()},
-        {"/opt/homebrew", folder(0755, k_user)},
-        {"/opt/homebrew/bin", folder(0755, k_user)},
+        {"/opt/homebrew", folder(0775, k_user, k_admin)},
+        {"/opt/homebrew/bin", folder(0775, k_user, k_admin)},
         {"/opt/homebrew/bin/colima", link("../Cellar/colima/0.10.1/bin/colima")},
-        {"/opt/homebrew/Cellar", folder(0755, k_user)},
-        {"/opt/homebrew/Cellar/colima", folder(0755, k_user)},
-        {"/opt/homebrew/Cellar/colima/0.10.1", folder(0755, k_user)},
-        {"/opt/homebrew/Cellar/colima/0.10.1/bin", folder(0755, k_user)},
+        {"/opt/homebrew/Cellar", folder(0775, k_user, k_admin)},
+        {"/opt/homebrew/Cellar/colima", folder(0775, k_user, k_admin)},
+        {"/opt/homebrew/Cellar/colima/0.10.1", folder(0775, k_user, k_admin)},
+        {"/opt/homebrew/Cellar/colima/0.10.1/bin", folder(0775, k_user, k_admin)},
         {"/opt/homebrew/Cellar/colima/0.10.1/bin/colima", file(0555)},
     };
 }
@@ -58,7 +70,7 @@ TEST_CASE("A Homebrew colima linked into its Cellar is trusted and run by its bi
 TEST_CASE("A tool in /usr/local/bin is found when /opt/homebrew/bin has none")
 {
     const std::map<fs::path, FileFacts> files = {
-        {"/", folder()}, {"/usr", folder()}, {"/usr/local", folder()}, {"/usr/local/bin", folder(0755, k_user)},
+        {"/", folder()}, {"/usr", folder()}, {"/usr/local", folder()}, {"/usr/local/bin", folder(0775, k_user, k_admin)},
         {"/usr/local/bin/docker", file(0755, 0)}};
     const auto tool = locate_tool("docker", k_user, lookup_in(files));
     REQUIRE(tool.has_value());
@@ -83,6 +95,16 @@ TEST_CASE("A binary writable by group or others is refused")
     CHECK_THAT(tool.error().message, Catch::Contains("writable by group or others (mode 0775)"));
 }
 
+TEST_CASE("A folder writable by the admin group is trusted, a binary writable by it is not")
+{
+    auto files = homebrew();
+    CHECK(locate_tool("colima", k_user, lookup_in(files)).has_value());
+    files["/opt/homebrew/Cellar/colima/0.10.1/bin/colima"] = file(0775, k_user, k_admin);
+    const auto tool = locate_tool("colima", k_user, lookup_in(files));
+    REQUIRE_FALSE(tool.has_value());
+    CHECK_THAT(tool.error().message, Catch::Contains("is writable by group or others (mode 0775)"));
+}
+
 TEST_CASE("A binary owned by another user is refused")
 {
     auto files = homebrew();
@@ -97,18 +119,18 @@ TEST_CASE("A group-writable folder on the way to the binary is refused")
     SECTION("the trusted folder itself")
     {
         auto files = homebrew();
-        files["/opt/homebrew/bin"] = folder(0775, k_user);
+        files["/opt/homebrew/bin"] = folder(0775, k_user, k_staff);
         const auto tool = locate_tool("colima", k_user, lookup_in(files));
         REQUIRE_FALSE(tool.has_value());
-        CHECK_THAT(tool.error().message, Catch::Contains("/opt/homebrew/bin is writable"));
+        CHECK_THAT(tool.error().message, Catch::Contains("/opt/homebrew/bin is writable by group or others (mode 0775)"));
     }
     SECTION("a folder the link leads through")
     {
         auto files = homebrew();
-        files["/opt/homebrew/Cellar/colima"] = folder(0777, k_user);
+        files["/opt/homebrew/Cellar/colima"] = folder(0777, k_user, k_admin);
         const auto tool = locate_tool("colima", k_user, lookup_in(files));
         REQUIRE_FALSE(tool.has_value());
-        CHECK_THAT(tool.error().message, Catch::Contains("/opt/homebrew/Cellar/colima is writable"));
+        CHECK_THAT(tool.error().message, Catch::Contains("/opt/homebrew/Cellar/colima is writable by others (mode 0777)"));
     }
 }
 
@@ -168,6 +190,7 @@ TEST_CASE("file_facts reads kind, mode, owner and link target from the real file
     CHECK(dir_facts->kind == FileFacts::Kind::folder);
     CHECK(dir_facts->mode == 0755);
     CHECK(dir_facts->uid == current_uid());
+    CHECK(dir_facts->gid == static_cast<unsigned>(::getgid()));
 
     const auto tool_facts = file_facts(bin / "colima");
     REQUIRE(tool_facts.has_value());
@@ -192,7 +215,7 @@ TEST_CASE("check_tool with the real file system trusts a private file and refuse
     fs::permissions(bin / "colima", fs::perms(0755));
     // Only the folders below the temporary folder are judged here (/tmp itself is world-writable).
     const FactsLookup below_runtime = [&](const fs::path& path) -> std::optional<FileFacts> {
-        if (path.string().size() < runtime.root.string().size()) return FileFacts{FileFacts::Kind::folder, 0755, 0, {}};
+        if (path.string().size() < runtime.root.string().size()) return FileFacts{FileFacts::Kind::folder, 0755, 0, 0, {}};
         return file_facts(path);
     };
     CHECK(check_tool(bin, "colima", current_uid(), below_runtime).has_value());
