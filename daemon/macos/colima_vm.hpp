@@ -11,11 +11,11 @@
 // first start (<runtime>/colima/pybox-host-key) and reads `colima ssh-config`, answering the
 // Docker socket to talk to and the SshEngine the watcher's libssh2 transport dials.
 // A failed `colima start` is followed by `colima stop` too.
-// stop(): `colima stop`; idempotent (colima answers a stopped profile with success).
+// stop(): `colima stop` (what stopping a stopped profile answers is colima's; not checked on a Mac).
 //
 // Blocking: start() takes minutes on a first start (colima downloads its disk image); call it
 // off the event loop. Timeouts: start 10 min, stop 2 min, every other colima call 30 s.
-// Errors: "tool_missing"/"tool_untrusted" (trusted_tools.hpp), "colima_too_old",
+// Errors: locate_colima_tools "tool_missing"/"tool_untrusted" (trusted_tools.hpp); start() "colima_too_old",
 // "colima_failed" (a colima command failed; its output's tail in the message),
 // "colima_output_invalid", "engine_check_failed", "host_key_pin_invalid", file errors.
 #pragma once
