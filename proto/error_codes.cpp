@@ -71,6 +71,13 @@ constexpr ApiErrorCode k_codes[] = {
     {"engine_start_failed", 503, false, "The private engine could not be started."},
     {"engine_stop_failed", 503, false, "The private engine could not be stopped."},
     {"engine_check_failed", 503, false, "The engine failed PyBox's checks."},
+    {"tool_missing", 503, false, "colima or docker is in neither /opt/homebrew/bin nor /usr/local/bin (macOS; `$PATH` is never searched)."},
+    {"tool_untrusted", 503, false, "colima or docker, or a folder on its way, may be changed by someone other than root or you (macOS)."},
+    {"colima_too_old", 503, false, "colima is older than 0.10.0 (macOS)."},
+    {"colima_failed", 503, false, "A colima command failed or timed out (macOS); the message quotes its output."},
+    {"colima_output_invalid", 503, false, "colima, Lima or the VM reported something PyBox cannot read (macOS)."},
+    {"host_key_pin_invalid", 503, false, "The colima VM's pinned ssh host key file is damaged (macOS)."},
+    {"host_key_unpinned", 503, false, "The colima VM's ssh host key is not pinned yet; run `pybox vm start` (macOS)."},
 };
 
 }  // namespace

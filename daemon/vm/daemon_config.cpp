@@ -127,6 +127,13 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         } else if (key == "watcher") {
             if (!value.is_bool()) return invalid(file, key, "must be true or false");
             config.watcher = value.get_bool();
+        } else if (key == "local_engine") {
+            if (!value.is_bool()) return invalid(file, key, "must be true or false");
+            config.local_engine = value.get_bool();
+        } else if (key == "engines") {
+            auto engines = engine::parse_engine_entries(value, file);
+            if (!engines) return engines.error();
+            config.engines = std::move(*engines);
         } else if (const auto* seconds_key = find_seconds_key(key)) {
             auto seconds = seconds_in_range(value, file, *seconds_key);
             if (!seconds) return seconds.error();
@@ -134,9 +141,11 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         } else {
             return invalid(file, key,
                            "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, image_tar_cache_dir, watcher, "
-                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s)");
+                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, engines, local_engine)");
         }
     }
+    if (!config.local_engine && config.engines.empty())
+        return make_error("config_invalid", file.string() + ": \"local_engine\": false needs at least one entry in \"engines\".");
     return config;
 }
 

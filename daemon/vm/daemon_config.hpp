@@ -10,6 +10,7 @@
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "common/paths.hpp"
+#include "daemon/engine/engine_entry.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pybox::vm {
 
@@ -48,6 +50,10 @@ struct DaemonConfig {
     std::int64_t box_expiry_s = limits::k_box_expiry_s;
     std::int64_t settle_after_expiry_s = limits::k_settle_after_expiry_s;
     std::int64_t sweep_interval_s = limits::k_sweep_interval_s;
+    // Engines beside the local one (engine_entry.hpp), and whether the local engine (private or
+    // engine_socket) takes runs too; false leaves runs to the named engines only.
+    std::vector<engine::EngineEntry> engines;
+    bool local_engine = true;
 };
 
 // Parses the text of a config file; `file` is only used in messages.

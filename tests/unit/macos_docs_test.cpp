@@ -1,0 +1,107 @@
+// docs/macos.md against daemon/macos: the colima command line, override.yaml, the VM's sizes,
+// the checks, the parsers' bounds, the trusted folders and the launchd agent's values it states
+// are the ones the code defines.
+#include "daemon/macos/colima_checks.hpp"
+#include "daemon/macos/colima_profile.hpp"
+#include "daemon/macos/colima_ssh_config.hpp"
+#include "daemon/macos/launchd_plist.hpp"
+#include "daemon/macos/trusted_tools.hpp"
+#include "tests/support/source_text.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace pybox::macos;
+
+namespace {
+
+std::string macos_doc()
+{
+    return pybox::test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "macos.md");
+}
+
+// The row of docs/macos.md whose first cell is `name`.
+std::string row(const std::string& name)
+{
+    const auto doc = macos_doc();
+    const auto at = doc.find("\n| " + name + " |");
+    REQUIRE(at != std::string::npos);
+    return doc.substr(at + 1, doc.find('\n', at + 1) - at - 1);
+}
+
+}  // namespace
+
+TEST_CASE("docs/macos.md shows the exact colima start command line")
+{
+    auto argv = colima_start_argv("colima");
+    std::string line;
+    for (const auto& arg : argv) line += (line.empty() ? "" : " ") + arg;
+    CHECK_THAT(macos_doc(), Catch::Contains("```\n" + line + "\n```"));
+}
+
+TEST_CASE("docs/macos.md shows override.yaml and the Docker config as PyBox writes them")
+{
+    CHECK_THAT(macos_doc(), Catch::Contains("```yaml\n" + override_yaml() + "```"));
+    auto config = anonymous_docker_config();
+    config.erase(std::remove(config.begin(), config.end(), '\n'), config.end());
+    config.erase(std::remove(config.begin(), config.end(), ' '), config.end());
+    CHECK(config == R"({"auths":{}})");
+    CHECK_THAT(macos_doc(), Catch::Contains("`{\"auths\": {}}`"));
+}
+
+TEST_CASE("docs/macos.md states the VM's profile, sizes and minimum colima version from the code")
+{
+    CHECK_THAT(row("Profile"), Catch::Contains("`" + std::string(k_colima_profile) + "` (Lima instance `" +
+                                               std::string(k_lima_instance) + "`)"));
+    CHECK_THAT(row("CPUs / memory / disk"), Catch::Contains(std::to_string(k_vm_cpus) + " / " + std::to_string(k_vm_memory_gib) +
+                                                            " GiB / " + std::to_string(k_vm_disk_gib) + " GiB"));
+    CHECK_THAT(row("`status.size`"), Catch::Contains(std::to_string(k_vm_cpus) + " CPUs, " +
+                                                     std::to_string(k_vm_memory_gib) + " GiB, " +
+                                                     std::to_string(k_vm_disk_gib) + " GiB"));
+    CHECK_THAT(macos_doc(), Catch::Contains("colima " + std::string(k_min_colima_version) + " or newer"));
+}
+
+TEST_CASE("docs/macos.md names the trusted folders in order and the link limit")
+{
+    CHECK_THAT(macos_doc(), Catch::Contains("from `" + std::string(k_trusted_tool_dirs[0]) + "` or `" +
+                                            std::string(k_trusted_tool_dirs[1]) + "` only, in that order"));
+    CHECK_THAT(macos_doc(), Catch::Contains("at most " + std::to_string(k_max_link_hops) + " links"));
+    CHECK(k_admin_groups == std::array<unsigned, 2>{0, 80});
+    CHECK_THAT(macos_doc(), Catch::Contains("group is `wheel` (0) or `admin` (80)"));
+}
+
+TEST_CASE("docs/macos.md lists every check a verdict can name")
+{
+    for (const auto* check : {"status.display_name", "status.runtime", "status.arch", "status.kubernetes", "status.network",
+                              "status.docker_socket", "status.size", "mounts", "ports", "sockets", "override"})
+        CHECK_THAT(row(std::string("`") + check + "`"), Catch::StartsWith(std::string("| `") + check + "` |"));
+}
+
+TEST_CASE("docs/macos.md states the parsers' bounds from the code")
+{
+    const auto doc = macos_doc();
+    CHECK(k_max_status_bytes == 16 * 1024);
+    CHECK_THAT(doc, Catch::Contains("one JSON object of at most 16 KiB"));
+    CHECK(k_max_mounts_bytes == 256 * 1024);
+    CHECK(k_max_mount_lines == 4096);
+    CHECK_THAT(doc, Catch::Contains("at most 256 KiB and 4,096 lines"));
+    CHECK(k_max_hostagent_log_bytes == 4 * 1024 * 1024);
+    CHECK_THAT(doc, Catch::Contains("The host agent log: at most 4 MiB"));
+    CHECK(k_max_ssh_config_bytes == 16 * 1024);
+    CHECK_THAT(doc, Catch::Contains("at most 16 KiB and " + std::to_string(k_max_ssh_config_lines) + " lines"));
+}
+
+TEST_CASE("docs/macos.md's launchd table matches the generated agent")
+{
+    const auto plist = launchd_plist();
+    CHECK_THAT(plist, Catch::Contains("<key>ExitTimeOut</key>\n  <integer>30</integer>"));
+    CHECK_THAT(row("`ExitTimeOut`"), Catch::Contains("| 30 |"));
+    CHECK_THAT(plist, Catch::Contains("<key>Umask</key>\n  <integer>63</integer>"));
+    CHECK_THAT(row("`Umask`"), Catch::Contains("| 63 (077) |"));
+    CHECK_THAT(plist, Catch::Contains("<string>@HOME@/.local/bin/pyboxd</string>"));
+    CHECK_THAT(row("`ProgramArguments`"), Catch::Contains("`@HOME@/.local/bin/pyboxd`"));
+    CHECK_THAT(plist, Catch::Contains("<string>@HOME@/.pybox/runtime/pyboxd.log</string>"));
+    CHECK_THAT(row("`StandardOutPath`, `StandardErrorPath`"), Catch::Contains("`@HOME@/.pybox/runtime/pyboxd.log`"));
+}
