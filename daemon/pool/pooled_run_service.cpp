@@ -23,13 +23,26 @@ PooledRunService::PooledRunService(EnginePool& pool, std::vector<RunService*> en
 net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::RunRequest request,
                                                                  net::cancellation_slot cancelled)
 {
+    // The client's disconnection reaches whichever engine runs the request, and ends the tries.
+    bool disconnected = false;
+    net::cancellation_signal forward;
+    if (cancelled.is_connected())
+        cancelled.assign([&](net::cancellation_type type) {
+            disconnected = true;
+            forward.emit(type);
+        });
+    struct SlotRelease {
+        net::cancellation_slot slot;
+        ~SlotRelease() { if (slot.is_connected()) slot.clear(); }
+    } release{cancelled};
+
     // Each engine is tried at most once: a lost engine is not verified until a check passes.
-    for (std::size_t tried = 0; tried < m_engines.size(); ++tried) {
+    for (std::size_t tried = 0; tried < m_engines.size() && !disconnected; ++tried) {
         const auto chosen = m_pool.choose();
         if (!chosen) break;
         const std::size_t index = *chosen;
         const EnginePool::Busy busy(m_pool, index);
-        auto answer = co_await m_engines[index]->run(request, cancelled);
+        auto answer = co_await m_engines[index]->run(request, forward.slot());
         if (!answer) {
             if (!unreachable_before_start(answer.error())) co_return answer;
             m_pool.record_lost(index, answer.error().message);
@@ -40,6 +53,7 @@ net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::RunReque
                                           " lost the engine mid-run.");
         co_return answer;
     }
+    if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
     co_return make_error("engine_unreachable", m_pool.why_none());
 }
 

@@ -7,7 +7,8 @@
 // or "engine_timeout" with no receipt) marks that engine lost and goes to the next choice, so a
 // stopped engine costs one failed connect, not a failed run; a receipt whose engine went away
 // mid-run marks it lost too and is returned as it is. No verified engine: "engine_unreachable"
-// naming every engine and why.
+// naming every engine and why. The client's disconnection is passed on to the engine running
+// the request, and a run whose client has gone is not tried on another engine.
 //
 // Ownership: borrows the pool and the engines' RunServices (one per pool member, in the pool's
 // order), which must outlive it. Runs on the daemon's io_context.

@@ -241,3 +241,26 @@ TEST_CASE("With every engine unreachable the run is refused naming each engine a
     CHECK(answer.error().code == "engine_unreachable");
     CHECK_THAT(answer.error().message, Catch::Contains("local is gone") && Catch::Contains("e2 is slow"));
 }
+
+TEST_CASE("A client that goes away while its run is refused as unreachable ends the tries")
+{
+    auto pool = two_engine_pool();
+    pool.record_check(0, verified_status());
+    pool.record_check(1, verified_status());
+    ScriptedRuns local("local"), e2("e2");
+    local.delay = std::chrono::milliseconds(50);
+    local.answers.push_back(make_error("engine_unreachable", "connect: Connection refused"));
+    daemon::PooledRunService service(pool, {&local, &e2});
+    net::io_context io;
+    net::cancellation_signal client_gone;
+    std::optional<Expected<proto::RunAnswer>> answer;
+    net::co_spawn(io, service.run(proto::RunRequest{}, client_gone.slot()),
+                  [&](std::exception_ptr, Expected<proto::RunAnswer> result) { answer = std::move(result); });
+    net::steady_timer timer(io, std::chrono::milliseconds(10));
+    timer.async_wait([&](auto) { client_gone.emit(net::cancellation_type::terminal); });
+    io.run();
+    REQUIRE(answer.has_value());
+    REQUIRE_FALSE(answer->has_value());
+    CHECK(answer->error().code == "client_disconnected");
+    CHECK(e2.calls == 0);
+}
