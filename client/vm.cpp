@@ -54,7 +54,7 @@ Rendered render_vm_start(const proto::EngineStartAnswer& answer)
     if (answer.verified && !answer.engines.empty())
         return {(pool_verified(answer) ? "Running and verified.\n" : "Running; not every engine is verified:\n") +
                     engine_lines(answer),
-                pool_verified(answer) ? 0 : k_exit_not_verified};
+                pool_verified(answer) ? 0 : k_exit_pybox_failed};
     if (answer.verified) return {"Running and verified.\n", 0};
     if (answer.running) return {"Engine running but not verified:\n" + problem_lines(answer), k_exit_pybox_failed};
     return {"Engine started but failed checks; stopped again:\n" + problem_lines(answer), k_exit_pybox_failed};
