@@ -29,7 +29,9 @@
 
 namespace pybox::daemon {
 
-// How the daemon reaches an engine and where its boxes' cgroups are watched.
+// How the daemon reaches an engine and where its boxes' cgroups are watched. An ssh engine's
+// dialer and CgroupHost share one held session: each may keep it alive (e.g. a shared_ptr
+// inside both), since the member owns them for the daemon's lifetime.
 struct EngineTransport {
     std::unique_ptr<engine::EngineDialer> dialer;
     std::unique_ptr<watcher::CgroupHost> cgroups;  // null: that engine's runs are not watched
