@@ -11,6 +11,8 @@ namespace pybox::client {
 namespace {
 
 constexpr std::chrono::seconds k_start_stop_timeout{60};
+// A pool's start copies the images to each engine (the data image is about 1.2 GB).
+constexpr std::chrono::seconds k_pool_start_timeout{20 * 60};
 constexpr std::chrono::seconds k_status_timeout{10};
 
 std::string problem_lines(const proto::EngineStatus& status)
@@ -22,10 +24,37 @@ std::string problem_lines(const proto::EngineStatus& status)
 
 std::string yes_no(bool value) { return value ? "yes" : "no"; }
 
+// The pool's engines, one line each (and their problems and notes below); empty without a pool.
+std::string engine_lines(const proto::EngineStatus& status)
+{
+    if (status.engines.empty()) return {};
+    std::string text = "engines:\n";
+    for (const auto& engine : status.engines) {
+        text += "  " + engine.id + "  " + (engine.verified ? "verified" : "NOT verified") +
+                (engine.takes_runs ? "" : " (takes no runs)") + "  busy " + std::to_string(engine.busy) + "  " +
+                engine.address + "\n";
+        for (const auto& problem : engine.problems) text += "    " + problem.check + ": " + problem.message + "\n";
+        for (const auto& note : engine.notes) text += "    note: " + note + "\n";
+    }
+    return text;
+}
+
+// Every engine of the pool that takes runs is verified (true without a pool).
+bool pool_verified(const proto::EngineStatus& status)
+{
+    for (const auto& engine : status.engines)
+        if (engine.takes_runs && !engine.verified) return false;
+    return true;
+}
+
 }  // namespace
 
 Rendered render_vm_start(const proto::EngineStartAnswer& answer)
 {
+    if (answer.verified && !answer.engines.empty())
+        return {(pool_verified(answer) ? "Running and verified.\n" : "Running; not every engine is verified:\n") +
+                    engine_lines(answer),
+                pool_verified(answer) ? 0 : k_exit_pybox_failed};
     if (answer.verified) return {"Running and verified.\n", 0};
     if (answer.running) return {"Engine running but not verified:\n" + problem_lines(answer), k_exit_pybox_failed};
     return {"Engine started but failed checks; stopped again:\n" + problem_lines(answer), k_exit_pybox_failed};
@@ -39,7 +68,8 @@ Rendered render_vm_status(const proto::EngineStatus& answer)
                        "socket:   " + answer.engine_socket + "\n";
     for (const auto& note : answer.notes) text += "note:     " + note + "\n";
     if (const auto problems = problem_lines(answer); !problems.empty()) text += "problems:\n" + problems;
-    return {text, answer.verified ? 0 : k_exit_not_verified};
+    text += engine_lines(answer);
+    return {text, answer.verified && pool_verified(answer) ? 0 : k_exit_not_verified};
 }
 
 Action configure_vm(CLI::App& command)
@@ -52,7 +82,7 @@ Action configure_vm(CLI::App& command)
     for (auto* sub : {start, stop, status}) sub->add_flag("--json", *json, "Print the daemon's JSON answer");
     return [json, start, stop] {
         if (start->parsed())
-            return call_and_print("POST", "/v1/vm/start", "", k_start_stop_timeout, *json,
+            return call_and_print("POST", "/v1/vm/start", "", k_pool_start_timeout, *json,
                                   &proto::engine_start_from_json, &render_vm_start);
         if (stop->parsed())
             return call_and_print("POST", "/v1/vm/stop", "", k_start_stop_timeout, *json,

@@ -7,6 +7,10 @@
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/image_registry.hpp"
 #include "daemon/images/image_service.hpp"
+#include "daemon/pool/engine_pool.hpp"
+#include "daemon/pool/pool_control.hpp"
+#include "daemon/pool/pool_member.hpp"
+#include "daemon/pool/pooled_run_service.hpp"
 #include "daemon/reconcile/sweeper.hpp"
 #include "daemon/run/attempt_journal.hpp"
 #include "daemon/run/attempt_records.hpp"
@@ -31,6 +35,9 @@
 
 #include <csignal>
 #include <iostream>
+#include <list>
+#include <memory>
+#include <optional>
 
 namespace net = boost::asio;
 using namespace pybox;
@@ -85,13 +92,14 @@ int main(int argc, char** argv)
     images::RecipeImageService image_service(paths, engine,
                                              config.recipes_dir.value_or(images::default_recipes_source_dir()),
                                              config.image_tar_cache_dir);
-    vm::PrivateEngine engine_control(executor, engine, paths, installation_id, config, [registry]() -> Expected<std::vector<vm::RecordedImage>> {
+    const vm::RecordedImagesSource recorded_images = [registry]() -> Expected<std::vector<vm::RecordedImage>> {
         auto records = registry.load();
         if (!records) return records.error();
         std::vector<vm::RecordedImage> recorded;
         for (const auto& record : *records) recorded.push_back({record.name, record.image_id});
         return recorded;
-    });
+    };
+    vm::PrivateEngine engine_control(executor, engine, paths, installation_id, config, recorded_images);
 
     watcher::LocalCgroupHost cgroups(executor);
     const std::string watch_script =
@@ -117,8 +125,42 @@ int main(int argc, char** argv)
         [&sweeper] { return sweeper.last_summary(); },
         daemon::WatchSetup{config.watcher ? &cgroups : nullptr, watch_script});
 
+    // The pool (config.json "engines"): the local engine first, then each entry with its own
+    // client, checks, run queue and sweep. Without entries none of this exists and the daemon
+    // serves the local engine directly, as before the pool.
+    std::list<daemon::PoolMember> members;
+    std::optional<daemon::EnginePool> pool;
+    std::optional<daemon::PooledRunService> pooled_runs;
+    std::optional<daemon::EnginePoolControl> pool_control;
+    std::optional<daemon::PoolImageService> pool_images;
+    if (!config.engines.empty()) {
+        const daemon::PoolContext context{paths,    config,           installation_id, registry,
+                                          recorded_images, runs_in_progress, watch_script};
+        std::vector<daemon::EnginePool::Member> pool_members{
+            {std::string(engine::k_local_engine_id), engine.dialer().describe(), config.local_engine}};
+        std::vector<daemon::RunService*> pool_runs{&runs};
+        std::vector<daemon::PoolEngineHandles> handles{{&engine_control, &engine}};
+        for (const auto& entry : config.engines) {
+            auto& member = members.emplace_back(executor, entry, or_fail(daemon::make_engine_transport(executor, entry)),
+                                                context);
+            pool_members.push_back({member.id(), member.address(), true});
+            pool_runs.push_back(&member.runs());
+            handles.push_back({&member.control(), &member.client()});
+        }
+        pool.emplace(pool_members);
+        pooled_runs.emplace(*pool, pool_runs);
+        pool_control.emplace(*pool, handles, recorded_images, paths.build_dir());
+        pool_images.emplace(image_service, *pool_control);
+    }
+    daemon::RunService& run_service = pooled_runs ? static_cast<daemon::RunService&>(*pooled_runs) : runs;
+    daemon::EngineControl& engines_control =
+        pool_control ? static_cast<daemon::EngineControl&>(*pool_control) : engine_control;
+    daemon::ImageService& images_service =
+        pool_images ? static_cast<daemon::ImageService&>(*pool_images) : image_service;
+
     daemon::JournalAttemptRecords attempt_records(attempts, journal, runs_in_progress);
-    daemon::HttpServer server(executor, paths.daemon_socket(), runs, engine_control, image_service, attempt_records);
+    daemon::HttpServer server(executor, paths.daemon_socket(), run_service, engines_control, images_service,
+                              attempt_records);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));
@@ -128,16 +170,20 @@ int main(int argc, char** argv)
         fail(listening.error());
     }
 
-    net::cancellation_signal stop_sweeping;
-    net::co_spawn(executor, sweeper.sweep_forever(std::chrono::seconds(config.sweep_interval_s)),
-                  net::bind_cancellation_slot(stop_sweeping.slot(), net::detached));
+    std::list<net::cancellation_signal> stop_sweeping;
+    const auto sweep_interval = std::chrono::seconds(config.sweep_interval_s);
+    net::co_spawn(executor, sweeper.sweep_forever(sweep_interval),
+                  net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
+    for (auto& member : members)
+        net::co_spawn(executor, member.sweeper().sweep_forever(sweep_interval),
+                      net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
 
     net::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {
         if (ec) return;
         std::cerr << "pyboxd: stopping; runs in progress end with their boxes removed\n";
         server.stop();
-        stop_sweeping.emit(net::cancellation_type::terminal);
+        for (auto& signal : stop_sweeping) signal.emit(net::cancellation_type::terminal);
     });
     std::cerr << "pyboxd: listening on " << paths.daemon_socket().string() << " (engine "
               << engine.dialer().describe() << ")\n";
@@ -150,6 +196,17 @@ int main(int argc, char** argv)
                       else
                           std::cerr << "pyboxd: the engine does not answer yet: " << pinged.error().message << "\n";
                   });
+    // A pool's engines are checked now, so runs find them verified after a daemon restart
+    // without `pybox vm start` (which checks them again and copies the images).
+    if (pool_control)
+        net::co_spawn(executor, pool_control->status(), [&pool](const std::exception_ptr&, const proto::EngineStatus&) {
+            for (const auto& member : pool->describe())
+                std::cerr << "pyboxd: engine " << member.id << " (" << member.address << "): "
+                          << (member.verified ? "verified" : "not verified: " + (member.problems.empty()
+                                                                                      ? std::string("?")
+                                                                                      : member.problems.front().message))
+                          << "\n";
+        });
     io.run();
     std::filesystem::remove(paths.daemon_pid_file());
     return 0;

@@ -46,20 +46,69 @@ std::optional<int> optional_small_int(ObjectReader& reader, std::string_view key
     return value;
 }
 
+json::array problems_to_json(const std::vector<EngineProblem>& problems)
+{
+    json::array array;
+    for (const auto& problem : problems)
+        array.push_back(json::object{{"check", problem.check}, {"message", problem.message}});
+    return array;
+}
+
+std::vector<EngineProblem> read_problems(ObjectReader& reader)
+{
+    std::vector<EngineProblem> problems;
+    for (auto& problem : reader.objects("problems")) {
+        problems.push_back({problem.string("check"), problem.string("message")});
+        problem.finish();
+    }
+    return problems;
+}
+
+json::object pool_engine_object(const PoolEngine& engine)
+{
+    return {{"id", engine.id},
+            {"address", engine.address},
+            {"takes_runs", engine.takes_runs},
+            {"running", engine.running},
+            {"verified", engine.verified},
+            {"busy", engine.busy},
+            {"problems", problems_to_json(engine.problems)},
+            {"notes", strings_to_json(engine.notes)},
+            {"api_version", optional_to_json(engine.api_version)}};
+}
+
+PoolEngine read_pool_engine(ObjectReader& reader)
+{
+    PoolEngine engine;
+    engine.id = reader.string("id");
+    engine.address = reader.string("address");
+    engine.takes_runs = reader.boolean("takes_runs");
+    engine.running = reader.boolean("running");
+    engine.verified = reader.boolean("verified");
+    engine.busy = reader.uint64("busy");
+    engine.problems = read_problems(reader);
+    engine.notes = reader.strings("notes");
+    engine.api_version = reader.optional_string("api_version");
+    return engine;
+}
+
 json::object engine_status_object(const EngineStatus& status)
 {
-    json::array problems;
-    for (const auto& problem : status.problems)
-        problems.push_back(json::object{{"check", problem.check}, {"message", problem.message}});
-    return {{"running", status.running},
+    json::object object{{"running", status.running},
             {"verified", status.verified},
             {"engine_socket", status.engine_socket},
             {"private", status.is_private},
             {"runtime", status.runtime},
-            {"problems", std::move(problems)},
+            {"problems", problems_to_json(status.problems)},
             {"notes", strings_to_json(status.notes)},
             {"pid", optional_to_json(status.pid)},
             {"api_version", optional_to_json(status.api_version)}};
+    if (!status.engines.empty()) {
+        json::array engines;
+        for (const auto& engine : status.engines) engines.push_back(pool_engine_object(engine));
+        object["engines"] = std::move(engines);
+    }
+    return object;
 }
 
 EngineStatus read_engine_status(ObjectReader& reader)
@@ -70,13 +119,16 @@ EngineStatus read_engine_status(ObjectReader& reader)
     status.engine_socket = reader.string("engine_socket");
     status.is_private = reader.boolean("private");
     status.runtime = reader.string("runtime");
-    for (auto& problem : reader.objects("problems")) {
-        status.problems.push_back({problem.string("check"), problem.string("message")});
-        problem.finish();
-    }
+    status.problems = read_problems(reader);
     status.notes = reader.strings("notes");
     status.pid = optional_small_int(reader, "pid");
     status.api_version = reader.optional_string("api_version");
+    if (reader.if_present("engines") != nullptr) {
+        for (auto& engine : reader.objects("engines")) {
+            status.engines.push_back(read_pool_engine(engine));
+            engine.finish();
+        }
+    }
     return status;
 }
 

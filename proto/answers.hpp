@@ -40,7 +40,24 @@ struct EngineProblem {
     friend bool operator==(const EngineProblem&, const EngineProblem&) = default;
 };
 
+// One engine of the pool (docs/api.md "The pool of engines"): the local engine first, then
+// config.json's "engines" in their order.
+struct PoolEngine {
+    std::string id;           // "local" or the entry's id
+    std::string address;      // "unix:///path" or "ssh://user@host:port", never a secret
+    bool takes_runs = true;   // false only for the local engine with "local_engine": false
+    bool running = false;     // the engine answered its last check
+    bool verified = false;    // answered and passed every check (images included): it may take runs
+    std::uint64_t busy = 0;   // runs of this daemon on it now: running plus waiting in its line
+    std::vector<EngineProblem> problems;  // why it is not verified
+    std::vector<std::string> notes;
+    std::optional<std::string> api_version;
+
+    friend bool operator==(const PoolEngine&, const PoolEngine&) = default;
+};
+
 // GET /v1/vm/status; POST /v1/vm/start answers the same plus `started` and `seconds`.
+// The keys before `engines` describe the local engine, as they did before the pool.
 struct EngineStatus {
     bool running = false;
     bool verified = false;  // running, answering, and every check passed
@@ -51,6 +68,8 @@ struct EngineStatus {
     std::vector<std::string> notes;
     std::optional<int> pid;                  // the private dockerd's, when it runs
     std::optional<std::string> api_version;  // the engine API version negotiated, once it answered
+    // Every engine of the pool; empty (and the key absent) when config.json names no "engines".
+    std::vector<PoolEngine> engines;
 
     friend bool operator==(const EngineStatus&, const EngineStatus&) = default;
 };

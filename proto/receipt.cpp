@@ -240,6 +240,9 @@ json::value receipt_to_json(const Receipt& receipt)
                                   {"recipe_sha256", identity.recipe_sha256},
                                   {"created_at", identity.created_at},
                                   {"expires_at", identity.expires_at}}},
+        {"engine", receipt.engine ? json::value(json::object{{"id", receipt.engine->id},
+                                                             {"address", receipt.engine->address}})
+                                  : json::value(nullptr)},
         {"container_id", receipt.container_id.empty() ? json::value(nullptr) : json::value(receipt.container_id)},
         {"submission", json::object{{"source_sha256", receipt.source_sha256},
                                     {"source_bytes", receipt.source_bytes}}},

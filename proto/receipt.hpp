@@ -41,6 +41,16 @@ struct Identity {
     friend bool operator==(const Identity&, const Identity&) = default;
 };
 
+// The engine the run went to (docs/receipt.md "engine"): its id in config.json ("local" for the
+// private engine or "engine_socket") and its address, "unix:///path" or "ssh://user@host:port"
+// (never a key, a password or a key's path).
+struct EngineRef {
+    std::string id;
+    std::string address;
+
+    friend bool operator==(const EngineRef&, const EngineRef&) = default;
+};
+
 struct Configured {
     double wall_timeout_s = 0;
     double guest_timer_s = 0;
@@ -226,6 +236,9 @@ struct FilesRecord {
 
 struct Receipt {
     Identity identity;
+    // Always written by this daemon; absent only in receipts of daemons older than the pool, which
+    // both readers accept (nullopt).
+    std::optional<EngineRef> engine;
     std::string container_id;  // empty when no box was created
     std::string source_sha256;
     std::uint64_t source_bytes = 0;

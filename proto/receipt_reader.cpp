@@ -216,6 +216,12 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     receipt.identity.expires_at = identity.int64("expires_at");
     identity.finish();
 
+    if (const auto* engine = root.if_present("engine"); engine != nullptr && !engine->is_null()) {
+        auto engine_reader = root.object("engine");
+        receipt.engine = EngineRef{engine_reader.string("id"), engine_reader.string("address")};
+        engine_reader.finish();
+    }
+
     receipt.container_id = root.optional_string("container_id").value_or("");
     if (root.any("container_id").is_string() && receipt.container_id.empty()) {
         root.fail("container_id", "must be null when no box was created, not empty");

@@ -310,6 +310,9 @@ std::string render_short_receipt(const Receipt& receipt)
     add_line(out, "Settings checked", settings_text(receipt));
     add_line(out, "Host folders shared", verified ? "none" : "not checked");
     add_line(out, "Network", terminal_safe(receipt.configured.policy.network));
+    // Only a pool has engines to tell apart; the local engine's runs read as before.
+    if (receipt.engine && receipt.engine->id != "local")
+        add_line(out, "Engine", terminal_safe(receipt.engine->id + " (" + receipt.engine->address + ")"));
     add_line(out, "Box", cleanup_text(receipt));
 
     out += "From the kernel\n";

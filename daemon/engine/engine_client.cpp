@@ -1,11 +1,13 @@
 #include "daemon/engine/engine_client.hpp"
 
+#include "common/limits.hpp"
 #include "daemon/engine/engine_http.hpp"
 #include "daemon/engine/engine_sessions.hpp"
 
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
 #include <boost/beast/http/empty_body.hpp>
+#include <boost/beast/http/file_body.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/write.hpp>
@@ -229,8 +231,27 @@ net::awaitable<Expected<std::string>> EngineClient::import_image(const std::file
         target += "&tag=" + url_encode(tag);
     }
     target = versioned(target);
-    const std::string what = describe_request(http::verb::post, target);
+    auto text = co_await upload_tar(target, tar_file, timeout);
+    if (!text) {
+        co_return text.error();
+    }
+    co_return image_id_from_progress(describe_request(http::verb::post, target), *text);
+}
 
+net::awaitable<Expected<std::string>> EngineClient::load_image(const std::filesystem::path& tar_file, Timeout timeout)
+{
+    const std::string target = versioned("/images/load?quiet=1");
+    auto text = co_await upload_tar(target, tar_file, timeout);
+    if (!text) {
+        co_return text.error();
+    }
+    co_return image_id_from_progress(describe_request(http::verb::post, target), *text);
+}
+
+net::awaitable<Expected<std::string>> EngineClient::upload_tar(const std::string& target,
+                                                               const std::filesystem::path& tar_file, Timeout timeout)
+{
+    const std::string what = describe_request(http::verb::post, target);
     std::error_code size_ec;
     const std::uintmax_t size = std::filesystem::file_size(tar_file, size_ec);
     std::ifstream file(tar_file, std::ios::binary);
@@ -275,9 +296,16 @@ net::awaitable<Expected<std::string>> EngineClient::import_image(const std::file
     if (auto ok = require_success(reply); !ok) {
         co_return ok.error();
     }
-    // The body is a stream of JSON objects: progress, then {"status":"sha256:..."} or {"error":...}.
+    co_return reply.text;
+}
+
+Expected<std::string> EngineClient::image_id_from_progress(std::string_view what, std::string_view text)
+{
+    // A stream of JSON objects: progress, then {"status":"sha256:..."} (create) or
+    // {"stream":"Loaded image ID: sha256:...\n"} (load), or {"error":...}.
+    constexpr std::string_view k_loaded = "Loaded image ID: ";
     std::string image_id;
-    std::string_view rest = reply.text;
+    std::string_view rest = text;
     while (!rest.empty()) {
         const auto end = rest.find('\n');
         const std::string_view line = rest.substr(0, end);
@@ -288,22 +316,74 @@ net::awaitable<Expected<std::string>> EngineClient::import_image(const std::file
         const json::value event = parse_lenient(line);
         const auto* object = event.if_object();
         if (object == nullptr) {
-            co_return make_error("engine_protocol", what + ": the progress stream holds a line that is not JSON");
+            return make_error("engine_protocol", std::string(what) + ": the progress stream holds a line that is not JSON");
         }
         if (const auto* error = object->if_contains("error")) {
-            co_return make_error("engine_error", what + ": " +
-                                                     (error->is_string() ? std::string(error->get_string())
-                                                                         : json::serialize(*error)));
+            return make_error("engine_error", std::string(what) + ": " +
+                                                  (error->is_string() ? std::string(error->get_string())
+                                                                      : json::serialize(*error)));
         }
         if (const auto* status = object->if_contains("status");
             status && status->is_string() && status->get_string().starts_with("sha256:")) {
             image_id = std::string(status->get_string());
         }
+        if (const auto* loaded = object->if_contains("stream");
+            loaded && loaded->is_string() && loaded->get_string().starts_with(k_loaded)) {
+            std::string_view id(loaded->get_string());
+            id.remove_prefix(k_loaded.size());
+            image_id = std::string(id.substr(0, id.find_first_of(" \r\n")));
+        }
     }
-    if (image_id.empty()) {
-        co_return make_error("engine_protocol", what + ": the progress stream named no image ID");
+    if (!image_id.starts_with("sha256:")) {
+        return make_error("engine_protocol", std::string(what) + ": the progress stream named no image ID");
     }
-    co_return image_id;
+    return image_id;
+}
+
+net::awaitable<Expected<void>> EngineClient::export_image(std::string_view ref, const std::filesystem::path& tar_file,
+                                                          std::uint64_t max_bytes, Timeout timeout)
+{
+    const std::string target = versioned("/images/" + url_encode(ref) + "/get");
+    const std::string what = describe_request(http::verb::get, target);
+    const auto deadline = Clock::now() + timeout;
+    auto stream = co_await open_stream(*m_dialer, deadline, timeout);
+    if (!stream) {
+        co_return stream.error();
+    }
+    auto request = make_request(http::verb::get, target);
+    if (auto [ec, n] = co_await http::async_write(*stream, request, use_tuple); ec) {
+        co_return io_error(ec, what);
+    }
+    beast::flat_buffer buffer;
+    http::response_parser<http::empty_body> header_parser;
+    header_parser.body_limit(max_bytes);
+    if (auto [ec, n] = co_await http::async_read_header(*stream, buffer, header_parser, use_tuple); ec) {
+        co_return io_error(ec, what);
+    }
+    if (header_parser.get().result_int() / 100 != 2) {
+        http::response_parser<http::string_body> error_parser{std::move(header_parser)};
+        error_parser.body_limit(limits::k_max_engine_response_bytes);
+        if (auto [ec, n] = co_await http::async_read(*stream, buffer, error_parser, use_tuple); ec) {
+            co_return io_error(ec, what);
+        }
+        const Reply reply = make_reply(what, error_parser.release());
+        co_return require_success(reply);
+    }
+    http::response_parser<http::file_body> parser{std::move(header_parser)};
+    parser.body_limit(max_bytes);
+    beast::error_code open_ec;
+    parser.get().body().open(tar_file.c_str(), beast::file_mode::write, open_ec);
+    if (open_ec) {
+        co_return make_error("io_error", "cannot write " + tar_file.string() + ": " + open_ec.message());
+    }
+    if (auto [ec, n] = co_await http::async_read(*stream, buffer, parser, use_tuple); ec) {
+        if (ec == http::error::body_limit) {
+            co_return make_error("engine_protocol", what + ": the image is larger than " + std::to_string(max_bytes) +
+                                                        " bytes");
+        }
+        co_return io_error(ec, what);
+    }
+    co_return Expected<void>{};
 }
 
 net::awaitable<Expected<void>> EngineClient::remove_image(std::string_view ref, Timeout timeout)

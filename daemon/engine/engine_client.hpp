@@ -145,8 +145,21 @@ public:
                                                        Timeout timeout);
     // DELETE /images/{ref}?force=1 (404 counts as success).
     net::awaitable<Expected<void>> remove_image(std::string_view ref, Timeout timeout);
+    // GET /images/{ref}/get: the image as a `docker save` tar, written to `tar_file` (created or
+    // truncated), at most `max_bytes` ("engine_protocol" beyond).
+    net::awaitable<Expected<void>> export_image(std::string_view ref, const std::filesystem::path& tar_file,
+                                                std::uint64_t max_bytes, Timeout timeout);
+    // POST /images/load?quiet=1 streaming such a tar as the body. Returns the loaded image ID
+    // ("sha256:...") from the progress stream: the same ID the exporting engine holds.
+    net::awaitable<Expected<std::string>> load_image(const std::filesystem::path& tar_file, Timeout timeout);
 
 private:
+    // POSTs the tar file as the body of `target` (already versioned); the text of a 2xx reply
+    // (a stream of JSON progress lines), else the error.
+    net::awaitable<Expected<std::string>> upload_tar(const std::string& target, const std::filesystem::path& tar_file,
+                                                     Timeout timeout);
+    // The image ID a progress stream of create or load ends with ("status" or "stream" text).
+    static Expected<std::string> image_id_from_progress(std::string_view what, std::string_view text);
     std::string versioned(std::string_view target) const;
     // GET of a JSON object (inspect calls).
     net::awaitable<Expected<json::value>> get_object(std::string target, Timeout timeout);

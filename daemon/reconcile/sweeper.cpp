@@ -146,6 +146,7 @@ net::awaitable<json::value> Sweeper::sweep_once()
     }
 
     for (const auto& note : m_attempts.list()) {
+        if (note.engine_id != m_settings.engine_id) continue;  // another engine's sweeper settles it
         ++unconfirmed;
         if (running(note.run_id) || !note.readable) continue;
         const bool box_may_exist = !reachable || live_runs.count(note.run_id) > 0;

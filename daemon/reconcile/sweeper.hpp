@@ -14,6 +14,7 @@
 
 #include "common/limits.hpp"
 #include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/engine_entry.hpp"
 #include "daemon/run/attempt_journal.hpp"
 #include "daemon/run/attempts.hpp"
 
@@ -34,6 +35,9 @@ struct SweepSettings {
     std::int64_t settle_after_expiry_s = limits::k_settle_after_expiry_s;
     const RunsInProgress* in_progress = nullptr;
     RunReleaser release_run;
+    // The engine this sweeper sweeps: it settles only the notes of runs on that engine (each
+    // engine of a pool has its own sweeper; AttemptNote::engine_id).
+    std::string engine_id{engine::k_local_engine_id};
 };
 
 class Sweeper {

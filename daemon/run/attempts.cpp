@@ -37,6 +37,10 @@ std::optional<AttemptNote> parse_note(std::string_view text)
     note.created_at = created->as_string();
     note.expires_at = expires->as_int64();
     note.container_id = container->as_string();
+    if (const auto* engine = object->if_contains("engine"); engine != nullptr) {
+        if (!engine->is_string()) return std::nullopt;
+        note.engine_id = engine->as_string();
+    }
     return note;
 }
 
@@ -48,7 +52,8 @@ Expected<void> AttemptLog::write(const AttemptNote& note) const
                                 {"installation_id", note.installation_id},
                                 {"created_at", note.created_at},
                                 {"expires_at", note.expires_at},
-                                {"container_id", note.container_id}};
+                                {"container_id", note.container_id},
+                                {"engine", note.engine_id}};
     return write_file_atomic(m_paths.attempts_dir() / note_name(note.run_id), json::serialize(document) + "\n");
 }
 

@@ -22,6 +22,7 @@ struct AttemptNote {
     std::int64_t expires_at = 0;  // unix seconds
     std::string container_id;     // empty until the create call answered
     bool readable = true;         // false: a damaged note, of which only run_id (its file name) is known
+    std::string engine_id = "local";  // the pool's engine the box is on (absent in older notes: local)
 };
 
 class AttemptLog {

@@ -107,6 +107,7 @@ public:
         identity.recipe_sha256 = image.recipe_sha256;
         identity.created_at = rfc3339_utc(now);
         identity.expires_at = m_box.expires_at;
+        m_receipt.engine = proto::EngineRef{m_attempts.engine_id, m_engine.dialer().describe()};
         m_receipt.source_sha256 = sha256_hex(m_request.source);
         m_receipt.source_bytes = m_request.source.size();
 
@@ -134,7 +135,7 @@ public:
     Expected<void> write_attempt()
     {
         AttemptNote note{m_box.run_id, m_box.installation_id, m_receipt.identity.created_at, m_box.expires_at,
-                         m_receipt.container_id};
+                         m_receipt.container_id, true, m_attempts.engine_id};
         return m_attempts.log.write(note);
     }
 

@@ -19,6 +19,7 @@
 
 #include "common/limits.hpp"
 #include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/engine_entry.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/run_cgroup.hpp"
@@ -49,6 +50,9 @@ struct AttemptTracking {
     AttemptLog log;
     RunsInProgress* in_progress = nullptr;
     std::int64_t box_expiry_s = limits::k_box_expiry_s;
+    // The engine these runs go to: its id in the pool (engine_entry.hpp), written in each note
+    // (whose sweep is that engine's) and, with the dialer's address, in each receipt's `engine`.
+    std::string engine_id{engine::k_local_engine_id};
 };
 
 class SealedRunService final : public RunService {

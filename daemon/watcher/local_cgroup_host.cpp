@@ -161,8 +161,8 @@ private:
 
 }  // namespace
 
-LocalCgroupHost::LocalCgroupHost(net::any_io_executor executor, fs::path mount_root)
-    : m_executor(std::move(executor)), m_mount_root(std::move(mount_root))
+LocalCgroupHost::LocalCgroupHost(net::any_io_executor executor, fs::path mount_root, std::string description)
+    : m_executor(std::move(executor)), m_mount_root(std::move(mount_root)), m_description(std::move(description))
 {
 }
 

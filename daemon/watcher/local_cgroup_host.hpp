@@ -17,10 +17,13 @@ namespace pybox::watcher {
 
 class LocalCgroupHost final : public CgroupHost {
 public:
-    LocalCgroupHost(net::any_io_executor executor, std::filesystem::path mount_root = "/sys/fs/cgroup");
+    // `description` is the receipt's observed.resources.host: which engine's boxes it watches
+    // when several engines share this host (the pool's unix-socket engines).
+    LocalCgroupHost(net::any_io_executor executor, std::filesystem::path mount_root = "/sys/fs/cgroup",
+                    std::string description = "this host (local cgroup files)");
 
     std::string mount_root() const override { return m_mount_root.string(); }
-    std::string describe() const override { return "this host (local cgroup files)"; }
+    std::string describe() const override { return m_description; }
     Expected<void> create_run_parent(int cgroup_version, std::string_view path) override;
     Expected<void> remove_run_parent(std::string_view path) override;
     Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) override;
@@ -28,6 +31,7 @@ public:
 private:
     net::any_io_executor m_executor;
     std::filesystem::path m_mount_root;
+    std::string m_description;
 };
 
 }  // namespace pybox::watcher

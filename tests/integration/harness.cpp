@@ -69,10 +69,15 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
 
 std::vector<std::string> labelled_boxes(const std::filesystem::path& home)
 {
+    return labelled_boxes_on(engine_socket(), home);
+}
+
+std::vector<std::string> labelled_boxes_on(const std::filesystem::path& socket, const std::filesystem::path& home)
+{
     auto installation = read_file_capped(home / "installation.json", 4096);
     REQUIRE(installation.has_value());
     const std::string owner(json::parse(*installation).at("installation_id").as_string());
-    auto listed = run_process({"/usr/bin/docker", "-H", engine_host(), "ps", "-aq", "--no-trunc", "--filter", "label=pybox.owner=" + owner});
+    auto listed = run_process({"/usr/bin/docker", "-H", "unix://" + socket.string(), "ps", "-aq", "--no-trunc", "--filter", "label=pybox.owner=" + owner});
     REQUIRE(listed.has_value());
     REQUIRE(listed->exit_code == 0);
     std::vector<std::string> ids;

@@ -39,6 +39,8 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
 // IDs of every box (any state) on the suite's engine that carries the label of the installation
 // whose runtime folder is `home` (the suite's, unless another is named).
 std::vector<std::string> labelled_boxes(const std::filesystem::path& home = runtime_home());
+// The same on the engine at `socket` (another engine of a pool).
+std::vector<std::string> labelled_boxes_on(const std::filesystem::path& socket, const std::filesystem::path& home);
 
 // The end of every hostile case: no box with this installation's label is left, a trivial run
 // right after completes normally (exit 0, its output, the box removed), and the daemon's open

@@ -27,6 +27,16 @@ inline EngineStartAnswer sample_start()
     return answer;
 }
 
+// A start answer of a pool of two engines, the second not verified.
+inline EngineStartAnswer sample_pool_start()
+{
+    EngineStartAnswer answer = sample_start();
+    answer.engines = {proto::PoolEngine{"local", "unix:///r/engine/docker.sock", true, true, true, 2, {}, {}, "1.41"},
+                      proto::PoolEngine{"e2", "unix:///e2/docker.sock", true, false, false, 0,
+                                 {{"ping", "The engine does not answer."}}, {"copied image stdlib"}, std::nullopt}};
+    return answer;
+}
+
 inline SetupAnswer sample_setup()
 {
     SetupImage image;

@@ -62,7 +62,7 @@ Keys joined(Keys first, const Keys& second)
 
 TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes")
 {
-    const auto start = pybox::test::sample_start();
+    const auto start = pybox::test::sample_pool_start();
     const Keys status = documented_keys("### `GET /v1/vm/status`");
     CHECK(documented_keys("### `GET /v1/ping`") == written_keys(to_json(PingAnswer{true, "pyboxd", "0.1.0", "v1"})));
     CHECK(status == written_keys(to_json(static_cast<const EngineStatus&>(start))));

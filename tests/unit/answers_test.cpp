@@ -11,6 +11,7 @@ using namespace pybox::proto;
 namespace json = boost::json;
 using pybox::test::sample_attempts;
 using pybox::test::sample_images;
+using pybox::test::sample_pool_start;
 using pybox::test::sample_setup;
 using pybox::test::sample_start;
 
@@ -56,6 +57,8 @@ TEST_CASE("Every answer the daemon writes reads back strictly as the same answer
     check_round_trip(static_cast<const EngineStatus&>(sample_start()), &engine_status_from_json);
     check_round_trip(EngineStatus{}, &engine_status_from_json);
     check_round_trip(sample_start(), &engine_start_from_json);
+    check_round_trip(sample_pool_start(), &engine_start_from_json);
+    check_round_trip(static_cast<const EngineStatus&>(sample_pool_start()), &engine_status_from_json);
     check_round_trip(EngineStopAnswer{false, true, true, "/r/engine/docker.sock", 0.4, {"removed stale sockets"}},
                      &engine_stop_from_json);
     check_round_trip(sample_setup(), &setup_answer_from_json);
@@ -68,6 +71,7 @@ TEST_CASE("Keys a newer daemon adds are refused strictly and ignored tolerantly"
 {
     check_added_keys(PingAnswer{true, "pyboxd", "0.1.0", "v1"}, &ping_answer_from_json);
     check_added_keys(sample_start(), &engine_start_from_json);
+    check_added_keys(sample_pool_start(), &engine_start_from_json);
     check_added_keys(EngineStopAnswer{false, true, false, "/s", 0.4, {}}, &engine_stop_from_json);
     check_added_keys(sample_setup(), &setup_answer_from_json);
     check_added_keys(sample_images(), &image_list_from_json);
@@ -135,4 +139,38 @@ TEST_CASE("A body that is not an error answer is quoted with its HTTP status")
     const auto error = parse_error_body(502, "<html>bad gateway</html>");
     CHECK(error.code == "http_502");
     CHECK(error.message == "The daemon answered HTTP 502: <html>bad gateway</html>");
+}
+
+TEST_CASE("A status without a pool has no engines key, and an older daemon's status reads as no pool")
+{
+    const auto document = to_json(static_cast<const EngineStatus&>(sample_start()));
+    CHECK_FALSE(document.as_object().contains("engines"));
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = engine_status_from_json(document, mode);
+        REQUIRE(read.has_value());
+        CHECK(read->engines.empty());
+    }
+}
+
+TEST_CASE("A pool status keeps the local engine's keys meaning the same and lists every engine in order")
+{
+    const auto document = to_json(sample_pool_start());
+    CHECK(document.at("engine_socket") == "/r/engine/docker.sock");
+    const auto& engines = document.at("engines").as_array();
+    REQUIRE(engines.size() == 2);
+    CHECK(engines[0].at("id") == "local");
+    CHECK(engines[0].at("busy") == 2);
+    CHECK(engines[1].at("verified") == false);
+    CHECK(engines[1].at("problems").at(0).at("check") == "ping");
+}
+
+TEST_CASE("A pool engine with a missing key is refused in both modes, naming the field")
+{
+    auto document = to_json(sample_pool_start());
+    document.at("engines").as_array()[1].as_object().erase("busy");
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = engine_start_from_json(document, mode);
+        REQUIRE_FALSE(read.has_value());
+        CHECK(read.error().message.find("engines[1].busy") != std::string::npos);
+    }
 }

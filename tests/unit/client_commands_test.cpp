@@ -6,6 +6,7 @@
 #include "common/ids.hpp"
 #include "proto/answers.hpp"
 #include "proto/api.hpp"
+#include "tests/support/sample_answers.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -256,4 +257,22 @@ TEST_CASE("Setup progress prints a line per new phase, and again only every ten 
     CHECK(render_setup_progress(downloading, much_later).find("90.0 MB") != std::string::npos);
     const SetupProgress installing{"data", "installing remaining packages inside the chroot...", 90'000'000, 15.0};
     CHECK(render_setup_progress(much_later, installing).find("installing remaining") != std::string::npos);
+}
+
+TEST_CASE("vm start and status list a pool's engines and succeed only when every engine that takes runs is verified")
+{
+    auto answer = pybox::test::sample_pool_start();
+    answer.verified = true;
+    answer.problems.clear();
+    const auto started = pybox::client::render_vm_start(answer);
+    CHECK(started.exit_code == 125);
+    CHECK_THAT(started.text, Catch::Contains("not every engine is verified") &&
+                                 Catch::Contains("  e2  NOT verified  busy 0  unix:///e2/docker.sock\n") &&
+                                 Catch::Contains("    ping: The engine does not answer.\n"));
+    const auto status = pybox::client::render_vm_status(answer);
+    CHECK(status.exit_code == 1);
+    CHECK_THAT(status.text, Catch::Contains("  local  verified  busy 2  unix:///r/engine/docker.sock\n"));
+    answer.engines[1].takes_runs = false;
+    CHECK(pybox::client::render_vm_start(answer).exit_code == 0);
+    CHECK(pybox::client::render_vm_status(answer).exit_code == 0);
 }

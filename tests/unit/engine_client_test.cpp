@@ -1,5 +1,7 @@
 #include "daemon/engine/engine_client.hpp"
+#include "common/files.hpp"
 #include "tests/support/fake_engine.hpp"
+#include "tests/support/temp_runtime.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -117,4 +119,57 @@ TEST_CASE("Attach hands bytes that came with the 101 response to the first read"
         received += *chunk;
     }
     CHECK(received == "raw-bytes");
+}
+
+TEST_CASE("Load sends the tar as the body and answers the image ID the engine reports as loaded")
+{
+    pybox::test::TempRuntime runtime;
+    const auto tar = runtime.root / "image.tar";
+    REQUIRE(pybox::write_file_atomic(tar, "tar bytes").has_value());
+    EngineFixture f;
+    const std::string id = "sha256:" + std::string(64, 'e');
+    f.engine->answer(http_response("200 OK", R"({"stream":"Loaded image ID: )" + id + R"(\n"})" "\n"));
+    const auto loaded = f.run(f.client->load_image(tar, 1s));
+    REQUIRE(loaded.has_value());
+    CHECK(*loaded == id);
+    REQUIRE(f.engine->received().size() == 1);
+    CHECK(f.engine->received()[0].method == "POST");
+    CHECK(f.engine->received()[0].target == "/images/load?quiet=1");
+    CHECK(f.engine->received()[0].body == "tar bytes");
+}
+
+TEST_CASE("A load whose stream holds an error, or names no image, is refused")
+{
+    pybox::test::TempRuntime runtime;
+    const auto tar = runtime.root / "image.tar";
+    REQUIRE(pybox::write_file_atomic(tar, "x").has_value());
+    EngineFixture f;
+    f.engine->answer(http_response("200 OK", R"({"error":"unexpected EOF"})" "\n"));
+    f.engine->answer(http_response("200 OK", R"({"stream":"Loaded image: pybox-x:1\n"})" "\n"));
+    const auto failed = f.run(f.client->load_image(tar, 1s));
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(failed.error().code == "engine_error");
+    CHECK_THAT(failed.error().message, Catch::Contains("unexpected EOF"));
+    const auto unnamed = f.run(f.client->load_image(tar, 1s));
+    REQUIRE_FALSE(unnamed.has_value());
+    CHECK(unnamed.error().code == "engine_protocol");
+}
+
+TEST_CASE("Export writes the engine's tar to the file, and refuses one over the cap or a missing image")
+{
+    pybox::test::TempRuntime runtime;
+    const auto tar = runtime.root / "out.tar";
+    EngineFixture f;
+    f.engine->answer(http_response("200 OK", "0123456789"));
+    f.engine->answer(http_response("200 OK", "0123456789"));
+    f.engine->answer(http_response("404 Not Found", R"({"message":"reference does not exist"})"));
+    REQUIRE(f.run(f.client->export_image("sha256:abc", tar, 100, 1s)).has_value());
+    CHECK(pybox::read_file_capped(tar, 100).value() == "0123456789");
+    CHECK(f.engine->received()[0].target == "/images/sha256%3Aabc/get");
+    const auto too_big = f.run(f.client->export_image("sha256:abc", tar, 5, 1s));
+    REQUIRE_FALSE(too_big.has_value());
+    CHECK(too_big.error().code == "engine_protocol");
+    const auto missing = f.run(f.client->export_image("sha256:abc", tar, 100, 1s));
+    REQUIRE_FALSE(missing.has_value());
+    CHECK(missing.error().code == "engine_no_such_object");
 }

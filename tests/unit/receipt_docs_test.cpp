@@ -4,6 +4,8 @@
 // (explain("CODE", ...), unknown["key"], PhaseTimer(*this, "phase"[, "budget"]),
 // timeouts.push_back("budget")), so a new emitter that uses another pattern must extend the
 // patterns here.
+#include "proto/receipt.hpp"
+#include "tests/support/sample_receipt.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -114,4 +116,14 @@ TEST_CASE("The documented time budgets are exactly the ones lifecycle.timeouts c
     const auto others = first_column(lifecycle, "| Budget |");
     documented.insert(others.begin(), others.end());
     CHECK(documented == budgets);
+}
+
+TEST_CASE("The top-level table lists exactly the receipt's top-level keys, and the engine table its engine keys")
+{
+    const auto document = pybox::proto::receipt_to_json(pybox::test::sample_receipt());
+    Names top, engine;
+    for (const auto& [key, value] : document.as_object()) top.insert(std::string(key));
+    for (const auto& [key, value] : document.at("engine").as_object()) engine.insert(std::string(key));
+    CHECK(first_column(doc_section("## Top level"), "| Key | Type | Meaning |") == top);
+    CHECK(first_column(doc_section("## engine"), "| Key | Type | Meaning |") == engine);
 }

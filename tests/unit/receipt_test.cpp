@@ -44,7 +44,7 @@ std::string from_json_error(const json::value& document)
 TEST_CASE("The receipt has exactly the top-level keys of the layout")
 {
     const auto document = receipt_to_json(sample_receipt());
-    CHECK(keys_of(document) == std::set<std::string>{"schema_version", "identity", "container_id", "submission",
+    CHECK(keys_of(document) == std::set<std::string>{"schema_version", "identity", "engine", "container_id", "submission",
                                                      "configured", "observed", "capture", "lifecycle",
                                                      "cleanup", "clock_domains", "unknown", "files",
                                                      "explanations"});
@@ -520,4 +520,45 @@ TEST_CASE("An unrecognized mechanism exits with the engine's exit code, else 125
     CHECK(exit_code_for(receipt) == 3);
     receipt.observed.termination.exit_code.reset();
     CHECK(exit_code_for(receipt) == 125);
+}
+
+TEST_CASE("The receipt names the engine by id and address and reads it back in both modes")
+{
+    const auto document = receipt_to_json(sample_receipt());
+    CHECK(keys_of(document.at("engine")) == std::set<std::string>{"id", "address"});
+    CHECK(document.at("engine").at("id") == "local");
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = receipt_from_json(document, mode);
+        REQUIRE(read.has_value());
+        CHECK(read->engine == sample_receipt().engine);
+    }
+}
+
+TEST_CASE("A receipt of a daemon older than the pool, without engine, reads in both modes as no engine")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.as_object().erase("engine");
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = receipt_from_json(document, mode);
+        REQUIRE(read.has_value());
+        CHECK_FALSE(read->engine.has_value());
+    }
+}
+
+TEST_CASE("An engine key a newer daemon adds is refused strictly and ignored tolerantly")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("engine").as_object()["region"] = "eu";
+    CHECK(from_json_error(document).find("engine.region") != std::string::npos);
+    const auto tolerant = receipt_from_json(document, ReadMode::tolerant);
+    REQUIRE(tolerant.has_value());
+    CHECK(tolerant->engine == sample_receipt().engine);
+}
+
+TEST_CASE("An engine without its address is refused in both modes")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("engine").as_object().erase("address");
+    CHECK(from_json_error(document).find("engine.address") != std::string::npos);
+    CHECK_FALSE(receipt_from_json(document, ReadMode::tolerant).has_value());
 }

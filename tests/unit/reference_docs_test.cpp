@@ -4,6 +4,8 @@
 // accepts, the box's environment it states is the one the daemon sets plus the engine's
 // HOSTNAME, and its soak figures name the soak's defaults that ctest runs.
 #include "common/limits.hpp"
+#include "daemon/engine/engine_entry.hpp"
+#include "daemon/pool/image_copy.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "proto/attempts.hpp"
@@ -232,4 +234,14 @@ TEST_CASE("The MCP limits in reference.md and mcp.md are the ones the server enf
     CHECK_THAT(mcp_doc_row("Supervisor budget per call"),
                Catch::Contains(seconds(limits::k_mcp_short_run_budget) + " when the deadline is at most") &&
                    Catch::Contains(seconds(limits::k_daemon_run_worst_case_margin)));
+}
+
+TEST_CASE("The reference's pool row states the image copy's budgets and the pool's queue bound from the code")
+{
+    const auto row = reference_row("Pool of engines");
+    const auto copy_minutes = std::to_string(daemon::k_image_copy_timeout.count()) + " min";
+    CHECK_THAT(row, Catch::Contains("export " + copy_minutes + " and load " + copy_minutes));
+    CHECK_THAT(row, Catch::Contains("at most " + std::to_string(daemon::k_max_image_copy_bytes >> 30) + " GiB"));
+    CHECK_THAT(row, Catch::Contains("holds " + std::to_string(limits::k_max_waiting_runs + 1) + " × N runs"));
+    CHECK_THAT(doc_row("`engines`", "reference.md"), Catch::Contains("at most " + std::to_string(engine::k_max_extra_engines)));
 }

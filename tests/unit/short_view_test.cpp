@@ -279,3 +279,13 @@ TEST_CASE("Values from a newer daemon are named in the exit code, the box line a
                          "  cleanup.status        HANDED?\n"
                          "  observed.termination.mechanism  QUEUE_EXPIRED\n"));
 }
+
+TEST_CASE("A run on another engine of a pool names it; a run on the local engine does not")
+{
+    auto receipt = normal_run();
+    receipt.engine = EngineRef{"local", "unix:///r/engine/docker.sock"};
+    CHECK(render_short_receipt(receipt).find("Engine") == std::string::npos);
+    receipt.engine = EngineRef{"engine2", "unix:///e2/docker.sock"};
+    CHECK_THAT(render_short_receipt(receipt),
+               Catch::Contains("  Network               none\n  Engine                engine2 (unix:///e2/docker.sock)\n"));
+}

@@ -1,0 +1,81 @@
+// EnginePoolControl: `pybox vm start | stop | status` for a pool of engines (engine_pool.hpp).
+//
+// The local engine (the private one, or "engine_socket") comes first and is handled exactly as
+// without a pool: start() starts and checks it, and its failure is the answer's error; stop()
+// stops only it. The other engines are not PyBox's to start or stop: each is checked by its own
+// EngineControl (a vm::PrivateEngine fronting that engine's socket, so the checks are the
+// same), after the images recorded in images.json are copied to it from the local engine
+// (image_copy.hpp). Their outcome goes into the pool (what runs may use) and into the
+// answer's `engines`; one that fails its checks does not fail start(), it is skipped by runs
+// and its problems say why. The answer's other keys describe the local engine, as before.
+//
+// Ownership: borrows the pool, the controls and clients (index i is the pool's engine i),
+// which must outlive it. Runs on the daemon's io_context; the copies run there too (the engine
+// calls are asynchronous).
+#pragma once
+
+#include "daemon/pool/engine_pool.hpp"
+#include "daemon/server/services.hpp"
+#include "daemon/vm/private_engine.hpp"
+
+#include <filesystem>
+#include <vector>
+
+namespace pybox::engine {
+class EngineClient;
+}
+
+namespace pybox::daemon {
+
+struct PoolEngineHandles {
+    EngineControl* control = nullptr;
+    engine::EngineClient* client = nullptr;
+};
+
+class EnginePoolControl final : public EngineControl {
+public:
+    // `engines[0]` is the local engine. `work_dir` holds image tars while they are copied.
+    EnginePoolControl(EnginePool& pool, std::vector<PoolEngineHandles> engines, vm::RecordedImagesSource images,
+                      std::filesystem::path work_dir);
+
+    net::awaitable<Expected<proto::EngineStartAnswer>> start() override;
+    net::awaitable<Expected<proto::EngineStopAnswer>> stop() override;
+    net::awaitable<proto::EngineStatus> status() override;
+
+    // Copies the recorded images to every other engine and checks each again (after a setup
+    // or an image build).
+    net::awaitable<void> copy_images_everywhere();
+    // Removes an image from every other engine (after `pybox image rm`); errors are logged.
+    net::awaitable<void> remove_image_everywhere(std::string image_id);
+
+private:
+    // Checks engine `index` (> 0), first copying the images to it when `copy` says so.
+    net::awaitable<void> check_other(std::size_t index, bool copy);
+
+    EnginePool& m_pool;
+    std::vector<PoolEngineHandles> m_engines;
+    vm::RecordedImagesSource m_images;
+    std::filesystem::path m_work_dir;
+};
+
+// The ImageService of a pool: the local engine's (which builds), then the images copied to (or
+// removed from) the other engines.
+class PoolImageService final : public ImageService {
+public:
+    PoolImageService(ImageService& local, EnginePoolControl& pool) : m_local(local), m_pool(pool) {}
+
+    net::awaitable<Expected<proto::SetupAnswer>> setup(std::vector<std::string> images, bool refresh_lock) override;
+    net::awaitable<Expected<proto::ImageList>> list() override { return m_local.list(); }
+    net::awaitable<Expected<proto::SetupAnswer>> build_own(std::string name, std::string recipe) override;
+    net::awaitable<Expected<proto::ImageList>> remove_own(std::string name) override;
+    proto::SetupProgress progress() override { return m_local.progress(); }
+
+private:
+    // After a setup or build: the images it replaced leave the other engines, the new ones reach them.
+    net::awaitable<void> follow(const proto::SetupAnswer& answer);
+
+    ImageService& m_local;
+    EnginePoolControl& m_pool;
+};
+
+}  // namespace pybox::daemon
