@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ctest fixture cleanup: stops the sshd that ssh_up.sh started (by its pid file) and every
 # process below it (the per-connection sshd processes and their commands), children first.
-# With --kill, SIGKILL at once and the files kept (the tests use it to drop the host mid-request).
+# With --kill, SIGKILL at once and the files kept (the tests use it to drop the host mid-request);
+# with --signal STOP or --signal CONT, only that signal to the same processes (a frozen host).
 set -uo pipefail
 : "${PYBOX_SSH_DIR:?}"
 pid_file="$PYBOX_SSH_DIR/sshd.pid"
@@ -17,6 +18,10 @@ tree() {
   echo "$1"
 }
 pids=$(tree "$listener")
+if [ "${1:-}" = --signal ]; then
+  kill "-${2:?}" $pids
+  exit 0
+fi
 kill "-$signal" $pids 2> /dev/null
 for _ in $(seq 1 50); do
   alive=0

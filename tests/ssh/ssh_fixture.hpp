@@ -68,6 +68,11 @@ public:
     }
 
     void kill_sshd() const { REQUIRE(std::system((script("ssh_down.sh") + " --kill").c_str()) == 0); }
+    // SIGSTOP or SIGCONT to the fixture's sshd and its sessions.
+    void signal_sshd(const std::string& signal) const
+    {
+        REQUIRE(std::system((script("ssh_down.sh") + " --signal " + signal).c_str()) == 0);
+    }
     void restart_sshd() const { REQUIRE(std::system((script("ssh_up.sh") + " --restart").c_str()) == 0); }
 
 private:

@@ -230,7 +230,40 @@ TEST_CASE("A remote command's output and exit status come back")
     CHECK(result->error_output == "err\n");
 }
 
-TEST_CASE("[zz] sshd killed mid-request fails the call within seconds, and a restarted sshd is reached again")
+TEST_CASE("A host that stops answering is dropped after the keep-alives go unanswered")
+{
+    Fixture fixture;
+    SshTimings quick;
+    quick.keepalive_interval = std::chrono::seconds(1);
+    quick.keepalive_missed = 2;
+    auto session = std::make_shared<SshSession>(fixture.engine(), quick);
+    net::io_context io;
+    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    std::string id;
+    run(io, [&]() -> net::awaitable<void> {
+        co_await load_tiny_image(client, fixture);
+        auto created = co_await client.create_container(box_spec("read line"), "", k_call);
+        REQUIRE(created.has_value());
+        id = created->id;
+        REQUIRE((co_await client.start_container(id, k_call)).has_value());
+        auto waiting = co_await client.begin_wait(id, k_call);
+        REQUIRE(waiting.has_value());
+        fixture.signal_sshd("STOP");
+        const auto frozen_at = std::chrono::steady_clock::now();
+        auto result = co_await (*waiting)->result(Timeout(60'000));
+        const auto took = std::chrono::steady_clock::now() - frozen_at;
+        fixture.signal_sshd("CONT");
+        REQUIRE_FALSE(result.has_value());
+        CHECK(took >= 1s);
+        CHECK(took < 6s);
+        auto back = co_await client.ping(k_call);
+        REQUIRE(back.has_value());
+        REQUIRE((co_await client.remove_container(id, k_call)).has_value());
+    });
+    CHECK(session->connects() == 2);
+}
+
+TEST_CASE("sshd killed mid-request fails the call within seconds, and a restarted sshd is reached again")
 {
     Fixture fixture;
     SshTimings timings;
