@@ -13,6 +13,7 @@ public:
           m_session(std::move(session)),
           m_command(engine_stream_command(m_session->engine().engine_socket.string()))
     {
+        m_session->keep_warm(m_command);
     }
 
     net::awaitable<Expected<Stream>> dial(Timeout timeout) override

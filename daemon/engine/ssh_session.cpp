@@ -133,6 +133,8 @@ struct Channel {
     bool local_shut = false;   // the local end was told EOF
     bool closing = false;
     bool hangup = false;       // poll() saw the local end closed
+    bool spare = false;        // opened ahead for the warm command; not handed out yet
+    Clock::time_point opened = Clock::now();
     // Commands.
     std::function<void(Expected<RemoteCommandResult>)> on_done;
     RemoteCommandResult result;
@@ -169,6 +171,12 @@ public:
     const std::string& describe() const { return m_describe; }
     const SshEngine& engine() const { return m_engine; }
     int connects() const { return m_connects.load(); }
+
+    void keep_warm(std::string command)
+    {
+        std::lock_guard lock(m_mutex);
+        m_warm_command = std::move(command);
+    }
 
     void submit(Request request)
     {
@@ -479,6 +487,7 @@ private:
                 request.on_ready(Expected<void>());
                 return;
             }
+            if (claim_spare(request)) return;
             Error error;
             bool broken = false;
             auto* handle = open_channel(request, error, broken);
@@ -501,11 +510,73 @@ private:
         }
     }
 
+    // Hands a spare channel of the warm command to a request for it.
+    bool claim_spare(Request& request)
+    {
+        if (request.kind != RequestKind::stream || request.command != m_warm) return false;
+        for (auto& channel : m_channels) {
+            if (!channel.spare || channel.closing || channel.remote_done) continue;
+            channel.spare = false;
+            channel.fd = std::exchange(request.fd, -1);
+            if (request.on_ready) request.on_ready(Expected<void>());
+            return true;
+        }
+        return false;
+    }
+
+    // Keeps k_spare_channels channels of the warm command open ahead of need (each replaced after
+    // k_spare_age), so a dial costs no channel open; only while the session is up.
+    void warm_up()
+    {
+        if (!up() || m_warm.empty() || Clock::now() < m_warm_retry_at) return;
+        std::size_t spares = 0;
+        for (auto& channel : m_channels) {
+            if (!channel.spare || channel.closing) continue;
+            if (Clock::now() - channel.opened > k_spare_age)
+                channel.closing = true;
+            else
+                ++spares;
+        }
+        for (; spares < k_spare_channels; ++spares) {
+            Request request;
+            request.kind = RequestKind::stream;
+            request.command = m_warm;
+            request.deadline = Clock::now() + m_timings.connect_timeout;
+            Error error;
+            bool broken = false;
+            auto* handle = open_channel(request, error, broken);
+            if (handle == nullptr) {
+                if (broken) drop_session(error.message);
+                m_warm_retry_at = Clock::now() + k_spare_retry;
+                return;
+            }
+            if (m_channels.empty()) m_last_received = Clock::now();
+            Channel& channel = m_channels.emplace_back();
+            channel.handle = handle;
+            channel.spare = true;
+        }
+    }
+
     // Moves bytes both ways; false when the channel is finished (closed and freed).
     bool pump(Channel& channel, int& session_error)
     {
         char buffer[16384];
         if (channel.closing) return !finish(channel, session_error);
+        if (channel.spare) {
+            // Nothing is expected from it; reading keeps the session's packets flowing and
+            // notices a command that ended (then it is replaced).
+            while (channel.from_remote.size() < k_ssh_channel_buffer) {
+                const auto got = libssh2_channel_read(channel.handle, buffer, sizeof buffer);
+                if (got == LIBSSH2_ERROR_EAGAIN || got == 0) break;
+                if (got < 0) return fail_channel(channel, static_cast<int>(got), session_error);
+                channel.from_remote.append(buffer, static_cast<std::size_t>(got));
+            }
+            if (libssh2_channel_eof(channel.handle) != 0) {
+                channel.closing = true;
+                return !finish(channel, session_error);
+            }
+            return true;
+        }
         const bool command = channel.fd < 0;
         if (command) {
             if (!channel.eof_sent) {
@@ -637,6 +708,11 @@ private:
                 incoming.swap(m_queue);
             }
             for (auto& request : incoming) start(request);
+            {
+                std::lock_guard lock(m_mutex);
+                m_warm = m_warm_command;
+            }
+            warm_up();
 
             int session_error = 0;
             for (auto it = m_channels.begin(); it != m_channels.end() && session_error == 0;) {
@@ -670,7 +746,7 @@ private:
                 // Read from the host only when some channel can take what comes; liveness is
                 // judged only while reading.
                 const bool can_take = std::any_of(m_channels.begin(), m_channels.end(), [](const Channel& channel) {
-                    return channel.closing || channel.fd < 0 ||
+                    return channel.closing || channel.fd < 0 || channel.spare ||
                            (!channel.remote_done && channel.from_remote.size() < k_ssh_channel_buffer);
                 });
                 if (can_take || (m_channels.empty() && !m_idle_data)) entry.events |= POLLIN;
@@ -718,6 +794,10 @@ private:
         drop_session();
     }
 
+    static constexpr std::size_t k_spare_channels = 1;
+    static constexpr auto k_spare_age = std::chrono::seconds(60);
+    static constexpr auto k_spare_retry = std::chrono::seconds(5);
+
     SshEngine m_engine;
     SshTimings m_timings;
     std::string m_describe;
@@ -726,6 +806,7 @@ private:
     std::mutex m_mutex;
     std::deque<Request> m_queue;
     bool m_stop = false;
+    std::string m_warm_command;  // set by keep_warm()
     int m_wake_read = -1;
     int m_wake_write = -1;
 
@@ -738,6 +819,8 @@ private:
     int m_failures = 0;
     Clock::time_point m_next_attempt;
     std::optional<Error> m_last_error;
+    std::string m_warm;  // the thread's copy of m_warm_command
+    Clock::time_point m_warm_retry_at;
 
     std::thread m_thread;
 };
@@ -774,6 +857,8 @@ SshSession::~SshSession() = default;
 const std::string& SshSession::describe() const { return m_impl->describe(); }
 
 const SshEngine& SshSession::engine() const { return m_impl->engine(); }
+
+void SshSession::keep_warm(std::string command) { m_impl->keep_warm(std::move(command)); }
 
 int SshSession::connects() const { return m_impl->connects(); }
 

@@ -91,6 +91,11 @@ public:
                                                                std::string command,
                                                                std::chrono::milliseconds timeout);
 
+    // Keeps one channel running `command` open ahead of need while the session is up (replaced
+    // every 60 s, and when its command ends), so that open_stream(command) hands it out at once
+    // instead of opening a channel (a few ms) while the caller waits. The ssh dialer asks for it.
+    void keep_warm(std::string command);
+
     // Runs `command` to its end with empty stdin; blocks the calling thread at most `timeout`.
     Expected<RemoteCommandResult> run_command(std::string command, std::chrono::milliseconds timeout);
 

@@ -230,6 +230,23 @@ TEST_CASE("A remote command's output and exit status come back")
     CHECK(result->error_output == "err\n");
 }
 
+TEST_CASE("An idle session whose sshd was restarted is connected again by the next call")
+{
+    Fixture fixture;
+    auto session = std::make_shared<SshSession>(fixture.engine());
+    net::io_context io;
+    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    run(io, [&]() -> net::awaitable<void> {
+        REQUIRE((co_await client.ping(k_call)).has_value());
+        fixture.kill_sshd();
+        fixture.restart_sshd();
+        auto again = co_await client.ping(k_call);
+        INFO((again ? std::string() : again.error().message));
+        REQUIRE(again.has_value());
+    });
+    CHECK(session->connects() == 2);
+}
+
 TEST_CASE("A host that stops answering is dropped after the keep-alives go unanswered")
 {
     Fixture fixture;
