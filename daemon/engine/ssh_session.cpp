@@ -392,8 +392,16 @@ private:
         }
         m_channels.clear();  // libssh2_session_free frees the channel handles
         if (m_session != nullptr) {
-            libssh2_session_disconnect(m_session, "pyboxd closes the session");
-            libssh2_session_free(m_session);
+            // A session closed on purpose says goodbye (briefly); a broken one does not try.
+            if (why.empty())
+                until_done(Clock::now() + k_goodbye, [this] {
+                    return libssh2_session_disconnect(m_session, "pyboxd closes the session");
+                });
+            // With the socket shut, freeing cannot wait for the host (non-blocking libssh2 would
+            // otherwise answer EAGAIN while it closes channels, and leak the session).
+            ::shutdown(m_socket, SHUT_RDWR);
+            const int rc = until_done(Clock::now() + k_goodbye, [this] { return libssh2_session_free(m_session); });
+            (void)rc;  // a session that still cannot be freed after k_goodbye is leaked, not waited for
             m_session = nullptr;
         }
         close_fd(m_socket);
@@ -794,6 +802,7 @@ private:
         drop_session();
     }
 
+    static constexpr auto k_goodbye = std::chrono::milliseconds(500);
     static constexpr std::size_t k_spare_channels = 1;
     static constexpr auto k_spare_age = std::chrono::seconds(60);
     static constexpr auto k_spare_retry = std::chrono::seconds(5);
