@@ -172,6 +172,12 @@ public:
     const SshEngine& engine() const { return m_engine; }
     int connects() const { return m_connects.load(); }
 
+    std::optional<std::string> last_drop() const
+    {
+        std::lock_guard lock(m_mutex);
+        return m_last_drop;
+    }
+
     void keep_warm(std::string command)
     {
         std::lock_guard lock(m_mutex);
@@ -409,6 +415,8 @@ private:
         if (!why.empty()) {
             m_last_error = unreachable(why);
             m_next_attempt = Clock::now();  // the next request tries again at once
+            std::lock_guard lock(m_mutex);
+            m_last_drop = "the ssh session to " + m_describe + " was dropped: " + why;
         }
     }
 
@@ -812,10 +820,11 @@ private:
     std::string m_describe;
     std::atomic<int> m_connects{0};
 
-    std::mutex m_mutex;
+    mutable std::mutex m_mutex;
     std::deque<Request> m_queue;
     bool m_stop = false;
     std::string m_warm_command;  // set by keep_warm()
+    std::optional<std::string> m_last_drop;
     int m_wake_read = -1;
     int m_wake_write = -1;
 
@@ -866,6 +875,8 @@ SshSession::~SshSession() = default;
 const std::string& SshSession::describe() const { return m_impl->describe(); }
 
 const SshEngine& SshSession::engine() const { return m_impl->engine(); }
+
+std::optional<std::string> SshSession::last_drop() const { return m_impl->last_drop(); }
 
 void SshSession::keep_warm(std::string command) { m_impl->keep_warm(std::move(command)); }
 

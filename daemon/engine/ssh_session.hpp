@@ -37,6 +37,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace pybox::engine {
@@ -98,6 +99,11 @@ public:
 
     // Runs `command` to its end with empty stdin; blocks the calling thread at most `timeout`.
     Expected<RemoteCommandResult> run_command(std::string command, std::chrono::milliseconds timeout);
+
+    // Why the session was last dropped ("the ssh session to ssh://... was dropped: <why>"), if it
+    // ever was. A call whose connection ended with a drop fails in EngineClient as a broken answer
+    // ("engine_protocol", "partial message"); this says why, for the run's receipt and messages.
+    std::optional<std::string> last_drop() const;
 
     // How many times the session was established (for tests and benchmarks).
     int connects() const;

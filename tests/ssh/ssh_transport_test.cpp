@@ -273,6 +273,8 @@ TEST_CASE("A host that stops answering is dropped after the keep-alives go unans
         REQUIRE_FALSE(result.has_value());
         CHECK(took >= 1s);
         CHECK(took < 6s);
+        REQUIRE(session->last_drop().has_value());
+        CHECK_THAT(*session->last_drop(), Catch::Contains("sent nothing for 2 s"));
         auto back = co_await client.ping(k_call);
         REQUIRE(back.has_value());
         REQUIRE((co_await client.remove_container(id, k_call)).has_value());
@@ -307,6 +309,8 @@ TEST_CASE("sshd killed mid-request fails the call within seconds, and a restarte
         REQUIRE_FALSE(result.has_value());
         CHECK(took < 5s);
         INFO(result.error().code << ": " << result.error().message);
+        REQUIRE(session->last_drop().has_value());
+        CHECK_THAT(*session->last_drop(), Catch::Contains("127.0.0.1:" + fixture.port()) && Catch::Contains("dropped"));
         // Down: the first dial tries at once and fails; the next fails fast, saying when it retries.
         auto refused = co_await client.ping(k_call);
         REQUIRE_FALSE(refused.has_value());
