@@ -1,13 +1,12 @@
 #include "daemon/engine/ssh_session.hpp"
 
+#include "daemon/engine/ssh_connect.hpp"
 #include "daemon/engine/ssh_rules.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-
-#include <libssh2.h>
 
 #include <algorithm>
 #include <atomic>
@@ -19,13 +18,9 @@
 #include <future>
 #include <list>
 #include <mutex>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <optional>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -37,78 +32,14 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using Stream = net::local::stream_protocol::socket;
-
-// libssh2_init() once per process, before the first session.
-void init_libssh2()
-{
-    static const int once = [] { return libssh2_init(0); }();
-    (void)once;
-}
-
-void close_fd(int& fd)
-{
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-}
-
-int remaining_ms(Clock::time_point deadline)
-{
-    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
-    return static_cast<int>(std::clamp<long long>(left, 0, 60'000));
-}
+using detail::close_fd;
+using detail::is_session_error;
+using detail::last_ssh_error;
 
 std::string seconds_text(milliseconds delay)
 {
     const auto tenths = (delay.count() + 50) / 100;
     return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "") + " s";
-}
-
-// Errors that mean the connection itself is broken, not only one channel.
-bool is_session_error(int rc)
-{
-    switch (rc) {
-    case LIBSSH2_ERROR_SOCKET_SEND:
-    case LIBSSH2_ERROR_SOCKET_RECV:
-    case LIBSSH2_ERROR_SOCKET_DISCONNECT:
-    case LIBSSH2_ERROR_SOCKET_TIMEOUT:
-    case LIBSSH2_ERROR_TIMEOUT:
-    case LIBSSH2_ERROR_DECRYPT:
-    case LIBSSH2_ERROR_ENCRYPT:
-    case LIBSSH2_ERROR_INVALID_MAC:
-    case LIBSSH2_ERROR_PROTO:
-    case LIBSSH2_ERROR_BAD_SOCKET:
-    case LIBSSH2_ERROR_KEX_FAILURE:
-    case LIBSSH2_ERROR_ALLOC:
-        return true;
-    default:
-        return false;
-    }
-}
-
-std::string key_type_name(int type)
-{
-    switch (type) {
-    case LIBSSH2_HOSTKEY_TYPE_RSA: return "ssh-rsa";
-    case LIBSSH2_HOSTKEY_TYPE_DSS: return "ssh-dss";
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256: return "ecdsa-sha2-nistp256";
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384: return "ecdsa-sha2-nistp384";
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521: return "ecdsa-sha2-nistp521";
-    case LIBSSH2_HOSTKEY_TYPE_ED25519: return "ssh-ed25519";
-    default: return "unknown type";
-    }
-}
-
-int known_host_key_bits(int type)
-{
-    switch (type) {
-    case LIBSSH2_HOSTKEY_TYPE_RSA: return LIBSSH2_KNOWNHOST_KEY_SSHRSA;
-    case LIBSSH2_HOSTKEY_TYPE_DSS: return LIBSSH2_KNOWNHOST_KEY_SSHDSS;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_256: return LIBSSH2_KNOWNHOST_KEY_ECDSA_256;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_384: return LIBSSH2_KNOWNHOST_KEY_ECDSA_384;
-    case LIBSSH2_HOSTKEY_TYPE_ECDSA_521: return LIBSSH2_KNOWNHOST_KEY_ECDSA_521;
-    case LIBSSH2_HOSTKEY_TYPE_ED25519: return LIBSSH2_KNOWNHOST_KEY_ED25519;
-    default: return LIBSSH2_KNOWNHOST_KEY_UNKNOWN;
-    }
 }
 
 enum class RequestKind { connect, stream, command };
@@ -148,7 +79,6 @@ public:
     Impl(SshEngine engine, SshTimings timings)
         : m_engine(std::move(engine)), m_timings(timings), m_describe(describe_engine_entry(EngineEntry{"", m_engine}))
     {
-        init_libssh2();
         int pipe_fds[2];
         if (::pipe2(pipe_fds, O_CLOEXEC | O_NONBLOCK) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
         m_wake_read = pipe_fds[0];
@@ -221,35 +151,10 @@ private:
         return got;
     }
 
-    std::string last_ssh_error() const
-    {
-        char* message = nullptr;
-        libssh2_session_last_error(m_session, &message, nullptr, 0);
-        return message != nullptr && *message != '\0' ? message : "unknown libssh2 error";
-    }
-
-    // Waits until the socket is ready for what libssh2 is blocked on; false at the deadline.
-    bool wait_socket(Clock::time_point deadline) const
-    {
-        const int directions = libssh2_session_block_directions(m_session);
-        pollfd entry{m_socket, 0, 0};
-        if ((directions & LIBSSH2_SESSION_BLOCK_INBOUND) != 0) entry.events |= POLLIN;
-        if ((directions & LIBSSH2_SESSION_BLOCK_OUTBOUND) != 0) entry.events |= POLLOUT;
-        if (entry.events == 0) entry.events = POLLIN;
-        const int left = remaining_ms(deadline);
-        if (left == 0) return false;
-        return ::poll(&entry, 1, left) >= 0;
-    }
-
-    // Calls `step` until it no longer returns EAGAIN; LIBSSH2_ERROR_TIMEOUT at the deadline.
     template <class Step>
     int until_done(Clock::time_point deadline, Step step)
     {
-        for (;;) {
-            const int rc = step();
-            if (rc != LIBSSH2_ERROR_EAGAIN) return rc;
-            if (!wait_socket(deadline)) return LIBSSH2_ERROR_TIMEOUT;
-        }
+        return detail::ssh_until_done(m_link, deadline, step);
     }
 
     Error unreachable(const std::string& why) const
@@ -257,133 +162,12 @@ private:
         return make_error("engine_unreachable", "cannot reach " + m_describe + ": " + why);
     }
 
-    Expected<void> check_identity_file() const
-    {
-        struct stat info {};
-        const auto& file = m_engine.identity_file;
-        if (::stat(file.c_str(), &info) != 0)
-            return make_error("engine_auth_refused", "cannot use identity_file " + file.string() + " for " +
-                                                         m_describe + ": " + std::strerror(errno));
-        const auto problem = identity_file_problem(S_ISREG(info.st_mode), info.st_mode & 07777);
-        if (!problem.empty())
-            return make_error("engine_auth_refused", "PyBox does not offer identity_file " + file.string() + " to " +
-                                                         m_describe + ": " + problem + ".");
-        return {};
-    }
-
-    Expected<void> open_socket(Clock::time_point deadline)
-    {
-        addrinfo hints{};
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        addrinfo* found = nullptr;
-        const auto port = std::to_string(m_engine.address.port);
-        if (const int rc = ::getaddrinfo(m_engine.address.host.c_str(), port.c_str(), &hints, &found); rc != 0)
-            return unreachable(std::string("cannot resolve the host name: ") + ::gai_strerror(rc));
-        std::string why = "no address";
-        for (auto* address = found; address != nullptr; address = address->ai_next) {
-            int fd = ::socket(address->ai_family, address->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                              address->ai_protocol);
-            if (fd < 0) {
-                why = std::strerror(errno);
-                continue;
-            }
-            int error = 0;
-            if (::connect(fd, address->ai_addr, address->ai_addrlen) != 0) {
-                error = errno;
-                if (error == EINPROGRESS) {
-                    pollfd entry{fd, POLLOUT, 0};
-                    const int ready = ::poll(&entry, 1, remaining_ms(deadline));
-                    socklen_t length = sizeof error;
-                    if (ready <= 0)
-                        error = ETIMEDOUT;
-                    else if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0)
-                        error = errno;
-                }
-            }
-            if (error == 0) {
-                const int on = 1;
-                ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof on);
-                m_socket = fd;
-                ::freeaddrinfo(found);
-                return {};
-            }
-            why = error == ETIMEDOUT ? "the TCP connection timed out" : std::strerror(error);
-            close_fd(fd);
-        }
-        ::freeaddrinfo(found);
-        return unreachable(why);
-    }
-
-    Expected<void> check_host_key()
-    {
-        std::size_t key_length = 0;
-        int key_type = LIBSSH2_HOSTKEY_TYPE_UNKNOWN;
-        const char* key = libssh2_session_hostkey(m_session, &key_length, &key_type);
-        const char* hash = libssh2_hostkey_hash(m_session, LIBSSH2_HOSTKEY_HASH_SHA256);
-        if (key == nullptr || hash == nullptr)
-            return make_error("engine_host_key_refused", m_describe + " offered no host key PyBox can check");
-        const auto seen = format_sha256_fingerprint(std::string_view(hash, 32));
-        const auto offered = m_describe + " offered the host key " + seen + " (" + key_type_name(key_type) + ")";
-        const auto advice = "; nothing was sent to it. If that is the host's key (compare `ssh-keygen -lf` of the "
-                            "host's /etc/ssh/ssh_host_*_key.pub, run on the host), pin it in config.json: \"host_key\": \"" +
-                            seen + "\".";
-        if (m_engine.host_key_sha256) {
-            if (seen == *m_engine.host_key_sha256) return {};
-            return make_error("engine_host_key_refused",
-                              offered + ", not the pinned " + *m_engine.host_key_sha256 + advice);
-        }
-        const auto& file = m_engine.known_hosts.value();
-        std::unique_ptr<LIBSSH2_KNOWNHOSTS, void (*)(LIBSSH2_KNOWNHOSTS*)> hosts(libssh2_knownhost_init(m_session),
-                                                                               libssh2_knownhost_free);
-        if (!hosts) return make_error("engine_host_key_refused", "cannot check the host key of " + m_describe);
-        if (libssh2_knownhost_readfile(hosts.get(), file.c_str(), LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0)
-            return make_error("engine_host_key_refused", "cannot read the known_hosts file " + file.string() +
-                                                             " for " + m_describe + ": " + last_ssh_error());
-        const int check = libssh2_knownhost_checkp(
-            hosts.get(), m_engine.address.host.c_str(), m_engine.address.port, key, key_length,
-            LIBSSH2_KNOWNHOST_TYPE_PLAIN | LIBSSH2_KNOWNHOST_KEYENC_RAW | known_host_key_bits(key_type), nullptr);
-        if (check == LIBSSH2_KNOWNHOST_CHECK_MATCH) return {};
-        const auto name = known_hosts_name(m_engine.address.host, m_engine.address.port);
-        const std::string what = check == LIBSSH2_KNOWNHOST_CHECK_MISMATCH
-                                     ? ", but " + file.string() + " lists another key for " + name
-                                     : ", which " + file.string() + " does not list for " + name;
-        return make_error("engine_host_key_refused", offered + what + advice);
-    }
-
     Expected<void> connect(Clock::time_point deadline)
     {
-        if (auto identity = check_identity_file(); !identity) return identity.error();
-        if (auto opened = open_socket(deadline); !opened) return opened.error();
-        m_session = libssh2_session_init_ex(nullptr, nullptr, nullptr, this);
-        if (m_session == nullptr) {
-            close_fd(m_socket);
-            return unreachable("libssh2 could not make a session");
-        }
-        libssh2_session_callback_set(m_session, LIBSSH2_CALLBACK_RECV, reinterpret_cast<void*>(&Impl::receive));
-        libssh2_session_set_blocking(m_session, 0);
-        auto failed = [this](Error error) -> Expected<void> {
-            drop_session();
-            return error;
-        };
-        int rc = until_done(deadline, [this] { return libssh2_session_handshake(m_session, m_socket); });
-        if (rc != 0)
-            return failed(unreachable(rc == LIBSSH2_ERROR_TIMEOUT ? "the ssh handshake timed out"
-                                                                  : "the ssh handshake failed: " + last_ssh_error()));
-        if (auto key = check_host_key(); !key) return failed(key.error());
-        const auto& user = m_engine.address.user;
-        const auto identity = m_engine.identity_file.string();
-        rc = until_done(deadline, [&] {
-            return libssh2_userauth_publickey_fromfile_ex(m_session, user.c_str(), static_cast<unsigned>(user.size()),
-                                                          nullptr, identity.c_str(), nullptr);
-        });
-        if (rc != 0) {
-            if (rc == LIBSSH2_ERROR_TIMEOUT) return failed(unreachable("authentication timed out"));
-            if (is_session_error(rc)) return failed(unreachable("the connection failed during authentication: " + last_ssh_error()));
-            return failed(make_error("engine_auth_refused", m_describe + " refused the key in " + identity +
-                                                                " for user " + user + " (" + last_ssh_error() + ")."));
-        }
-        libssh2_keepalive_config(m_session, 1, static_cast<unsigned>(m_timings.keepalive_interval.count()));
+        auto link = detail::connect_ssh(m_engine, m_describe, deadline,
+                                        static_cast<unsigned>(m_timings.keepalive_interval.count()), this, &Impl::receive);
+        if (!link) return link.error();
+        m_link = *link;
         m_last_received = Clock::now();
         m_connects.fetch_add(1);
         return {};
@@ -397,20 +181,7 @@ private:
             if (channel.on_done) channel.on_done(unreachable("the ssh session ended (" + why + ")"));
         }
         m_channels.clear();  // libssh2_session_free frees the channel handles
-        if (m_session != nullptr) {
-            // A session closed on purpose says goodbye (briefly); a broken one does not try.
-            if (why.empty())
-                until_done(Clock::now() + k_goodbye, [this] {
-                    return libssh2_session_disconnect(m_session, "pyboxd closes the session");
-                });
-            // With the socket shut, freeing cannot wait for the host (non-blocking libssh2 would
-            // otherwise answer EAGAIN while it closes channels, and leak the session).
-            ::shutdown(m_socket, SHUT_RDWR);
-            const int rc = until_done(Clock::now() + k_goodbye, [this] { return libssh2_session_free(m_session); });
-            (void)rc;  // a session that still cannot be freed after k_goodbye is leaked, not waited for
-            m_session = nullptr;
-        }
-        close_fd(m_socket);
+        detail::close_ssh(m_link, why.empty());
         m_idle_data = false;
         if (!why.empty()) {
             m_last_error = unreachable(why);
@@ -420,7 +191,7 @@ private:
         }
     }
 
-    bool up() const { return m_session != nullptr; }
+    bool up() const { return m_link.up(); }
 
     Error backoff_error() const
     {
@@ -457,8 +228,8 @@ private:
     {
         LIBSSH2_CHANNEL* handle = nullptr;
         int rc = until_done(request.deadline, [&] {
-            handle = libssh2_channel_open_session(m_session);
-            return handle != nullptr ? 0 : libssh2_session_last_errno(m_session);
+            handle = libssh2_channel_open_session(m_link.session);
+            return handle != nullptr ? 0 : libssh2_session_last_errno(m_link.session);
         });
         if (rc == 0) {
             const int mode = request.kind == RequestKind::stream ? LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE
@@ -475,10 +246,10 @@ private:
         if (rc == LIBSSH2_ERROR_TIMEOUT)
             error = make_error("engine_timeout", "opening an ssh channel to " + m_describe + " timed out");
         else if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE)
-            error = make_error("engine_unreachable", m_describe + " refused a new ssh channel (" + last_ssh_error() +
+            error = make_error("engine_unreachable", m_describe + " refused a new ssh channel (" + last_ssh_error(m_link.session) +
                                                          "; its sshd's MaxSessions may be too low)");
         else
-            error = unreachable("cannot open an ssh channel: " + last_ssh_error());
+            error = unreachable("cannot open an ssh channel: " + last_ssh_error(m_link.session));
         if (handle != nullptr && !session_broken) {
             until_done(request.deadline, [&] { return libssh2_channel_free(handle); });
         }
@@ -685,7 +456,7 @@ private:
         }
         close_fd(channel.fd);
         if (channel.on_done) {
-            channel.on_done(unreachable("the ssh channel failed: " + last_ssh_error()));
+            channel.on_done(unreachable("the ssh channel failed: " + last_ssh_error(m_link.session)));
             channel.on_done = nullptr;
         }
         channel.closing = true;
@@ -740,12 +511,12 @@ private:
             int poll_ms = 1000;
             if (up() && session_error == 0) {
                 int next_s = 0;
-                const int rc = libssh2_keepalive_send(m_session, &next_s);
+                const int rc = libssh2_keepalive_send(m_link.session, &next_s);
                 if (rc != 0 && rc != LIBSSH2_ERROR_EAGAIN) session_error = rc;
                 else poll_ms = std::min(poll_ms, std::max(next_s, 1) * 1000);
             }
             if (session_error != 0) {
-                drop_session("the connection failed: " + last_ssh_error());
+                drop_session("the connection failed: " + last_ssh_error(m_link.session));
                 continue;
             }
             if (up() && !m_channels.empty() &&
@@ -758,7 +529,7 @@ private:
             fds.clear();
             fds.push_back({m_wake_read, POLLIN, 0});
             if (up()) {
-                pollfd entry{m_socket, 0, 0};
+                pollfd entry{m_link.socket, 0, 0};
                 // Read from the host only when some channel can take what comes; liveness is
                 // judged only while reading.
                 const bool can_take = std::any_of(m_channels.begin(), m_channels.end(), [](const Channel& channel) {
@@ -767,7 +538,7 @@ private:
                 });
                 if (can_take || (m_channels.empty() && !m_idle_data)) entry.events |= POLLIN;
                 if (!can_take) m_last_received = Clock::now();
-                if ((libssh2_session_block_directions(m_session) & LIBSSH2_SESSION_BLOCK_OUTBOUND) != 0)
+                if ((libssh2_session_block_directions(m_link.session) & LIBSSH2_SESSION_BLOCK_OUTBOUND) != 0)
                     entry.events |= POLLOUT;
                 fds.push_back(entry);
             }
@@ -789,7 +560,7 @@ private:
             // An idle session: the host may have closed it.
             if (up() && m_channels.empty() && (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
                 char byte;
-                const auto got = ::recv(m_socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+                const auto got = ::recv(m_link.socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
                 if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR))
                     drop_session("the host closed the connection");
                 else
@@ -810,7 +581,6 @@ private:
         drop_session();
     }
 
-    static constexpr auto k_goodbye = std::chrono::milliseconds(500);
     static constexpr std::size_t k_spare_channels = 1;
     static constexpr auto k_spare_age = std::chrono::seconds(60);
     static constexpr auto k_spare_retry = std::chrono::seconds(5);
@@ -829,8 +599,7 @@ private:
     int m_wake_write = -1;
 
     // Owned by the session thread.
-    LIBSSH2_SESSION* m_session = nullptr;
-    int m_socket = -1;
+    detail::SshLink m_link;
     std::list<Channel> m_channels;
     Clock::time_point m_last_received;
     bool m_idle_data = false;  // bytes wait on the idle socket (a keep-alive answer): stop polling it
