@@ -48,6 +48,7 @@ TEST_CASE("Run parents are made and removed over ssh, and a busy one is refused"
     REQUIRE(host.remove_run_parent(parent).has_value());
     CHECK_FALSE(std::filesystem::exists("/sys/fs/cgroup/memory" + parent));
     CHECK(host.remove_run_parent(parent).has_value());  // already gone is fine
+    CHECK(host.remove_run_parent("/pybox-ssh-test").has_value());
     auto strange = host.create_run_parent(1, "/pybox/$(reboot)");
     REQUIRE_FALSE(strange.has_value());
     CHECK(strange.error().code == "cgroup_failed");
@@ -102,6 +103,8 @@ TEST_CASE("The watcher over ssh reports the same readings as the local watcher f
         REQUIRE((co_await client.remove_container(created->id, k_call)).has_value());
     });
     CHECK(remote.remove_run_parent(cgroup.parent).has_value());
+    // And the test installation's cgroup above it (the engine made it in every hierarchy).
+    CHECK(remote.remove_run_parent(cgroup.parent.substr(0, cgroup.parent.find('/', 1))).has_value());
     INFO("remote:\n" << remote_output.text << "local:\n" << local_output.text);
     const auto version = static_cast<watcher::CgroupVersion>(cgroup.version);
     auto remote_record = watcher::parse_watch_output(remote_output.text, version);
