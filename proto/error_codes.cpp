@@ -66,6 +66,8 @@ constexpr ApiErrorCode k_codes[] = {
     {"too_many_connections", 503, true, "The daemon holds as many connections as it may and none is idle; the connection is closed."},
     {"engine_unreachable", 503, true, "The engine is not running or refuses connections; run `pybox vm start`."},
     {"engine_timeout", 503, true, "The engine did not answer in time."},
+    {"engine_host_key_refused", 503, false, "An ssh engine's host offered a host key other than the one pinned in config.json; the message shows the key seen."},
+    {"engine_auth_refused", 503, false, "An ssh engine's host refused the configured identity file, or PyBox refused to offer it (readable by others)."},
     {"engine_protocol", 503, false, "The engine answered with malformed HTTP or JSON, or too much of it."},
     {"engine_error", 503, false, "The engine refused a call; the message quotes it."},
     {"engine_start_failed", 503, false, "The private engine could not be started."},

@@ -6,16 +6,35 @@ packages=(
   cmake g++ ninja-build pkg-config ccache
   libboost1.81-dev libboost-json1.81-dev libcli11-dev libssh2-1-dev libssl-dev catch2
   docker.io mmdebstrap ca-certificates curl
+  openssh-server socat
   clang libclang-rt-14-dev
 )
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
+# openssh-server is here for its sshd binary only (the ssh test fixture starts its own sshd on
+# 127.0.0.1): installing it must not start or enable the system's ssh service. While it is
+# installed, a policy-rc.d (unless one exists) stops the package from starting the service, and
+# the units the package enabled are disabled again.
+new_sshd=no
+for package in "${missing[@]}"; do [ "$package" = openssh-server ] && new_sshd=yes; done
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
+  own_policy=no
+  if [ "$new_sshd" = yes ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+    chmod 755 /usr/sbin/policy-rc.d
+    own_policy=yes
+  fi
+  status=0
+  apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
+  [ "$own_policy" = yes ] && rm -f /usr/sbin/policy-rc.d
+  if [ "$new_sshd" = yes ] && command -v systemctl > /dev/null; then
+    systemctl disable ssh.service ssh.socket > /dev/null 2>&1 || true
+  fi
+  [ "$status" = 0 ] || exit "$status"
 fi
 # The MCP tests (tests/mcp/, run by ctest) need Node 20 or later with npm, which Debian 12 does
 # not carry (its nodejs is 18): install them from nodejs.org or NodeSource. Building and running

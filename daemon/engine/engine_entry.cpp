@@ -1,5 +1,7 @@
 #include "daemon/engine/engine_entry.hpp"
 
+#include "daemon/engine/ssh_rules.hpp"
+
 #include <boost/json/object.hpp>
 
 #include <algorithm>
@@ -118,6 +120,8 @@ Expected<EngineEntry> parse_entry(const json::value& value, const std::filesyste
     if (identity_file == nullptr) return invalid(file, index, "needs \"identity_file\", the private key to log in with");
     auto remote_socket = absolute_path(*engine_socket, "engine_socket", k_max_socket_path, file, index);
     if (!remote_socket) return remote_socket.error();
+    if (!is_plain_remote_path(remote_socket->string()))
+        return invalid(file, index, "key \"engine_socket\" may hold only letters, digits and /._@+-");
     ssh.engine_socket = std::move(*remote_socket);
     auto identity = absolute_path(*identity_file, "identity_file", k_max_path, file, index);
     if (!identity) return identity.error();

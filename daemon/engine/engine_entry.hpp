@@ -3,7 +3,7 @@
 // Each entry is one JSON object: {"id": ID, "url": URL, ...}.
 //   - "unix:///abs/path/docker.sock": another engine on this host, by its socket.
 //   - "ssh://user@host[:port]": an engine on another host, reached over one libssh2 session.
-//     Needs "engine_socket" (the engine's socket on that host, absolute), "identity_file" (the
+//     Needs "engine_socket" (the engine's socket on that host, absolute, of [A-Za-z0-9/._@+-]), "identity_file" (the
 //     private key, absolute path on this host) and exactly one pinned host key: "known_hosts"
 //     (a known_hosts file, absolute) or "host_key" ("SHA256:" + the unpadded base64 of the key's
 //     SHA-256, as `ssh-keygen -lf` prints it). Nothing is taken from ~/.ssh or an agent.

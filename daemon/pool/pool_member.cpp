@@ -1,7 +1,9 @@
 #include "daemon/pool/pool_member.hpp"
 
+#include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
+#include "daemon/watcher/ssh_cgroup_host.hpp"
 
 namespace pybox::daemon {
 
@@ -32,8 +34,13 @@ Expected<EngineTransport> make_engine_transport(net::any_io_executor executor, c
             "this host (local cgroup files; engine " + entry.id + " is a unix socket on this host)");
         return transport;
     }
-    return make_error("config_invalid", "Engine \"" + entry.id + "\" (" + engine::describe_engine_entry(entry) +
-                                            "): ssh engines are not supported by this build yet.");
+    // An engine on another host: one held ssh session carries its Engine API connections (exec
+    // channels running socat) and its watcher (the same script, run on that host).
+    auto session = std::make_shared<engine::SshSession>(std::get<engine::SshEngine>(entry.where));
+    EngineTransport transport;
+    transport.dialer = engine::make_ssh_dialer(executor, session);
+    transport.cgroups = std::make_unique<watcher::SshCgroupHost>(executor, std::move(session));
+    return transport;
 }
 
 PoolMember::PoolMember(net::any_io_executor executor, const engine::EngineEntry& entry, EngineTransport transport,

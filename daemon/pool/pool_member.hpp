@@ -6,8 +6,8 @@
 //
 // make_engine_transport() is the one place where the kind of engine is switched: a unix
 // socket on this host is dialled directly and watched through this host's cgroup files (its
-// boxes run on this kernel); an ssh engine is refused with "config_invalid" until the ssh
-// transport lands.
+// boxes run on this kernel); an ssh engine gets one held libssh2 session (engine/ssh_session.hpp)
+// shared by its dialer and its watcher, which runs the same watcher script on that host.
 //
 // Ownership: PoolContext's references must outlive every member. Not copyable or movable (the
 // services hold references to each other). Runs on the daemon's io_context.

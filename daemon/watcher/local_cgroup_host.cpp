@@ -1,8 +1,7 @@
 #include "daemon/watcher/local_cgroup_host.hpp"
 
-#include "common/clock.hpp"
-#include "common/limits.hpp"
 #include "common/process.hpp"
+#include "daemon/watcher/watch_collector.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -41,7 +40,7 @@ fs::path below(const fs::path& root, std::string_view path) { return root / fs::
 // The watcher's state, shared by the session and the coroutine reading its output.
 struct WatchState {
     WatchState(const net::any_io_executor& executor, PipedChild child)
-        : pid(child.pid), stream(executor, child.stdout_fd), output_ended(executor), started(MonoClock::now())
+        : pid(child.pid), stream(executor, child.stdout_fd), output_ended(executor)
     {
         output_ended.expires_at(MonoClock::time_point::max());
     }
@@ -50,9 +49,7 @@ struct WatchState {
     net::posix::stream_descriptor stream;
     std::optional<net::posix::stream_descriptor> first_process;  // a pidfd of the box's first process
     net::steady_timer output_ended;  // cancelled when the output reaches its end
-    MonoClock::time_point started;
-    WatchOutput output;
-    bool header_seen = false;
+    WatchCollector collected;
     // The signal that asks for the final reading (watch.sh): SIGUSR1 after the engine's report,
     // SIGUSR2 when the box's first process was seen to end; 0 until one is wanted.
     int final_signal = 0;
@@ -67,17 +64,12 @@ struct WatchState {
 
     void send_final_if_ready()
     {
-        if (final_signal != 0 && header_seen && !final_sent && !eof) final_sent = send_signal(pid, final_signal);
+        if (final_signal != 0 && collected.header_seen && !final_sent && !eof) final_sent = send_signal(pid, final_signal);
     }
 
     void take(std::string_view bytes)
     {
-        const std::size_t room = limits::k_watch_max_output_bytes - output.text.size();
-        if (bytes.size() > room) output.truncated = true;
-        output.text.append(bytes.substr(0, std::min(room, bytes.size())));
-        if (!header_seen && output.text.find('\n') != std::string::npos) header_seen = true;
-        if (!output.first_sample_after_s && output.text.find("\nsample ") != std::string::npos)
-            output.first_sample_after_s = seconds_between(started, MonoClock::now());
+        collected.take(bytes);
         send_final_if_ready();
     }
 };
@@ -139,7 +131,7 @@ public:
         }
         if (state.first_process) state.first_process->close();
         if (!state.eof) {
-            state.output.killed = true;
+            state.collected.output.killed = true;
             kill_process_group(state.pid);
             state.stream.close();
         }
@@ -151,7 +143,7 @@ public:
             poll.expires_after(k_reap_poll);
             co_await poll.async_wait(k_use);
         }
-        co_return state.output;
+        co_return state.collected.output;
     }
 
 private:

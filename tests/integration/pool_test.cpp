@@ -222,28 +222,6 @@ TEST_CASE("An engine that stops answering is skipped by later runs and vm status
     CHECK(labelled_boxes_on(engine2_socket(), daemon.home()).empty());
 }
 
-TEST_CASE("A config naming an ssh engine is refused at start with a clear error", "[pool]")
-{
-    const fs::path home = runtime_home().string() + "-pool-ssh";
-    fs::remove_all(home);
-    fs::create_directories(home);
-    fs::permissions(home, fs::perms::owner_all);
-    const std::string config = R"({"engine_socket": ")" + suite_engine_socket().string() +
-                               R"(", "engines": [{"id": "far", "url": "ssh://pybox@127.0.0.1:2222",
-        "engine_socket": "/run/docker.sock", "identity_file": "/k/id", "host_key": "SHA256:)" +
-                               std::string(43, 'A') + R"("}]})";
-    REQUIRE(write_file_atomic(home / "config.json", config).has_value());
-    ProcessOptions options;
-    options.separate_stderr = true;
-    options.timeout = std::chrono::seconds(10);
-    auto daemon = run_process({"/usr/bin/env", "PYBOX_HOME=" + home.string(), PYBOXD_PATH}, options);
-    REQUIRE(daemon.has_value());
-    CHECK(daemon->exit_code == 1);
-    CHECK_THAT(daemon->error_output, Catch::Contains("ssh engines are not supported by this build yet") &&
-                                         Catch::Contains("far"));
-    CHECK_FALSE(fs::exists(home / "pyboxd.sock"));
-}
-
 TEST_CASE("A box left on another engine by a killed daemon is removed and its run settled by that engine's sweep", "[pool]")
 {
     SideDaemon daemon("pool", json::object{{"engines", json::array{engine_entry("engine2", engine2_socket())}},

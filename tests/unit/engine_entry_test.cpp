@@ -128,6 +128,9 @@ TEST_CASE("Bad engine entries are refused, naming the entry and the reason")
                Catch::Contains("exactly one pinned host key"));
     CHECK_THAT(rejection(config_with_engines(R"([{"id": "a", )" + ssh_base + R"(, "host_key": "SHA256:short"}])")),
                Catch::Contains("ssh-keygen -lf"));
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "a", "url": "ssh://u@h", "engine_socket": "/run/a,b.sock", "identity_file": "/k", "host_key": ")" +
+                                             k_fingerprint + R"("}])")),
+               Catch::Contains("may hold only letters, digits and /._@+-"));
     CHECK_THAT(rejection(config_with_engines(R"([{"id": "a", "url": "ssh://u:pw@h", "engine_socket": "/s", "identity_file": "/k", "host_key": ")" +
                                              k_fingerprint + R"("}])")),
                Catch::Contains("password"));

@@ -6,6 +6,8 @@
 #include "common/limits.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/pool/image_copy.hpp"
+#include "daemon/engine/ssh_session.hpp"
+#include "daemon/watcher/ssh_cgroup_host.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "proto/attempts.hpp"
@@ -115,6 +117,19 @@ TEST_CASE("The reference's kernel watcher row states the watcher's numbers from 
     CHECK_THAT(row, Catch::Contains("up to " + seconds(limits::k_watch_final_wait) + " for the run's last task"));
     CHECK_THAT(row, Catch::Contains("polling every " + seconds(limits::k_watch_min_gap)));
     CHECK_THAT(row, Catch::Contains(seconds(limits::k_watch_finish_timeout) + " to end"));
+}
+
+TEST_CASE("The reference's ssh engine session row states the session's numbers from the code")
+{
+    const auto row = reference_row("ssh engine session");
+    const engine::SshTimings timings;
+    const auto keepalive = std::chrono::duration_cast<std::chrono::milliseconds>(timings.keepalive_interval);
+    CHECK_THAT(row, Catch::Contains("authentication) " + seconds(timings.connect_timeout)));
+    CHECK_THAT(row, Catch::Contains("keep-alives every " + seconds(keepalive)));
+    CHECK_THAT(row, Catch::Contains("dropped after " + seconds(keepalive * timings.keepalive_missed) + " without"));
+    CHECK_THAT(row, Catch::Contains("fail fast for " + seconds(timings.reconnect_first) + ", doubling to " +
+                                    seconds(timings.reconnect_most)));
+    CHECK_THAT(row, Catch::Contains("`rmdir` over ssh " + seconds(watcher::k_cgroup_command_timeout)));
 }
 
 TEST_CASE("The reference's config.json table lists exactly the keys the daemon accepts")

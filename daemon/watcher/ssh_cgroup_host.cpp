@@ -1,0 +1,223 @@
+#include "daemon/watcher/ssh_cgroup_host.hpp"
+
+#include "daemon/engine/ssh_rules.hpp"
+#include "daemon/watcher/watch_collector.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace pybox::watcher {
+
+namespace {
+
+using Stream = net::local::stream_protocol::socket;
+using std::chrono::milliseconds;
+
+constexpr auto k_use = net::as_tuple(net::use_awaitable);
+constexpr milliseconds k_channel_open_timeout{10'000};
+
+// sh -c RELAY pybox-relay WATCHER-ARGV...
+constexpr std::string_view k_relay = R"(# pybox-watch-relay: runs the watcher ("$@") and turns stdin lines into signals for it.
+"$@" &
+watcher=$!
+exec >/dev/null 2>&1
+while read -r signal; do
+    case $signal in
+    USR1 | USR2) kill -s "$signal" "$watcher" ;;
+    esac
+done
+kill -s TERM "$watcher"
+wait "$watcher"
+)";
+
+// sh -c CREATE pybox-cgroup ROOT VERSION PATH: the run parent below each v1 controller PyBox
+// uses (memory cpu cpuacct pids), or below the v2 mount.
+constexpr std::string_view k_create = R"(root=$1 version=$2 path=$3
+if [ "$version" = 1 ]; then set -- /memory /cpu /cpuacct /pids; else set -- ""; fi
+for controller; do
+    mkdir -p -- "$root$controller$path" || exit 1
+done
+)";
+
+// sh -c REMOVE pybox-cgroup ROOT PATH: the run parent below the mount and below every hierarchy
+// (the engine made it in each one it joined); exit 3 when one still holds a task or a child.
+constexpr std::string_view k_remove = R"(export LC_ALL=C
+root=$1 path=$2 status=0
+for base in "$root" "$root"/*; do
+    if [ ! -d "$base" ] || [ -L "$base" ] || [ ! -d "$base$path" ]; then continue; fi
+    if rmdir -- "$base$path"; then continue; fi
+    busy=
+    if read -r task 2>/dev/null <"$base$path/cgroup.procs"; then busy=1; fi
+    for child in "$base$path"/*/; do if [ -d "$child" ]; then busy=1; fi; done
+    if [ -n "$busy" ]; then status=3; elif [ "$status" = 0 ]; then status=1; fi
+done
+exit $status
+)";
+
+bool plain_cgroup_path(std::string_view path)
+{
+    if (path.size() < 2 || path.front() != '/' || path.find("..") != std::string_view::npos) return false;
+    return std::all_of(path.begin(), path.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '_' ||
+               c == '-' || c == '.';
+    });
+}
+
+std::string script_command(std::string_view script, std::vector<std::string> args)
+{
+    std::vector<std::string> argv{"sh", "-c", std::string(script), "pybox-cgroup"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return engine::shell_command(argv);
+}
+
+struct SshWatchState {
+    explicit SshWatchState(Stream channel) : stream(std::move(channel)), output_ended(stream.get_executor())
+    {
+        output_ended.expires_at(MonoClock::time_point::max());
+    }
+
+    Stream stream;
+    net::steady_timer output_ended;  // cancelled when the output reaches its end
+    WatchCollector collected;
+    std::string final_request;  // "USR1" or "USR2" once one is wanted
+    bool final_sent = false;
+    bool eof = false;
+
+    void want_final(std::string_view signal)
+    {
+        if (final_request != "USR2") final_request = signal;
+        send_final_if_ready();
+    }
+
+    void send_final_if_ready()
+    {
+        if (final_request.empty() || !collected.header_seen || final_sent || eof) return;
+        // A few bytes into an empty socketpair buffer: never blocks.
+        const std::string line = final_request + "\n";
+        boost::system::error_code ec;
+        net::write(stream, net::buffer(line), ec);
+        final_sent = true;
+    }
+
+    void take(std::string_view bytes)
+    {
+        collected.take(bytes);
+        send_final_if_ready();
+    }
+
+    void end_channel()
+    {
+        boost::system::error_code ignored;
+        stream.shutdown(Stream::shutdown_both, ignored);
+        stream.close(ignored);
+    }
+};
+
+net::awaitable<void> read_output(std::shared_ptr<SshWatchState> state)
+{
+    std::array<char, 4096> buffer;
+    for (;;) {
+        auto [ec, got] = co_await state->stream.async_read_some(net::buffer(buffer), k_use);
+        if (got > 0) state->take(std::string_view(buffer.data(), got));
+        if (ec) break;
+    }
+    state->eof = true;
+    state->output_ended.cancel();
+}
+
+class SshWatchSession final : public WatchSession {
+public:
+    explicit SshWatchSession(std::shared_ptr<SshWatchState> state) : m_state(std::move(state)) {}
+
+    // Closing the channel ends the relay's stdin, which stops the watcher.
+    ~SshWatchSession() override { m_state->end_channel(); }
+
+    void request_final() override { m_state->want_final("USR1"); }
+    void final_when_ended(int) override {}
+
+    net::awaitable<WatchOutput> finish(milliseconds timeout) override
+    {
+        auto& state = *m_state;
+        if (!state.eof) {
+            net::steady_timer limit(co_await net::this_coro::executor, timeout);
+            limit.async_wait([&state](const boost::system::error_code& ec) {
+                if (!ec) state.output_ended.cancel();
+            });
+            co_await state.output_ended.async_wait(k_use);
+            limit.cancel();
+        }
+        if (!state.eof) state.collected.output.killed = true;
+        state.end_channel();
+        co_return state.collected.output;
+    }
+
+private:
+    std::shared_ptr<SshWatchState> m_state;
+};
+
+}  // namespace
+
+std::string_view watch_relay_script() { return k_relay; }
+
+std::string remote_watch_command(const std::vector<std::string>& argv)
+{
+    std::vector<std::string> words{"sh", "-c", std::string(k_relay), "pybox-relay"};
+    words.insert(words.end(), argv.begin(), argv.end());
+    return engine::shell_command(words);
+}
+
+SshCgroupHost::SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engine::SshSession> session,
+                             std::string mount_root)
+    : m_executor(std::move(executor)), m_session(std::move(session)), m_mount_root(std::move(mount_root))
+{
+}
+
+std::string SshCgroupHost::describe() const { return m_session->describe() + " (cgroup files read over ssh)"; }
+
+Expected<void> SshCgroupHost::create_run_parent(int cgroup_version, std::string_view path)
+{
+    if (!plain_cgroup_path(path))
+        return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + std::string(path) + "\" to " +
+                                               m_session->describe() + ": it is not a plain absolute path");
+    auto result = m_session->run_command(
+        script_command(k_create, {m_mount_root, std::to_string(cgroup_version), std::string(path)}),
+        k_cgroup_command_timeout);
+    if (!result) return result.error();
+    if (result->exit_status != 0)
+        return make_error("cgroup_failed", "cannot make the run parent " + std::string(path) + " on " +
+                                               m_session->describe() + ": " + result->error_output);
+    return {};
+}
+
+Expected<void> SshCgroupHost::remove_run_parent(std::string_view path)
+{
+    if (!plain_cgroup_path(path))
+        return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + std::string(path) + "\" to " +
+                                               m_session->describe() + ": it is not a plain absolute path");
+    auto result = m_session->run_command(script_command(k_remove, {m_mount_root, std::string(path)}),
+                                         k_cgroup_command_timeout);
+    if (!result) return result.error();
+    if (result->exit_status == 0) return {};
+    return make_error(result->exit_status == 3 ? "cgroup_busy" : "cgroup_failed",
+                      "cannot remove the run parent " + std::string(path) + " on " + m_session->describe() + ": " +
+                          result->error_output);
+}
+
+Expected<std::unique_ptr<WatchSession>> SshCgroupHost::start_watch(const std::vector<std::string>& argv)
+{
+    auto channel = m_session->start_stream(m_executor, remote_watch_command(argv), k_channel_open_timeout);
+    if (!channel) return channel.error();
+    auto state = std::make_shared<SshWatchState>(std::move(*channel));
+    net::co_spawn(m_executor, read_output(state), net::detached);
+    return std::unique_ptr<WatchSession>(std::make_unique<SshWatchSession>(std::move(state)));
+}
+
+}  // namespace pybox::watcher

@@ -1,0 +1,57 @@
+// SshCgroupHost: the CgroupHost of an ssh engine's host. The watcher is the same fixed
+// watch.sh, run by the remote /bin/sh in an exec channel of the engine's SshSession, with the
+// same argv (watch_command) and so the same output, parsed by the same strict parser. Run
+// parents are made and removed by two fixed scripts (in ssh_cgroup_host.cpp) in a channel each.
+// Every word reaches the remote shell single-quoted (shell_command); run parent paths are also
+// checked to be plain ([A-Za-z0-9/_.-], absolute, no "..") before they are sent.
+//
+// Signals: libssh2 1.10 cannot send a signal over a channel, so the channel runs a fixed relay
+// (k_watch_relay_script) that starts the watcher in the background and turns lines on its stdin
+// into signals: "USR1" and "USR2" are sent on, and the end of stdin (the daemon finished or
+// dropped the session, or the connection died) sends TERM, so no watcher outlives its session.
+// final_when_ended() is ignored: the box's pid is another host's.
+//
+// Executor: start_watch() and the sessions it returns run on `executor` and never wait for the
+// remote side. create_run_parent() and remove_run_parent() wait for their command (one channel,
+// a few ms on a near host; at most k_cgroup_command_timeout) on the calling thread, as the
+// CgroupHost interface is synchronous. Failures: "cgroup_failed" or "cgroup_busy" naming the
+// host and path, or the session's code ("engine_unreachable", ...) when the host is not reached.
+#pragma once
+
+#include "daemon/engine/ssh_session.hpp"
+#include "daemon/watcher/cgroup_host.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+namespace pybox::watcher {
+
+inline constexpr std::chrono::milliseconds k_cgroup_command_timeout{5'000};
+
+// The relay run in front of the watcher (see above); its argv is the watcher's.
+std::string_view watch_relay_script();
+
+// The exec command line that runs the watcher argv (watch_command) behind the relay.
+std::string remote_watch_command(const std::vector<std::string>& argv);
+
+class SshCgroupHost final : public CgroupHost {
+public:
+    SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engine::SshSession> session,
+                  std::string mount_root = "/sys/fs/cgroup");
+
+    std::string mount_root() const override { return m_mount_root; }
+    std::string describe() const override;
+    Expected<void> create_run_parent(int cgroup_version, std::string_view path) override;
+    Expected<void> remove_run_parent(std::string_view path) override;
+    Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) override;
+
+private:
+    net::any_io_executor m_executor;
+    std::shared_ptr<engine::SshSession> m_session;
+    std::string m_mount_root;
+};
+
+}  // namespace pybox::watcher

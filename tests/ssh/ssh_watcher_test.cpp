@@ -1,0 +1,132 @@
+// The watcher over ssh against the fixture's sshd and engine2: the same box watched at once by
+// the local watcher (engine2 runs on this host) and by the ssh one gives the same readings.
+#include "daemon/engine/ssh_dialer.hpp"
+#include "daemon/engine/ssh_session.hpp"
+#include "daemon/run/run_cgroup.hpp"
+#include "daemon/watcher/local_cgroup_host.hpp"
+#include "daemon/watcher/ssh_cgroup_host.hpp"
+#include "daemon/watcher/watch_script.hpp"
+
+#include "tests/ssh/ssh_fixture.hpp"
+
+#include <boost/json/parse.hpp>
+
+#include <random>
+
+using namespace pybox;
+using namespace pybox::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+constexpr engine::Timeout k_call{10'000};
+
+std::string random_run_id()
+{
+    std::random_device random;
+    return "ssh-" + std::to_string(random() % 1'000'000'000);
+}
+
+}  // namespace
+
+TEST_CASE("Run parents are made and removed over ssh, and a busy one is refused")
+{
+    Fixture fixture;
+    auto session = std::make_shared<engine::SshSession>(fixture.engine());
+    boost::asio::io_context io;
+    watcher::SshCgroupHost host(io.get_executor(), session);
+    const std::string parent = "/pybox-ssh-test/" + random_run_id();
+    REQUIRE(host.create_run_parent(1, parent).has_value());
+    CHECK(std::filesystem::is_directory("/sys/fs/cgroup/memory" + parent));
+    CHECK(std::filesystem::is_directory("/sys/fs/cgroup/pids" + parent));
+    std::filesystem::create_directory("/sys/fs/cgroup/pids" + parent + "/child");
+    auto busy = host.remove_run_parent(parent);
+    REQUIRE_FALSE(busy.has_value());
+    CHECK(busy.error().code == "cgroup_busy");
+    std::filesystem::remove("/sys/fs/cgroup/pids" + parent + "/child");
+    REQUIRE(host.remove_run_parent(parent).has_value());
+    CHECK_FALSE(std::filesystem::exists("/sys/fs/cgroup/memory" + parent));
+    CHECK(host.remove_run_parent(parent).has_value());  // already gone is fine
+    CHECK(host.remove_run_parent("/pybox-ssh-test").has_value());
+    auto strange = host.create_run_parent(1, "/pybox/$(reboot)");
+    REQUIRE_FALSE(strange.has_value());
+    CHECK(strange.error().code == "cgroup_failed");
+}
+
+TEST_CASE("The watcher over ssh reports the same readings as the local watcher for the same box")
+{
+    Fixture fixture;
+    auto session = std::make_shared<engine::SshSession>(fixture.engine());
+    boost::asio::io_context io;
+    engine::EngineClient client(io.get_executor(), engine::make_ssh_dialer(io.get_executor(), session));
+    watcher::SshCgroupHost remote(io.get_executor(), session);
+    watcher::LocalCgroupHost local(io.get_executor());
+    watcher::WatchOutput remote_output, local_output;
+    daemon::RunCgroup cgroup;
+    run(io, [&]() -> boost::asio::awaitable<void> {
+        REQUIRE((co_await client.ping(k_call)).has_value());
+        co_await load_tiny_image(client, fixture);
+        auto info = co_await client.info(k_call);
+        REQUIRE(info.has_value());
+        auto facts = daemon::cgroup_facts_from_info(*info);
+        REQUIRE(facts.has_value());
+        auto run_cgroup = daemon::run_cgroup_for(*facts, "ssh-watch-test", random_run_id());
+        REQUIRE(run_cgroup.has_value());
+        cgroup = *run_cgroup;
+        REQUIRE(remote.create_run_parent(cgroup.version, cgroup.parent).has_value());
+        auto spec = json::parse(R"({"Image": ")" + std::string(k_tiny_image) + R"(",
+            "Cmd": ["/bin/sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"],
+            "Labels": {"pybox.test": "ssh"},
+            "HostConfig": {"NetworkMode": "none", "Memory": 67108864, "PidsLimit": 16, "CgroupParent": ")" +
+                                cgroup.parent + R"("}})")
+                        .as_object();
+        auto created = co_await client.create_container(spec, "", k_call);
+        REQUIRE(created.has_value());
+        const watcher::WatchTarget target{static_cast<watcher::CgroupVersion>(cgroup.version), "/sys/fs/cgroup",
+                                          cgroup.box(created->id), cgroup.parent};
+        const auto argv = watcher::watch_command(target, watcher::watch_schedule(30));
+        auto remote_watch = remote.start_watch(argv);
+        auto local_watch = local.start_watch(argv);
+        REQUIRE(remote_watch.has_value());
+        REQUIRE(local_watch.has_value());
+        auto waiting = co_await client.begin_wait(created->id, k_call);
+        REQUIRE(waiting.has_value());
+        REQUIRE((co_await client.start_container(created->id, k_call)).has_value());
+        auto exited = co_await (*waiting)->result(engine::Timeout(60'000));
+        REQUIRE(exited.has_value());
+        CHECK(exited->status_code == 0);
+        (*remote_watch)->request_final();
+        (*local_watch)->request_final();
+        remote_output = co_await (*remote_watch)->finish(10s);
+        local_output = co_await (*local_watch)->finish(10s);
+        REQUIRE((co_await client.remove_container(created->id, k_call)).has_value());
+    });
+    CHECK(remote.remove_run_parent(cgroup.parent).has_value());
+    // And the test installation's cgroup above it (the engine made it in every hierarchy).
+    CHECK(remote.remove_run_parent(cgroup.parent.substr(0, cgroup.parent.find('/', 1))).has_value());
+    INFO("remote:\n" << remote_output.text << "local:\n" << local_output.text);
+    const auto version = static_cast<watcher::CgroupVersion>(cgroup.version);
+    auto remote_record = watcher::parse_watch_output(remote_output.text, version);
+    auto local_record = watcher::parse_watch_output(local_output.text, version);
+    REQUIRE(remote_record.has_value());
+    REQUIRE(local_record.has_value());
+    CHECK_FALSE(remote_output.killed);
+    CHECK(remote_record->end == watcher::WatchEnd::final);
+    CHECK(local_record->end == watcher::WatchEnd::final);
+    CHECK_FALSE(remote_record->samples.empty());
+    // The run parent's counters are frozen once no task is left: both read the same totals.
+    REQUIRE(remote_record->final_parent.has_value());
+    REQUIRE(local_record->final_parent.has_value());
+    REQUIRE_FALSE(remote_record->final_parent->gone);
+    // Gauges (current usage) may move between the two reads; totals and peaks may not.
+    for (const auto& [key, value] : local_record->final_parent->values) {
+        const bool gauge = key.find("current") != std::string::npos ||
+                           (key.find("usage_in_bytes") != std::string::npos && key.find("max_usage") == std::string::npos);
+        if (gauge) continue;
+        INFO(key);
+        CHECK(remote_record->final_parent->value(key) == value);
+    }
+    const auto cpu_key = version == watcher::CgroupVersion::v1 ? "cpuacct.usage" : "cpu.stat.usage_usec";
+    CHECK(remote_record->final_parent->value(cpu_key).value_or(0) > 0);
+}
