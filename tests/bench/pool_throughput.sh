@@ -12,30 +12,13 @@ set -euo pipefail
 runs=${1:-40}
 clients=${2:-8}
 rounds=${3:-3}
-bin=${PYBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/bin}
-: "${PYBOX_HOME:?the suite's runtime folder}" "${PYBOX_ENGINE2_DIR:?the second dockerd's folder}"
-home=$PYBOX_HOME
+: "${PYBOX_HOME:?the runtime folder of the suite}" "${PYBOX_ENGINE2_DIR:?the folder of the second dockerd}"
+source "$(dirname "$0")/side_daemons.sh"
 engine_socket="$home/engine/docker.sock"
 engine2_socket="$PYBOX_ENGINE2_DIR/docker.sock"
 work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true; done
-  rm -rf "$home-bench-one" "$home-bench-pool" "$work"
-}
-trap cleanup EXIT
+trap 'stop_daemons; rm -rf "$work"' EXIT
 
-start_daemon() {  # name, config
-  local dir="$home-bench-$1"
-  rm -rf "$dir"
-  mkdir -m 700 "$dir"
-  cp -r "$home/images.json" "$home/images.lock" "$home/recipes" "$dir/"
-  printf '%s\n' "$2" > "$dir/config.json"
-  PYBOX_HOME="$dir" "$bin/pyboxd" 2> "$dir/pyboxd.log" &
-  pids+=($!)
-  for _ in $(seq 1 100); do [ -S "$dir/pyboxd.sock" ] && break; sleep 0.05; done
-  PYBOX_HOME="$dir" "$bin/pybox" vm start > /dev/null
-}
 start_daemon one "{\"engine_socket\": \"$engine_socket\"}"
 start_daemon pool "{\"engine_socket\": \"$engine_socket\", \"engines\": [{\"id\": \"engine2\", \"url\": \"unix://$engine2_socket\"}]}"
 
