@@ -74,18 +74,6 @@ struct WatchState {
     }
 };
 
-net::awaitable<void> read_output(std::shared_ptr<WatchState> state)
-{
-    std::array<char, 4096> buffer;
-    for (;;) {
-        auto [ec, got] = co_await state->stream.async_read_some(net::buffer(buffer), k_use);
-        if (got > 0) state->take(std::string_view(buffer.data(), got));
-        if (ec) break;
-    }
-    state->eof = true;
-    state->output_ended.cancel();
-}
-
 class LocalWatchSession final : public WatchSession {
 public:
     explicit LocalWatchSession(std::shared_ptr<WatchState> state) : m_state(std::move(state)) {}
@@ -196,7 +184,7 @@ Expected<std::unique_ptr<WatchSession>> LocalCgroupHost::start_watch(const std::
     auto child = spawn_with_stdout_pipe(argv);
     if (!child) return child.error();
     auto state = std::make_shared<WatchState>(m_executor, *child);
-    net::co_spawn(m_executor, read_output(state), net::detached);
+    net::co_spawn(m_executor, read_watch_output(state), net::detached);
     return std::unique_ptr<WatchSession>(std::make_unique<LocalWatchSession>(std::move(state)));
 }
 

@@ -121,18 +121,6 @@ struct SshWatchState {
     }
 };
 
-net::awaitable<void> read_output(std::shared_ptr<SshWatchState> state)
-{
-    std::array<char, 4096> buffer;
-    for (;;) {
-        auto [ec, got] = co_await state->stream.async_read_some(net::buffer(buffer), k_use);
-        if (got > 0) state->take(std::string_view(buffer.data(), got));
-        if (ec) break;
-    }
-    state->eof = true;
-    state->output_ended.cancel();
-}
-
 class SshWatchSession final : public WatchSession {
 public:
     explicit SshWatchSession(std::shared_ptr<SshWatchState> state) : m_state(std::move(state)) {}
@@ -216,7 +204,7 @@ Expected<std::unique_ptr<WatchSession>> SshCgroupHost::start_watch(const std::ve
     auto channel = m_session->start_stream(m_executor, remote_watch_command(argv), k_channel_open_timeout);
     if (!channel) return channel.error();
     auto state = std::make_shared<SshWatchState>(std::move(*channel));
-    net::co_spawn(m_executor, read_output(state), net::detached);
+    net::co_spawn(m_executor, read_watch_output(state), net::detached);
     return std::unique_ptr<WatchSession>(std::make_unique<SshWatchSession>(std::move(state)));
 }
 

@@ -8,6 +8,13 @@
 #include "common/clock.hpp"
 #include "daemon/watcher/cgroup_host.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <array>
+#include <memory>
 #include <string_view>
 
 namespace pybox::watcher {
@@ -19,5 +26,21 @@ struct WatchCollector {
 
     void take(std::string_view bytes);
 };
+
+// Reads a watcher's output until its end: each chunk to state->take(), then state->eof is set
+// and state->output_ended cancelled. State has a readable `stream`, take(bytes), `eof` and a
+// steady_timer `output_ended` (both hosts' watch states).
+template <class State>
+net::awaitable<void> read_watch_output(std::shared_ptr<State> state)
+{
+    std::array<char, 4096> buffer;
+    for (;;) {
+        auto [ec, got] = co_await state->stream.async_read_some(net::buffer(buffer), net::as_tuple(net::use_awaitable));
+        if (got > 0) state->take(std::string_view(buffer.data(), got));
+        if (ec) break;
+    }
+    state->eof = true;
+    state->output_ended.cancel();
+}
 
 }  // namespace pybox::watcher

@@ -19,18 +19,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// Polls `done` every 100 ms until it holds or `limit` passes; returns its last value.
-template <class Done>
-bool within(std::chrono::seconds limit, Done done)
-{
-    const auto give_up = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() > give_up) return false;
-        std::this_thread::sleep_for(100ms);
-    }
-    return true;
-}
-
 json::value attempts_answer(const SideDaemon& daemon)
 {
     const auto listed = daemon.pybox({"attempts", "--json"});

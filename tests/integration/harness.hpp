@@ -7,6 +7,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <cstdint>
 
 #include <cstddef>
@@ -14,6 +15,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace pybox::test {
@@ -52,6 +54,18 @@ void check_ended_clean();
 // running boxes on the suite's engine with the suite's images (their records are copied). It is
 // stopped, and waited for, when the object goes away. `prepare_home`, when given, is called
 // with the new, empty folder before anything is put in it (e.g. to mount a file system there).
+// Polls `done` every 100 ms until it holds or `limit` passes; returns whether it held.
+template <class Done>
+bool within(std::chrono::seconds limit, Done done)
+{
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+        if (std::chrono::steady_clock::now() > give_up) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return true;
+}
+
 class SideDaemon {
 public:
     SideDaemon(const std::string& name, boost::json::object config,

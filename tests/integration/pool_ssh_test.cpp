@@ -44,17 +44,6 @@ json::object only_over_ssh(const json::object& entry, json::object extra = {})
     return extra;
 }
 
-template <class Done>
-bool within(std::chrono::seconds limit, Done done)
-{
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return true;
-}
-
 }  // namespace
 
 TEST_CASE("Through an ssh engine: the seed page's program runs sealed, watched, named, and leaves nothing", "[pool]")

@@ -79,18 +79,6 @@ bool engine_holds_image(const fs::path& socket, const std::string& image_id)
     return inspected->exit_code == 0 && inspected->output.find(image_id) != std::string::npos;
 }
 
-// Polls `done` every 100 ms until it holds or `limit` passes.
-template <class Done>
-bool within(std::chrono::seconds limit, Done done)
-{
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    while (!done()) {
-        if (std::chrono::steady_clock::now() >= deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return true;
-}
-
 json::value attempts_answer(const SideDaemon& daemon)
 {
     const auto listed = daemon.pybox({"attempts", "--json"});
