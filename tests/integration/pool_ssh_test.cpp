@@ -113,9 +113,11 @@ TEST_CASE("sshd killed mid-run: an honest receipt, and after sshd is back the bo
     const auto ended = client.get();
     REQUIRE(ended.has_value());
     INFO(ended->output << ended->error_output);
-    // The end was not observed: exit 125 and, when a receipt came, it says the engine was lost.
+    // The end was not observed: exit 125 with a receipt that says the engine was lost mid-run
+    // and that the box's removal is still to be confirmed.
     CHECK(ended->exit_code == 125);
-    if (!ended->output.empty()) CHECK_THAT(ended->output, Catch::Contains("ENGINE_LOST"));
+    CHECK_THAT(ended->output, Catch::Contains("\"mechanism\":\"ENGINE_LOST\"") && Catch::Contains("REMOVAL_UNCONFIRMED") &&
+                                  Catch::Contains("ENGINE_GONE"));
 
     fixture.restart_sshd();
     // The box's own timer ends it; the run service or the sweep on that engine removes it once
