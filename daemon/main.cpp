@@ -7,6 +7,7 @@
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/image_registry.hpp"
 #include "daemon/images/image_service.hpp"
+#include "daemon/macos/colima_engine_control.hpp"
 #include "daemon/pool/engine_pool.hpp"
 #include "daemon/pool/pool_control.hpp"
 #include "daemon/pool/pool_member.hpp"
@@ -45,6 +46,22 @@ using namespace pybox;
 namespace {
 
 constexpr std::size_t k_max_watcher_script_bytes = 64 * 1024;
+
+// The one platform switch: on macOS the engine is the Docker of PyBox's colima VM
+// (docs/macos.md), elsewhere PyBox's private dockerd or the configured "engine_socket".
+#if defined(__APPLE__)
+using PlatformEngine = macos::ColimaEngineControl;
+std::filesystem::path platform_engine_socket(const vm::DaemonConfig&, const RuntimePaths& paths)
+{
+    return macos::ColimaLayout(paths).docker_socket;
+}
+#else
+using PlatformEngine = vm::PrivateEngine;
+std::filesystem::path platform_engine_socket(const vm::DaemonConfig& config, const RuntimePaths& paths)
+{
+    return vm::engine_socket_path(config, paths);
+}
+#endif
 
 [[noreturn]] void fail(const Error& error)
 {
@@ -87,7 +104,7 @@ int main(int argc, char** argv)
     net::io_context io;
     const auto executor = io.get_executor();
     engine::EngineClient engine(executor,
-                                engine::make_unix_socket_dialer(executor, vm::engine_socket_path(config, paths)));
+                                engine::make_unix_socket_dialer(executor, platform_engine_socket(config, paths)));
     const images::ImageRegistry registry(paths);
     images::RecipeImageService image_service(paths, engine,
                                              config.recipes_dir.value_or(images::default_recipes_source_dir()),
@@ -99,7 +116,7 @@ int main(int argc, char** argv)
         for (const auto& record : *records) recorded.push_back({record.name, record.image_id});
         return recorded;
     };
-    vm::PrivateEngine engine_control(executor, engine, paths, installation_id, config, recorded_images);
+    PlatformEngine engine_control(executor, engine, paths, installation_id, config, recorded_images);
 
     watcher::LocalCgroupHost cgroups(executor);
     const std::string watch_script =

@@ -6,7 +6,7 @@
 // poll() over the ssh socket, a wake-up pipe and the session thread's end of every channel's
 // socketpair. Callers on the daemon's io_context never block on it: open_stream() and
 // ready() complete through the executor they are given; run_command() blocks its caller and is
-// for callers off the event loop (or bounded, short commands; see ssh_cgroup_host.hpp).
+// for callers off the event loop only.
 //
 // Connecting: on the first request (and after a drop), within `connect_timeout`: TCP, the ssh
 // handshake, then the host key is checked against the pinned key BEFORE anything is sent for

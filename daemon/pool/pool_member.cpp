@@ -53,9 +53,10 @@ PoolMember::PoolMember(net::any_io_executor executor, const engine::EngineEntry&
       m_sweeper(m_client, AttemptLog(context.paths), AttemptJournal(context.paths), context.installation_id,
                 SweepSettings{context.config.settle_after_expiry_s, &context.runs_in_progress,
                               [cgroups = m_cgroups.get(), installation_id = context.installation_id](
-                                  const std::string& run_id) -> Expected<void> {
-                                  if (cgroups == nullptr) return {};
-                                  return cgroups->remove_run_parent(run_parent_path(installation_id, run_id));
+                                  const std::string& run_id) -> net::awaitable<Expected<void>> {
+                                  if (cgroups == nullptr) co_return Expected<void>{};
+                                  auto removed = co_await cgroups->remove_run_parent(run_parent_path(installation_id, run_id));
+                                  co_return removed;
                               },
                               entry.id}),
       m_runs(executor, m_client, BoxRuntime{context.config.runtime},

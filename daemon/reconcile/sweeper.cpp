@@ -66,12 +66,12 @@ void Sweeper::note_error(const std::string& run_id, const std::string& error)
         errors.push_back(proto::bounded_text(error, proto::k_max_attempt_error_bytes));
 }
 
-Expected<void> Sweeper::settle(const AttemptNote& note)
+net::awaitable<Expected<void>> Sweeper::settle(const AttemptNote& note)
 {
     const std::string run = "run " + note.run_id.substr(0, 8) + ": ";
     if (m_settings.release_run) {
-        if (auto released = m_settings.release_run(note.run_id); !released)
-            return make_error(released.error().code, run + released.error().message);
+        auto released = co_await m_settings.release_run(note.run_id);
+        if (!released) co_return make_error(released.error().code, run + released.error().message);
     }
     const auto traced = m_traces.find(note.run_id);
     proto::SettledAttempt entry;
@@ -87,11 +87,11 @@ Expected<void> Sweeper::settle(const AttemptNote& note)
     }
     entry.box = entry.box_removed_at ? std::string(proto::k_box_removed_by_sweep) : std::string(proto::k_box_not_found);
     if (auto journaled = m_journal.append(entry); !journaled)
-        return make_error(journaled.error().code, run + journaled.error().message);
+        co_return make_error(journaled.error().code, run + journaled.error().message);
     if (auto removed = m_attempts.remove(note.run_id); !removed)
-        return make_error(removed.error().code, run + removed.error().message);
+        co_return make_error(removed.error().code, run + removed.error().message);
     m_traces.erase(note.run_id);
-    return {};
+    co_return Expected<void>{};
 }
 
 net::awaitable<json::value> Sweeper::sweep_once()
@@ -152,7 +152,8 @@ net::awaitable<json::value> Sweeper::sweep_once()
         const bool box_may_exist = !reachable || live_runs.count(note.run_id) > 0;
         const bool settle_time = note.expires_at > 0 && now >= note.expires_at + m_settings.settle_after_expiry_s;
         if (box_may_exist || !settle_time) continue;
-        if (auto settled_now = settle(note); !settled_now) {
+        auto settled_now = co_await settle(note);
+        if (!settled_now) {
             note_error(note.run_id, settled_now.error().message);
             errors.emplace_back(settled_now.error().message);
             continue;

@@ -29,7 +29,8 @@
 namespace pybox::daemon {
 
 // Releases what a finished run left on the engine's host besides its box (its run parent cgroup).
-using RunReleaser = std::function<Expected<void>(const std::string& run_id)>;
+// Awaited on the daemon's io_context, which it must not block.
+using RunReleaser = std::function<boost::asio::awaitable<Expected<void>>(const std::string& run_id)>;
 
 struct SweepSettings {
     std::int64_t settle_after_expiry_s = limits::k_settle_after_expiry_s;
@@ -63,7 +64,7 @@ private:
     RunTrace& trace(const std::string& run_id);
     void note_error(const std::string& run_id, const std::string& error);
     // Settles one note whose box is gone; the error says which step failed.
-    Expected<void> settle(const AttemptNote& note);
+    boost::asio::awaitable<Expected<void>> settle(const AttemptNote& note);
 
     engine::EngineClient& m_engine;
     AttemptLog m_attempts;

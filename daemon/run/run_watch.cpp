@@ -44,28 +44,29 @@ void RunWatch::not_watched(std::string reason)
     if (!m_not_watched) m_not_watched = std::move(reason);
 }
 
-std::string RunWatch::prepare(const Expected<CgroupFacts>& facts, std::string_view installation_id,
-                              std::string_view run_id)
+net::awaitable<std::string> RunWatch::prepare(Expected<CgroupFacts> facts, std::string installation_id,
+                                              std::string run_id)
 {
     if (m_host == nullptr) {
         not_watched("the kernel watcher is switched off in this daemon's config.json (\"watcher\": false)");
-        return {};
+        co_return std::string();
     }
     if (!facts) {
         not_watched("the engine's cgroup version and driver are not known: " + facts.error().message);
-        return {};
+        co_return std::string();
     }
     auto cgroup = run_cgroup_for(*facts, installation_id, run_id);
     if (!cgroup) {
         not_watched(cgroup.error().message);
-        return {};
+        co_return std::string();
     }
-    if (auto created = m_host->create_run_parent(cgroup->version, cgroup->parent); !created) {
+    auto created = co_await m_host->create_run_parent(cgroup->version, cgroup->parent);
+    if (!created) {
         not_watched("the run's parent cgroup could not be created: " + created.error().message);
-        return {};
+        co_return std::string();
     }
     m_cgroup = std::move(*cgroup);
-    return m_cgroup->parent;
+    co_return m_cgroup->parent;
 }
 
 void RunWatch::start(std::string_view container_id, double deadline_s)
@@ -101,7 +102,8 @@ net::awaitable<void> RunWatch::finish()
     // Everything that went wrong around the readings themselves.
     std::vector<std::string> errors;
     if (m_cgroup) {
-        if (auto removed = m_host->remove_run_parent(m_cgroup->parent); !removed)
+        auto removed = co_await m_host->remove_run_parent(m_cgroup->parent);
+        if (!removed)
             errors.push_back("the run's parent cgroup was not removed: " + removed.error().message);
     }
     const auto version = version_of(m_cgroup ? m_cgroup->version : 1);

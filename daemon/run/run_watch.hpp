@@ -46,7 +46,7 @@ public:
 
     // Before create: makes the run parent. Returns the box's CgroupParent, or "" when the run is
     // not watched (the reason is kept for the receipt).
-    std::string prepare(const Expected<CgroupFacts>& facts, std::string_view installation_id, std::string_view run_id);
+    net::awaitable<std::string> prepare(Expected<CgroupFacts> facts, std::string installation_id, std::string run_id);
     // After a successful start: starts the watcher on the box's cgroup.
     void start(std::string_view container_id, double deadline_s);
     // Whether a watcher runs for this box.

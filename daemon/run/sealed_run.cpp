@@ -92,7 +92,7 @@ public:
     std::vector<proto::FileContent>& output_files() { return m_output_files; }
     bool cancelled() const { return m_cancelled; }
 
-    void identify(const std::string& installation_id, const VerifiedImage& image, const Expected<CgroupFacts>& cgroups)
+    void identify(const std::string& installation_id, const VerifiedImage& image)
     {
         const auto now = WallClock::now();
         m_box.installation_id = installation_id;
@@ -122,7 +122,12 @@ public:
         } else {
             configured.command = proto::box_command(m_request.timeout_s);
         }
-        m_box.cgroup_parent = m_watch.prepare(cgroups, installation_id, m_box.run_id);
+    }
+
+    // Before the attempt is noted: places the run under its own run parent, when it is watched.
+    net::awaitable<void> prepare_watch(const Expected<CgroupFacts>& cgroups)
+    {
+        m_box.cgroup_parent = co_await m_watch.prepare(cgroups, m_box.installation_id, m_box.run_id);
     }
 
     // The client went away: stop waiting for the deadline and kill the box now.
@@ -640,9 +645,11 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
         if (info) m_cgroup_facts = cgroup_facts_from_info(*info);
     }
 
-    run.identify(m_installation_id, *image,
-                 m_cgroup_facts ? *m_cgroup_facts
-                                : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read")));
+    run.identify(m_installation_id, *image);
+    const auto cgroups =
+        m_cgroup_facts ? *m_cgroup_facts
+                       : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read"));
+    co_await run.prepare_watch(cgroups);
     const RunsInProgress::Mark in_progress(m_attempts.in_progress, run.receipt().identity.run_id);
     if (auto noted = run.write_attempt(); !noted)
         co_return make_error(noted.error().code, "Nothing was run: PyBox notes each run in the runtime folder before "

@@ -4,7 +4,7 @@
 // read (watch_script, its argv from watch_command) is decided elsewhere; this only says where.
 //
 // Executor: every call runs on the daemon's io_context and never blocks it for longer than a
-// mkdir/rmdir in the cgroup filesystem; output is read asynchronously.
+// mkdir/rmdir in the cgroup filesystem; output and remote commands are awaited asynchronously.
 #pragma once
 
 #include "common/error.hpp"
@@ -55,10 +55,10 @@ public:
     virtual std::string describe() const = 0;
     // Creates the run parent `path` (and the installation's cgroup above it) for the cgroup
     // version given; an existing directory is fine.
-    virtual Expected<void> create_run_parent(int cgroup_version, std::string_view path) = 0;
+    virtual net::awaitable<Expected<void>> create_run_parent(int cgroup_version, std::string path) = 0;
     // Removes the run parent in every hierarchy where it exists (v1 or v2); a missing one is
     // fine. Fails ("cgroup_busy") while something still lives below it.
-    virtual Expected<void> remove_run_parent(std::string_view path) = 0;
+    virtual net::awaitable<Expected<void>> remove_run_parent(std::string path) = 0;
     // Starts the watcher command on that host.
     virtual Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) = 0;
 };

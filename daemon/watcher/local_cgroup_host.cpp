@@ -146,7 +146,7 @@ LocalCgroupHost::LocalCgroupHost(net::any_io_executor executor, fs::path mount_r
 {
 }
 
-Expected<void> LocalCgroupHost::create_run_parent(int cgroup_version, std::string_view path)
+net::awaitable<Expected<void>> LocalCgroupHost::create_run_parent(int cgroup_version, std::string path)
 {
     std::vector<fs::path> roots;
     if (cgroup_version == 1)
@@ -157,12 +157,12 @@ Expected<void> LocalCgroupHost::create_run_parent(int cgroup_version, std::strin
         std::error_code error;
         const auto directory = below(root, path);
         fs::create_directories(directory, error);
-        if (error) return cgroup_error(directory, error);
+        if (error) co_return cgroup_error(directory, error);
     }
-    return {};
+    co_return Expected<void>{};
 }
 
-Expected<void> LocalCgroupHost::remove_run_parent(std::string_view path)
+net::awaitable<Expected<void>> LocalCgroupHost::remove_run_parent(std::string path)
 {
     // v2: below the mount itself. v1: below every hierarchy, since the engine created the run
     // parent in each one it joined (cpuset, devices, ...).
@@ -170,13 +170,13 @@ Expected<void> LocalCgroupHost::remove_run_parent(std::string_view path)
     std::error_code error;
     for (const auto& entry : fs::directory_iterator(m_mount_root, error))
         if (entry.is_directory(error) && !entry.is_symlink(error)) roots.push_back(entry.path());
-    if (error) return cgroup_error(m_mount_root, error);
+    if (error) co_return cgroup_error(m_mount_root, error);
     for (const auto& root : roots) {
         const auto directory = below(root, path);
         if (!fs::remove(directory, error) && error && error != std::errc::no_such_file_or_directory)
-            return cgroup_error(directory, error);
+            co_return cgroup_error(directory, error);
     }
-    return {};
+    co_return Expected<void>{};
 }
 
 Expected<std::unique_ptr<WatchSession>> LocalCgroupHost::start_watch(const std::vector<std::string>& argv)

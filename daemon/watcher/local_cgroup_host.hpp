@@ -24,8 +24,8 @@ public:
 
     std::string mount_root() const override { return m_mount_root.string(); }
     std::string describe() const override { return m_description; }
-    Expected<void> create_run_parent(int cgroup_version, std::string_view path) override;
-    Expected<void> remove_run_parent(std::string_view path) override;
+    net::awaitable<Expected<void>> create_run_parent(int cgroup_version, std::string path) override;
+    net::awaitable<Expected<void>> remove_run_parent(std::string path) override;
     Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) override;
 
 private:

@@ -6,6 +6,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -13,11 +14,14 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <variant>
 
 namespace pybox::watcher {
 
 namespace {
 
+using namespace boost::asio::experimental::awaitable_operators;
 using Stream = net::local::stream_protocol::socket;
 using std::chrono::milliseconds;
 
@@ -71,11 +75,40 @@ bool plain_cgroup_path(std::string_view path)
     });
 }
 
+// sh -c "(SCRIPT) 2>&1; echo $?" pybox-cgroup ARGS...: an exec channel passes on stdout only,
+// so the script's errors and then its exit status come back on it.
 std::string script_command(std::string_view script, std::vector<std::string> args)
 {
-    std::vector<std::string> argv{"sh", "-c", std::string(script), "pybox-cgroup"};
+    std::vector<std::string> argv{"sh", "-c", "(\n" + std::string(script) + ") 2>&1\necho \"$?\"\n", "pybox-cgroup"};
     argv.insert(argv.end(), args.begin(), args.end());
     return engine::shell_command(argv);
+}
+
+// Reads `stream` to its end, keeping at most k_ssh_channel_buffer bytes.
+net::awaitable<std::string> read_to_end(Stream& stream)
+{
+    std::string text;
+    std::array<char, 4096> buffer;
+    for (;;) {
+        auto [ec, got] = co_await stream.async_read_some(net::buffer(buffer), k_use);
+        text.append(buffer.data(), std::min(got, engine::k_ssh_channel_buffer - std::min(text.size(), engine::k_ssh_channel_buffer)));
+        if (ec) break;
+    }
+    co_return text;
+}
+
+// The script's output and, from its last line, its exit status; nullopt when that line is missing.
+std::optional<engine::RemoteCommandResult> split_status(std::string_view text)
+{
+    if (text.empty() || text.back() != '\n') return std::nullopt;
+    text.remove_suffix(1);
+    const auto line_start = text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1;
+    const auto line = text.substr(line_start);
+    engine::RemoteCommandResult result;
+    const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), result.exit_status);
+    if (ec != std::errc() || end != line.data() + line.size()) return std::nullopt;
+    result.error_output = std::string(text.substr(0, line_start));
+    return result;
 }
 
 struct SshWatchState {
@@ -170,33 +203,54 @@ SshCgroupHost::SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engi
 
 std::string SshCgroupHost::describe() const { return m_session->describe() + " (cgroup files read over ssh)"; }
 
-Expected<void> SshCgroupHost::create_run_parent(int cgroup_version, std::string_view path)
+net::awaitable<Expected<engine::RemoteCommandResult>> SshCgroupHost::run_script(std::string_view script,
+                                                                                  std::vector<std::string> args)
 {
-    if (!plain_cgroup_path(path))
-        return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + std::string(path) + "\" to " +
-                                               m_session->describe() + ": it is not a plain absolute path");
-    auto result = m_session->run_command(
-        script_command(k_create, {m_mount_root, std::to_string(cgroup_version), std::string(path)}),
-        k_cgroup_command_timeout);
-    if (!result) return result.error();
-    if (result->exit_status != 0)
-        return make_error("cgroup_failed", "cannot make the run parent " + std::string(path) + " on " +
-                                               m_session->describe() + ": " + result->error_output);
-    return {};
+    const auto deadline = MonoClock::now() + k_cgroup_command_timeout;
+    auto opened = co_await m_session->open_stream(m_executor, script_command(script, std::move(args)),
+                                                  k_cgroup_command_timeout);
+    if (!opened) co_return opened.error();
+    Stream stream = std::move(*opened);
+    boost::system::error_code ignored;
+    stream.shutdown(Stream::shutdown_send, ignored);  // empty stdin
+    net::steady_timer limit(m_executor, deadline);
+    auto ended = co_await (read_to_end(stream) || limit.async_wait(k_use));
+    if (ended.index() != 0)
+        co_return make_error("engine_timeout", "a command on " + m_session->describe() + " did not end in time");
+    auto result = split_status(std::get<0>(ended));
+    if (!result)
+        co_return make_error("engine_unreachable", "a command on " + m_session->describe() +
+                                                       " ended without its exit status: " +
+                                                       m_session->last_drop().value_or("the ssh channel was closed"));
+    co_return std::move(*result);
 }
 
-Expected<void> SshCgroupHost::remove_run_parent(std::string_view path)
+net::awaitable<Expected<void>> SshCgroupHost::create_run_parent(int cgroup_version, std::string path)
 {
     if (!plain_cgroup_path(path))
-        return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + std::string(path) + "\" to " +
-                                               m_session->describe() + ": it is not a plain absolute path");
-    auto result = m_session->run_command(script_command(k_remove, {m_mount_root, std::string(path)}),
-                                         k_cgroup_command_timeout);
-    if (!result) return result.error();
-    if (result->exit_status == 0) return {};
-    return make_error(result->exit_status == 3 ? "cgroup_busy" : "cgroup_failed",
-                      "cannot remove the run parent " + std::string(path) + " on " + m_session->describe() + ": " +
-                          result->error_output);
+        co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
+                                                  m_session->describe() + ": it is not a plain absolute path");
+    std::vector<std::string> args{m_mount_root, std::to_string(cgroup_version), path};
+    auto result = co_await run_script(k_create, std::move(args));
+    if (!result) co_return result.error();
+    if (result->exit_status != 0)
+        co_return make_error("cgroup_failed", "cannot make the run parent " + path + " on " + m_session->describe() +
+                                                  ": " + result->error_output);
+    co_return Expected<void>{};
+}
+
+net::awaitable<Expected<void>> SshCgroupHost::remove_run_parent(std::string path)
+{
+    if (!plain_cgroup_path(path))
+        co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
+                                                  m_session->describe() + ": it is not a plain absolute path");
+    std::vector<std::string> args{m_mount_root, path};
+    auto result = co_await run_script(k_remove, std::move(args));
+    if (!result) co_return result.error();
+    if (result->exit_status == 0) co_return Expected<void>{};
+    co_return make_error(result->exit_status == 3 ? "cgroup_busy" : "cgroup_failed",
+                         "cannot remove the run parent " + path + " on " + m_session->describe() + ": " +
+                             result->error_output);
 }
 
 Expected<std::unique_ptr<WatchSession>> SshCgroupHost::start_watch(const std::vector<std::string>& argv)

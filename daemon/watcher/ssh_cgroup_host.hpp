@@ -1,7 +1,8 @@
 // SshCgroupHost: the CgroupHost of an ssh engine's host. The watcher is the same fixed
 // watch.sh, run by the remote /bin/sh in an exec channel of the engine's SshSession, with the
 // same argv (watch_command) and so the same output, parsed by the same strict parser. Run
-// parents are made and removed by two fixed scripts (in ssh_cgroup_host.cpp) in a channel each.
+// parents are made and removed by two fixed scripts (in ssh_cgroup_host.cpp) in a channel each,
+// whose output (stderr joined to stdout) ends with a line holding the script's exit status.
 // Every word reaches the remote shell single-quoted (shell_command); run parent paths are also
 // checked to be plain ([A-Za-z0-9/_.-], absolute, no "..") before they are sent.
 //
@@ -11,11 +12,12 @@
 // dropped the session, or the connection died) sends TERM, so no watcher outlives its session.
 // final_when_ended() is ignored: the box's pid is another host's.
 //
-// Executor: start_watch() and the sessions it returns run on `executor` and never wait for the
-// remote side. create_run_parent() and remove_run_parent() wait for their command (one channel,
-// a few ms on a near host; at most k_cgroup_command_timeout) on the calling thread, as the
-// CgroupHost interface is synchronous. Failures: "cgroup_failed" or "cgroup_busy" naming the
-// host and path, or the session's code ("engine_unreachable", ...) when the host is not reached.
+// Executor: everything runs on `executor` and never blocks it. start_watch() and the sessions it
+// returns never wait for the remote side; create_run_parent() and remove_run_parent() await
+// their command's channel and output (a few ms on a near host; at most k_cgroup_command_timeout,
+// then "engine_timeout"). Failures: "cgroup_failed" or "cgroup_busy" naming the host and path,
+// or the session's code ("engine_unreachable", ...) when the host is not reached or the channel
+// ends before the script's exit status arrives.
 #pragma once
 
 #include "daemon/engine/ssh_session.hpp"
@@ -44,11 +46,15 @@ public:
 
     std::string mount_root() const override { return m_mount_root; }
     std::string describe() const override;
-    Expected<void> create_run_parent(int cgroup_version, std::string_view path) override;
-    Expected<void> remove_run_parent(std::string_view path) override;
+    net::awaitable<Expected<void>> create_run_parent(int cgroup_version, std::string path) override;
+    net::awaitable<Expected<void>> remove_run_parent(std::string path) override;
     Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) override;
 
 private:
+    // Runs a fixed script with `args` to its end; its exit status and output.
+    net::awaitable<Expected<engine::RemoteCommandResult>> run_script(std::string_view script,
+                                                                     std::vector<std::string> args);
+
     net::any_io_executor m_executor;
     std::shared_ptr<engine::SshSession> m_session;
     std::string m_mount_root;

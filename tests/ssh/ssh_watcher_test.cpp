@@ -9,6 +9,9 @@
 
 #include "tests/ssh/ssh_fixture.hpp"
 
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/parse.hpp>
 
 #include <random>
@@ -37,21 +40,57 @@ TEST_CASE("Run parents are made and removed over ssh, and a busy one is refused"
     boost::asio::io_context io;
     watcher::SshCgroupHost host(io.get_executor(), session);
     const std::string parent = "/pybox-ssh-test/" + random_run_id();
-    REQUIRE(host.create_run_parent(1, parent).has_value());
-    CHECK(std::filesystem::is_directory("/sys/fs/cgroup/memory" + parent));
-    CHECK(std::filesystem::is_directory("/sys/fs/cgroup/pids" + parent));
-    std::filesystem::create_directory("/sys/fs/cgroup/pids" + parent + "/child");
-    auto busy = host.remove_run_parent(parent);
-    REQUIRE_FALSE(busy.has_value());
-    CHECK(busy.error().code == "cgroup_busy");
-    std::filesystem::remove("/sys/fs/cgroup/pids" + parent + "/child");
-    REQUIRE(host.remove_run_parent(parent).has_value());
-    CHECK_FALSE(std::filesystem::exists("/sys/fs/cgroup/memory" + parent));
-    CHECK(host.remove_run_parent(parent).has_value());  // already gone is fine
-    CHECK(host.remove_run_parent("/pybox-ssh-test").has_value());
-    auto strange = host.create_run_parent(1, "/pybox/$(reboot)");
-    REQUIRE_FALSE(strange.has_value());
-    CHECK(strange.error().code == "cgroup_failed");
+    run(io, [&]() -> boost::asio::awaitable<void> {
+        REQUIRE((co_await host.create_run_parent(1, parent)).has_value());
+        CHECK(std::filesystem::is_directory("/sys/fs/cgroup/memory" + parent));
+        CHECK(std::filesystem::is_directory("/sys/fs/cgroup/pids" + parent));
+        std::filesystem::create_directory("/sys/fs/cgroup/pids" + parent + "/child");
+        auto busy = co_await host.remove_run_parent(parent);
+        REQUIRE_FALSE(busy.has_value());
+        CHECK(busy.error().code == "cgroup_busy");
+        std::filesystem::remove("/sys/fs/cgroup/pids" + parent + "/child");
+        REQUIRE((co_await host.remove_run_parent(parent)).has_value());
+        CHECK_FALSE(std::filesystem::exists("/sys/fs/cgroup/memory" + parent));
+        CHECK((co_await host.remove_run_parent(parent)).has_value());  // already gone is fine
+        CHECK((co_await host.remove_run_parent("/pybox-ssh-test")).has_value());
+        auto strange = co_await host.create_run_parent(1, "/pybox/$(reboot)");
+        REQUIRE_FALSE(strange.has_value());
+        CHECK(strange.error().code == "cgroup_failed");
+    });
+}
+
+TEST_CASE("A run parent call to a host that never answers ends in time without blocking the event loop")
+{
+    Fixture fixture;
+    boost::asio::io_context io;
+    // Takes the TCP connection (the kernel's backlog) and never says a word of ssh.
+    boost::asio::ip::tcp::acceptor silent(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    auto engine = fixture.engine();
+    engine.address.port = silent.local_endpoint().port();
+    watcher::SshCgroupHost host(io.get_executor(), std::make_shared<engine::SshSession>(engine));
+    int ticks = 0;
+    const auto started = std::chrono::steady_clock::now();
+    std::optional<Expected<void>> created;
+    run(io, [&]() -> boost::asio::awaitable<void> {
+        boost::asio::steady_timer tick(io);
+        boost::asio::co_spawn(
+            io, [&]() -> boost::asio::awaitable<void> { created = co_await host.create_run_parent(2, "/pybox-ssh-test/x"); },
+            boost::asio::detached);
+        while (!created) {
+            tick.expires_after(100ms);
+            co_await tick.async_wait(boost::asio::use_awaitable);
+            ++ticks;
+        }
+    });
+    const auto took = std::chrono::steady_clock::now() - started;
+    REQUIRE(created);
+    REQUIRE_FALSE(created->has_value());
+    INFO(created->error().message);
+    CHECK((created->error().code == "engine_unreachable" || created->error().code == "engine_timeout"));
+    CHECK(took >= watcher::k_cgroup_command_timeout);
+    CHECK(took < watcher::k_cgroup_command_timeout + 1500ms);
+    // The loop kept running meanwhile: about one tick per 100 ms.
+    CHECK(ticks >= watcher::k_cgroup_command_timeout / 100ms - 5);
 }
 
 TEST_CASE("The watcher over ssh reports the same readings as the local watcher for the same box")
@@ -74,7 +113,7 @@ TEST_CASE("The watcher over ssh reports the same readings as the local watcher f
         auto run_cgroup = daemon::run_cgroup_for(*facts, "ssh-watch-test", random_run_id());
         REQUIRE(run_cgroup.has_value());
         cgroup = *run_cgroup;
-        REQUIRE(remote.create_run_parent(cgroup.version, cgroup.parent).has_value());
+        REQUIRE((co_await remote.create_run_parent(cgroup.version, cgroup.parent)).has_value());
         auto spec = json::parse(R"({"Image": ")" + std::string(k_tiny_image) + R"(",
             "Cmd": ["/bin/sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"],
             "Labels": {"pybox.test": "ssh"},
@@ -102,9 +141,12 @@ TEST_CASE("The watcher over ssh reports the same readings as the local watcher f
         local_output = co_await (*local_watch)->finish(10s);
         REQUIRE((co_await client.remove_container(created->id, k_call)).has_value());
     });
-    CHECK(remote.remove_run_parent(cgroup.parent).has_value());
-    // And the test installation's cgroup above it (the engine made it in every hierarchy).
-    CHECK(remote.remove_run_parent(cgroup.parent.substr(0, cgroup.parent.find('/', 1))).has_value());
+    run(io, [&]() -> boost::asio::awaitable<void> {
+        CHECK((co_await remote.remove_run_parent(cgroup.parent)).has_value());
+        // And the test installation's cgroup above it (the engine made it in every hierarchy).
+        const auto installation = cgroup.parent.substr(0, cgroup.parent.find('/', 1));
+        CHECK((co_await remote.remove_run_parent(installation)).has_value());
+    });
     INFO("remote:\n" << remote_output.text << "local:\n" << local_output.text);
     const auto version = static_cast<watcher::CgroupVersion>(cgroup.version);
     auto remote_record = watcher::parse_watch_output(remote_output.text, version);

@@ -2,8 +2,8 @@
 // the way colima 0.10 does and records its calls): the glue is tested here on Linux; only the
 // real colima is left to macOS.
 #include "daemon/macos/colima_vm.hpp"
+#include "tests/support/fake_colima.hpp"
 #include "tests/support/source_text.hpp"
-#include "tests/support/temp_runtime.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,50 +14,7 @@ using namespace pybox;
 using namespace pybox::macos;
 namespace fs = std::filesystem;
 
-namespace {
-
-struct FakeColima {
-    test::TempRuntime runtime;
-    fs::path bin = runtime.root / "fake-bin";
-    fs::path calls = runtime.root / "fake-calls";
-    fs::path mounts = runtime.root / "fake-mounts";
-    fs::path version = runtime.root / "fake-version";
-
-    FakeColima()
-    {
-        fs::create_directory(bin);
-        const ColimaLayout layout(runtime.paths);
-        std::ofstream(mounts) << "/dev/vda1 / ext4 rw,relatime 0 0\nproc /proc proc rw 0 0\n";
-        std::ofstream(version) << "colima version 0.10.1\ngit commit: 0123abcd\n";
-        std::ofstream script(bin / "colima");
-        script << "#!/bin/sh\n"
-               << "echo \"$* COLIMA_HOME=$COLIMA_HOME\" >> '" << calls.string() << "'\n"
-               << "case \"$1\" in\n"
-               << "version) cat '" << version.string() << "' ;;\n"
-               << "start) mkdir -p \"$LIMA_HOME/colima-pybox\"\n"
-               << "  printf '%s\\n' '{\"level\":\"info\",\"msg\":\"Forwarding `/var/run/docker.sock` (guest) to `"
-               << layout.docker_socket.string() << "` (host)\",\"time\":\"t\"}' > \"$LIMA_HOME/colima-pybox/ha.stderr.log\" ;;\n"
-               << "status) echo '{\"display_name\":\"colima [profile=pybox]\",\"driver\":\"macOS Virtualization.Framework\","
-               << "\"arch\":\"aarch64\",\"runtime\":\"docker\",\"mount_type\":\"virtiofs\",\"docker_socket\":\"unix://"
-               << layout.docker_socket.string() << "\",\"kubernetes\":false,\"cpu\":2,\"memory\":2147483648,\"disk\":21474836480}' ;;\n"
-               << "ssh) case \"$6\" in\n"
-               << "  /proc/self/mounts) cat '" << mounts.string() << "' ;;\n"
-               << "  *) echo 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHBrDrVvZOPZz6u1+ItItDCcdBz11Z9swXD2365GL8// root@colima-pybox' ;;\n"
-               << "  esac ;;\n"
-               << "ssh-config) printf 'Host colima-pybox\\n  IdentityFile \"%s\"\\n  UserKnownHostsFile /dev/null\\n"
-               << "  User ada\\n  Hostname 127.0.0.1\\n  Port 60022\\n\\n' \"$LIMA_HOME/_config/user\" ;;\n"
-               << "stop) ;;\n"
-               << "*) exit 2 ;;\n"
-               << "esac\n";
-        script.close();
-        fs::permissions(bin / "colima", fs::perms(0755));
-    }
-
-    ColimaVm vm() { return ColimaVm(runtime.paths, {bin / "colima", bin / "docker"}); }
-    std::string called() { return test::read_text(calls); }
-};
-
-}  // namespace
+using test::FakeColima;
 
 TEST_CASE("ColimaVm starts the profile, checks it, pins the host key and answers the socket and the ssh target")
 {

@@ -2,6 +2,7 @@
 
 #include "common/limits.hpp"
 #include "common/process.hpp"
+#include "tests/support/fake_engine.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -53,11 +54,11 @@ TEST_CASE("A run parent is made in the v1 controllers PyBox reads and removed fr
     for (auto hierarchy : {"memory", "cpu", "cpuacct", "pids", "cpuset"}) fs::create_directories(tree.root / hierarchy);
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor(), tree.root);
-    REQUIRE(host.create_run_parent(1, "/pybox-i/r1").has_value());
+    REQUIRE(test::run_to_result(io, host.create_run_parent(1, "/pybox-i/r1")).has_value());
     for (auto controller : {"memory", "cpu", "cpuacct", "pids"}) CHECK(fs::is_directory(tree.root / controller / "pybox-i/r1"));
     CHECK_FALSE(fs::exists(tree.root / "cpuset/pybox-i/r1"));
     fs::create_directories(tree.root / "cpuset/pybox-i/r1");  // as the engine would
-    REQUIRE(host.remove_run_parent("/pybox-i/r1").has_value());
+    REQUIRE(test::run_to_result(io, host.remove_run_parent("/pybox-i/r1")).has_value());
     for (auto hierarchy : {"memory", "cpu", "cpuacct", "pids", "cpuset"}) {
         CHECK_FALSE(fs::exists(tree.root / hierarchy / "pybox-i/r1"));
         CHECK(fs::is_directory(tree.root / hierarchy / "pybox-i"));
@@ -69,11 +70,11 @@ TEST_CASE("A v2 run parent lives below the unified mount, and removing a missing
     TempTree tree;
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor(), tree.root);
-    REQUIRE(host.create_run_parent(2, "/pybox-i/r2").has_value());
+    REQUIRE(test::run_to_result(io, host.create_run_parent(2, "/pybox-i/r2")).has_value());
     CHECK(fs::is_directory(tree.root / "pybox-i/r2"));
-    REQUIRE(host.remove_run_parent("/pybox-i/r2").has_value());
+    REQUIRE(test::run_to_result(io, host.remove_run_parent("/pybox-i/r2")).has_value());
     CHECK_FALSE(fs::exists(tree.root / "pybox-i/r2"));
-    CHECK(host.remove_run_parent("/pybox-i/r2").has_value());
+    CHECK(test::run_to_result(io, host.remove_run_parent("/pybox-i/r2")).has_value());
 }
 
 TEST_CASE("A run parent with something still below it is reported busy")
@@ -82,7 +83,7 @@ TEST_CASE("A run parent with something still below it is reported busy")
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor(), tree.root);
     fs::create_directories(tree.root / "pybox-i/r3/box");
-    const auto removed = host.remove_run_parent("/pybox-i/r3");
+    const auto removed = test::run_to_result(io, host.remove_run_parent("/pybox-i/r3"));
     REQUIRE_FALSE(removed.has_value());
     CHECK(removed.error().code == "cgroup_busy");
 }

@@ -107,9 +107,9 @@ TEST_CASE("A settled attempt is journaled with what the sweep found and did, the
     f.engine->answer(http_response("200 OK", "[]"));
     std::vector<std::string> released;
     daemon::Sweeper sweeper(*f.client, attempts, journal, k_owner,
-                            daemon::SweepSettings{2, nullptr, [&released](const std::string& run_id) -> Expected<void> {
+                            daemon::SweepSettings{2, nullptr, [&released](const std::string& run_id) -> boost::asio::awaitable<Expected<void>> {
                                 released.push_back(run_id);
-                                return {};
+                                co_return Expected<void>{};
                             }});
 
     auto summary = f.run(sweeper.sweep_once());

@@ -1,0 +1,100 @@
+#include "daemon/macos/colima_engine_control.hpp"
+
+#include "common/clock.hpp"
+#include "common/scoped_flag.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace pybox::macos {
+
+namespace {
+
+vm::DaemonConfig on_colima_socket(vm::DaemonConfig config, const RuntimePaths& paths)
+{
+    config.engine_socket = ColimaLayout(paths).docker_socket;
+    return config;
+}
+
+Error busy_error() { return make_error("engine_busy", "Another `pybox vm start` or `stop` is in progress."); }
+
+}  // namespace
+
+ColimaEngineControl::ColimaEngineControl(net::any_io_executor executor, engine::EngineClient& client,
+                                         const RuntimePaths& paths, std::string_view installation_id,
+                                         vm::DaemonConfig config, vm::RecordedImagesSource recorded_images,
+                                         ToolLocator locate_tools)
+    : m_executor(executor), m_paths(paths), m_locate_tools(std::move(locate_tools)),
+      m_checks(executor, client, paths, installation_id, on_colima_socket(std::move(config), paths),
+               std::move(recorded_images))
+{
+}
+
+ColimaEngineControl::~ColimaEngineControl()
+{
+    if (m_worker.joinable()) m_worker.join();
+}
+
+// Runs `work` on m_worker; its result is handed to the awaiting coroutine on m_executor.
+template <class T>
+net::awaitable<T> ColimaEngineControl::off_the_loop(std::function<T()> work)
+{
+    if (m_worker.joinable()) m_worker.join();  // the previous command, already finished
+    struct Delivery {
+        explicit Delivery(const net::any_io_executor& executor) : delivered(executor, MonoClock::time_point::max()) {}
+        net::steady_timer delivered;  // cancelled once `result` is set
+        std::optional<T> result;
+    };
+    auto delivery = std::make_shared<Delivery>(m_executor);
+    // The guard keeps the executor's io_context running until the result is delivered.
+    m_worker = std::thread([delivery, guard = net::make_work_guard(m_executor), work = std::move(work)]() mutable {
+        auto result = work();
+        net::post(guard.get_executor(), [delivery = std::move(delivery), result = std::move(result)]() mutable {
+            delivery->result.emplace(std::move(result));
+            delivery->delivered.cancel();
+        });
+    });
+    co_await delivery->delivered.async_wait(net::as_tuple(net::use_awaitable));
+    co_return std::move(*delivery->result);
+}
+
+net::awaitable<Expected<proto::EngineStartAnswer>> ColimaEngineControl::start()
+{
+    if (m_busy) co_return busy_error();
+    const ScopedFlag busy(m_busy);
+    const auto begun = MonoClock::now();
+    auto tools = m_locate_tools();
+    if (!tools) co_return tools.error();
+    // Named, not a temporary argument: GCC 12 destroys a coroutine's temporary argument twice.
+    std::function<Expected<ColimaStarted>()> start_vm = [vm = ColimaVm(m_paths, *tools)]() mutable { return vm.start(); };
+    auto started = co_await off_the_loop(std::move(start_vm));
+    if (!started) co_return started.error();
+    m_watcher_target = started->watcher_target;
+    auto answer = co_await m_checks.start();
+    if (!answer) co_return answer.error();
+    answer->started = true;
+    answer->seconds = seconds_between(begun, MonoClock::now());
+    co_return answer;
+}
+
+net::awaitable<Expected<proto::EngineStopAnswer>> ColimaEngineControl::stop()
+{
+    if (m_busy) co_return busy_error();
+    const ScopedFlag busy(m_busy);
+    const auto begun = MonoClock::now();
+    auto tools = m_locate_tools();
+    if (!tools) co_return tools.error();
+    std::function<Expected<void>()> stop_vm = [vm = ColimaVm(m_paths, *tools)]() mutable { return vm.stop(); };
+    auto stopped = co_await off_the_loop(std::move(stop_vm));
+    if (!stopped) co_return stopped.error();
+    m_watcher_target.reset();
+    co_return proto::EngineStopAnswer{false, true, false, ColimaLayout(m_paths).docker_socket.string(),
+                                      seconds_between(begun, MonoClock::now()), {}};
+}
+
+net::awaitable<proto::EngineStatus> ColimaEngineControl::status() { co_return co_await m_checks.status(); }
+
+}  // namespace pybox::macos
