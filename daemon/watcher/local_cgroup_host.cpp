@@ -109,14 +109,7 @@ public:
     net::awaitable<WatchOutput> finish(milliseconds timeout) override
     {
         auto& state = *m_state;
-        if (!state.eof) {
-            net::steady_timer limit(co_await net::this_coro::executor, timeout);
-            limit.async_wait([&state](const boost::system::error_code& ec) {
-                if (!ec) state.output_ended.cancel();
-            });
-            co_await state.output_ended.async_wait(k_use);
-            limit.cancel();
-        }
+        co_await wait_for_watch_end(state, timeout);
         if (state.first_process) state.first_process->close();
         if (!state.eof) {
             state.collected.output.killed = true;

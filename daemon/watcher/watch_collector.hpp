@@ -11,9 +11,12 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/buffer.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <array>
+#include <chrono>
 #include <memory>
 #include <string_view>
 
@@ -41,6 +44,20 @@ net::awaitable<void> read_watch_output(std::shared_ptr<State> state)
     }
     state->eof = true;
     state->output_ended.cancel();
+}
+
+// Waits at most `timeout` for read_watch_output to reach the end of the output (state.eof);
+// returns at once when it already has. The caller kills the watcher if it has not.
+template <class State>
+net::awaitable<void> wait_for_watch_end(State& state, std::chrono::milliseconds timeout)
+{
+    if (state.eof) co_return;
+    net::steady_timer limit(co_await net::this_coro::executor, timeout);
+    limit.async_wait([&state](const boost::system::error_code& ec) {
+        if (!ec) state.output_ended.cancel();
+    });
+    co_await state.output_ended.async_wait(net::as_tuple(net::use_awaitable));
+    limit.cancel();
 }
 
 }  // namespace pybox::watcher
