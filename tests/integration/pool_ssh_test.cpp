@@ -104,7 +104,7 @@ TEST_CASE("sshd killed mid-run: an honest receipt, and after sshd is back the bo
                                                                                   {"sweep_interval_s", 1}}));
     REQUIRE(daemon.pybox({"vm", "start"}).exit_code == 0);
     auto client = std::async(std::launch::async, [&daemon] {
-        return daemon.try_pybox({"exec", "-", "--json", "--timeout", "3"}, "import time\ntime.sleep(2.5)\nprint('done')\n");
+        return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"}, "import time\ntime.sleep(8)\nprint('done')\n");
     });
     std::vector<std::string> boxes;
     REQUIRE(within(std::chrono::seconds(15), [&] { return !(boxes = labelled_boxes_on(engine2_socket(fixture), daemon.home())).empty(); }));
