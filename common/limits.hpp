@@ -50,6 +50,16 @@ inline constexpr std::int64_t k_sweep_interval_s = 30;
 inline constexpr std::int64_t k_min_sweep_interval_s = 1;
 inline constexpr std::int64_t k_max_sweep_interval_s = 3'600;
 
+// Warm boxes (config.json warm_boxes): how many a daemon keeps per engine by default, and at most.
+inline constexpr int k_default_warm_boxes = 1;
+inline constexpr int k_max_warm_boxes = 4;
+// A warm box is replaced this long before its expiry label (the longest deadline and its box
+// timer margin), so a run that takes it always ends before the label says it may be swept ...
+inline constexpr std::int64_t k_warm_box_renewed_before_expiry_s =
+    static_cast<std::int64_t>(k_max_timeout_s + k_box_timer_margin_s);
+// ... and warm boxes are kept only when a box_expiry_s leaves each at least this long to wait.
+inline constexpr std::int64_t k_min_warm_box_wait_s = 5;
+
 // The attempt journal (<runtime>/attempts/journal.jsonl): a file is rotated to journal.1.jsonl
 // before an entry would take it past this size; one older file is kept.
 inline constexpr std::size_t k_journal_max_file_bytes = 1024 * 1024;

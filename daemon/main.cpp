@@ -140,7 +140,8 @@ int main(int argc, char** argv)
         },
         daemon::AttemptTracking{attempts, &runs_in_progress, config.box_expiry_s}, installation_id,
         [&sweeper] { return sweeper.last_summary(); },
-        daemon::WatchSetup{config.watcher ? &cgroups : nullptr, watch_script});
+        daemon::WatchSetup{config.watcher ? &cgroups : nullptr, watch_script}, daemon::RunQueueOptions{},
+        daemon::WarmSetup{config.local_engine ? config.warm_boxes : 0});
 
     // The pool (config.json "engines"): the local engine first, then each entry with its own
     // client, checks, run queue and sweep. Without entries none of this exists and the daemon
@@ -194,6 +195,10 @@ int main(int argc, char** argv)
     for (auto& member : members)
         net::co_spawn(executor, member.sweeper().sweep_forever(sweep_interval),
                       net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
+    // Warm boxes (config.json warm_boxes), per engine; removed when the daemon stops.
+    std::vector<daemon::SealedRunService*> warm_keepers{&runs};
+    for (auto& member : members) warm_keepers.push_back(&member.runs());
+    for (auto* keeper : warm_keepers) net::co_spawn(executor, keeper->keep_warm(), net::detached);
 
     net::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {
@@ -201,6 +206,7 @@ int main(int argc, char** argv)
         std::cerr << "pyboxd: stopping; runs in progress end with their boxes removed\n";
         server.stop();
         for (auto& signal : stop_sweeping) signal.emit(net::cancellation_type::terminal);
+        for (auto* keeper : warm_keepers) net::co_spawn(executor, keeper->stop_warm(), net::detached);
     });
     std::cerr << "pyboxd: listening on " << paths.daemon_socket().string() << " (engine "
               << engine.dialer().describe() << ")\n";

@@ -218,7 +218,8 @@ json::value to_json(const AttemptsAnswer& answer)
                                          {"expires_at", note.expires_at},
                                          {"container_id", note.container_id},
                                          {"readable", note.readable},
-                                         {"in_progress", note.in_progress}});
+                                         {"in_progress", note.in_progress},
+                                         {"warm", note.warm}});
     json::array settled;
     for (const auto& entry : answer.settled) settled.push_back(to_json(entry));
     return json::object{{"unsettled", std::move(unsettled)},
@@ -347,6 +348,7 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             note.container_id = item.string("container_id");
             note.readable = item.boolean("readable");
             note.in_progress = item.boolean("in_progress");
+            note.warm = item.boolean("warm");
             item.finish();
             answer.unsettled.push_back(std::move(note));
         }

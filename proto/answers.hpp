@@ -159,6 +159,7 @@ struct UnsettledAttempt {
     std::string container_id;
     bool readable = true;  // false: a damaged note, of which only the run ID (its file name) is known
     bool in_progress = false;
+    bool warm = false;  // a warm box waiting for its program (in_progress too)
 
     friend bool operator==(const UnsettledAttempt&, const UnsettledAttempt&) = default;
 };

@@ -61,7 +61,8 @@ json::object clock_domains_to_json(const ClockDomains& domains)
     }
     return {
         {"lifecycle", "daemon monotonic clock: seconds from the start of the run (lifecycle.phases, "
-                      "lifecycle.timing)"},
+                      "lifecycle.timing); a warm box's from the start of its making (lifecycle.preparation)"},
+        {"lifecycle.box_started_at", "daemon wall clock, UTC"},
         {"identity.created_at", "daemon wall clock, UTC"},
         {"identity.expires_at", "daemon wall clock, unix seconds"},
         {"observed.termination.deadline_kill_sent_at", "daemon wall clock, UTC"},
@@ -70,6 +71,17 @@ json::object clock_domains_to_json(const ClockDomains& domains)
         {"observed.resources", "the watcher's kernel clock: CLOCK_BOOTTIME read from /proc/uptime, centiseconds"},
         {"engine_offset_ns", std::move(offset)},
     };
+}
+
+json::array phases_to_json(const std::vector<Phase>& phases)
+{
+    json::array out;
+    for (const auto& phase : phases)
+        out.push_back(json::object{{"name", phase.name},
+                                   {"started_s", phase.started_s},
+                                   {"duration_s", phase.duration_s},
+                                   {"outcome", phase.outcome}});
+    return out;
 }
 
 template <class T>
@@ -213,13 +225,11 @@ json::value receipt_to_json(const Receipt& receipt)
     capture_json["output_limit_bytes"] = configured.output_limit_bytes;
     capture_json["provenance"] = k_capture_provenance;
 
-    json::array phases;
-    for (const auto& phase : lifecycle.phases) {
-        phases.push_back(json::object{{"name", phase.name},
-                                      {"started_s", phase.started_s},
-                                      {"duration_s", phase.duration_s},
-                                      {"outcome", phase.outcome}});
-    }
+    json::value preparation = nullptr;
+    if (lifecycle.preparation)
+        preparation = json::object{{"phases", phases_to_json(lifecycle.preparation->phases)},
+                                   {"total_s", lifecycle.preparation->total_s},
+                                   {"waited_s", lifecycle.preparation->waited_s}};
     json::object unknown;
     for (const auto& [key, reason] : receipt.unknown) {
         unknown[key] = reason;
@@ -276,10 +286,13 @@ json::value receipt_to_json(const Receipt& receipt)
                       {"resources", observed.resources},
                       {"termination", termination_to_json(termination)}}},
         {"capture", std::move(capture_json)},
-        {"lifecycle", json::object{{"last_phase", lifecycle.last_phase},
+        {"lifecycle", json::object{{"warm", lifecycle.warm},
+                                   {"box_started_at", optional_to_json(lifecycle.box_started_at)},
+                                   {"preparation", std::move(preparation)},
+                                   {"last_phase", lifecycle.last_phase},
                                    {"cancelled", lifecycle.cancelled},
                                    {"timeouts", strings_to_json(lifecycle.timeouts)},
-                                   {"phases", std::move(phases)},
+                                   {"phases", phases_to_json(lifecycle.phases)},
                                    {"timing", json::object{{"queued_s", lifecycle.queued_s}, {"total_s", lifecycle.total_s}}}}},
         {"cleanup", json::object{{"status", to_string(cleanup.status)},
                                  {"removed", cleanup.removed},

@@ -147,7 +147,21 @@ struct Phase {
     friend bool operator==(const Phase&, const Phase&) = default;
 };
 
+// A warm box's making, before its request (docs/receipt.md "lifecycle"): its phases (create,
+// verify, start) in seconds from the start of its making, how long that took, and how long the
+// started box then waited for its program.
+struct Preparation {
+    std::vector<Phase> phases;
+    double total_s = 0;
+    double waited_s = 0;
+
+    friend bool operator==(const Preparation&, const Preparation&) = default;
+};
+
 struct Lifecycle {
+    bool warm = false;  // the run took a warm box (made before its request)
+    std::optional<std::string> box_started_at;  // RFC 3339, daemon wall clock: the start call's answer
+    std::optional<Preparation> preparation;     // a warm box's making; nullopt for a cold box
     std::string last_phase;
     bool cancelled = false;
     std::vector<std::string> timeouts;  // names of the budgets that fired

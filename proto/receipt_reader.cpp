@@ -138,6 +138,21 @@ void read_termination(ObjectReader& reader, Receipt& receipt)
 }
 
 // The descriptions are text for people (any string); engine_offset_ns is the measurement.
+std::vector<Phase> read_phases(ObjectReader& reader)
+{
+    std::vector<Phase> phases;
+    for (auto& phase_reader : reader.objects("phases")) {
+        Phase phase;
+        phase.name = phase_reader.string("name");
+        phase.started_s = phase_reader.number("started_s");
+        phase.duration_s = phase_reader.number("duration_s");
+        phase.outcome = phase_reader.string("outcome");
+        phase_reader.finish();
+        phases.push_back(std::move(phase));
+    }
+    return phases;
+}
+
 ClockDomains read_clock_domains(ObjectReader& reader)
 {
     ClockDomains domains;
@@ -263,18 +278,23 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     capture.finish();
 
     auto lifecycle = root.object("lifecycle");
+    receipt.lifecycle.warm = lifecycle.boolean("warm");
+    receipt.lifecycle.box_started_at = lifecycle.optional_string("box_started_at");
+    if (!lifecycle.any("preparation").is_null()) {
+        auto preparation_reader = lifecycle.object("preparation");
+        Preparation preparation;
+        preparation.phases = read_phases(preparation_reader);
+        preparation.total_s = preparation_reader.number("total_s");
+        preparation.waited_s = preparation_reader.number("waited_s");
+        preparation_reader.finish();
+        receipt.lifecycle.preparation = std::move(preparation);
+    }
+    if (lifecycle.mode() == ReadMode::strict && receipt.lifecycle.warm != receipt.lifecycle.preparation.has_value())
+        lifecycle.fail("preparation", "must be an object exactly when warm is true");
     receipt.lifecycle.last_phase = lifecycle.string("last_phase");
     receipt.lifecycle.cancelled = lifecycle.boolean("cancelled");
     receipt.lifecycle.timeouts = lifecycle.strings("timeouts");
-    for (auto& phase_reader : lifecycle.objects("phases")) {
-        Phase phase;
-        phase.name = phase_reader.string("name");
-        phase.started_s = phase_reader.number("started_s");
-        phase.duration_s = phase_reader.number("duration_s");
-        phase.outcome = phase_reader.string("outcome");
-        phase_reader.finish();
-        receipt.lifecycle.phases.push_back(std::move(phase));
-    }
+    receipt.lifecycle.phases = read_phases(lifecycle);
     auto timing = lifecycle.object("timing");
     receipt.lifecycle.queued_s = timing.number("queued_s");
     receipt.lifecycle.total_s = timing.number("total_s");

@@ -61,7 +61,7 @@ public:
     std::string address() const { return m_client.dialer().describe(); }
     engine::EngineClient& client() { return m_client; }
     EngineControl& control() { return m_control; }
-    RunService& runs() { return m_runs; }
+    SealedRunService& runs() { return m_runs; }
     Sweeper& sweeper() { return m_sweeper; }
 
 private:

@@ -20,7 +20,7 @@ Expected<proto::AttemptsAnswer> JournalAttemptRecords::list()
     if (notes.size() > limits::k_attempts_answer_max_unsettled) notes.resize(limits::k_attempts_answer_max_unsettled);
     for (const auto& note : notes)
         answer.unsettled.push_back({note.run_id, note.created_at, note.expires_at, note.container_id, note.readable,
-                                    m_in_progress.contains(note.run_id)});
+                                    m_in_progress.contains(note.run_id), m_in_progress.is_warm(note.run_id)});
     answer.settled = std::move(reading->entries);
     answer.damaged_lines = reading->damaged_lines;
     return answer;

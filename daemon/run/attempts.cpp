@@ -87,9 +87,15 @@ std::vector<AttemptNote> AttemptLog::list() const
     return notes;
 }
 
-RunsInProgress::Mark::Mark(RunsInProgress* runs, std::string run_id) : m_runs(runs), m_run_id(std::move(run_id))
+RunsInProgress::Mark::Mark(RunsInProgress* runs, std::string run_id, State state)
+    : m_runs(runs), m_run_id(std::move(run_id))
 {
-    if (m_runs != nullptr) m_runs->m_runs.insert(m_run_id);
+    if (m_runs != nullptr) m_runs->m_runs[m_run_id] = state;
+}
+
+void RunsInProgress::Mark::taken()
+{
+    if (m_runs != nullptr) m_runs->m_runs[m_run_id] = State::running;
 }
 
 RunsInProgress::Mark::~Mark()

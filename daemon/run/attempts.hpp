@@ -8,7 +8,7 @@
 
 #include <cstdint>
 #include <optional>
-#include <set>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,13 +43,18 @@ private:
 // short box expiry (config.json) never cuts a run short. Single-threaded (the io_context).
 class RunsInProgress {
 public:
+    // A box of this daemon's: a run's, or a warm box waiting for its program.
+    enum class State { running, warm };
+
     // Marks a run as under way for as long as the returned object lives.
     class Mark {
     public:
-        Mark(RunsInProgress* runs, std::string run_id);
+        Mark(RunsInProgress* runs, std::string run_id, State state = State::running);
         ~Mark();
         Mark(const Mark&) = delete;
         Mark& operator=(const Mark&) = delete;
+        // A warm box took its program: it is a run now.
+        void taken();
 
     private:
         RunsInProgress* m_runs;
@@ -57,9 +62,14 @@ public:
     };
 
     bool contains(std::string_view run_id) const { return m_runs.find(run_id) != m_runs.end(); }
+    bool is_warm(std::string_view run_id) const
+    {
+        const auto found = m_runs.find(run_id);
+        return found != m_runs.end() && found->second == State::warm;
+    }
 
 private:
-    std::set<std::string, std::less<>> m_runs;
+    std::map<std::string, State, std::less<>> m_runs;
 };
 
 }  // namespace pybox::daemon

@@ -58,6 +58,8 @@ public:
 
     // Runs waiting in line (not counting the running one).
     std::size_t waiting() const { return m_line.size(); }
+    // Whether a run holds its turn now.
+    bool running() const { return m_running; }
 
 private:
     struct Waiter {

@@ -1,26 +1,13 @@
 #include "daemon/run/sealed_run.hpp"
 
 #include "common/clock.hpp"
-#include "common/ids.hpp"
 #include "common/limits.hpp"
-#include "common/sha256.hpp"
-#include "daemon/engine/stream_demuxer.hpp"
 #include "daemon/run/box_removal.hpp"
-#include "daemon/run/box_spec.hpp"
-#include "daemon/run/capture_record.hpp"
-#include "daemon/run/files_helper.hpp"
-#include "daemon/run/files_report.hpp"
-#include "daemon/run/engine_clock.hpp"
-#include "daemon/run/policy_check.hpp"
-#include "daemon/run/run_watch.hpp"
-#include "daemon/run/termination.hpp"
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/json/array.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -28,21 +15,9 @@
 
 namespace pybox::daemon {
 
-using namespace boost::asio::experimental::awaitable_operators;
 using proto::CleanupStatus;
-using proto::explain;
-using proto::TerminationMechanism;
-using std::chrono::milliseconds;
 
 namespace {
-
-constexpr auto k_use = net::as_tuple(net::use_awaitable);
-// How long output may keep arriving after the engine reported the exit.
-constexpr milliseconds k_drain_grace{2'000};
-
-milliseconds to_millis(double seconds) { return milliseconds(static_cast<std::int64_t>(seconds * 1000.0)); }
-
-json::object error_evidence(const Error& error) { return {{"code", error.code}, {"message", error.message}}; }
 
 // Errors that stop a run before anything is created: an unreachable engine says how to start it,
 // whichever call found it gone.
@@ -52,574 +27,44 @@ Error with_engine_hint(Error error)
     return error;
 }
 
-// The WAIT_FAILED sentence for a wait that ended without the box's exit, by what ended it.
-std::string wait_failure_sentence(const Error& error)
-{
-    if (error.code == "engine_timeout") return "The engine did not report the box's exit in time.";
-    if (error.code == "engine_protocol")
-        return "The connection waiting for the box's exit broke or carried a malformed answer before the engine "
-               "reported the exit.";
-    if (error.code == "cancelled") return "PyBox stopped waiting for the box's exit.";
-    return "The engine answered the wait with an error instead of the box's exit.";
-}
-
-// The state of one run: what was asked, what has been observed so far, and the receipt being
-// filled in. Lives in the run() coroutine frame; the phase coroutines borrow it.
-class RunContext {
-public:
-    RunContext(net::any_io_executor executor, engine::EngineClient& engine, const AttemptTracking& attempts,
-               proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch)
-        : m_executor(std::move(executor)), m_engine(engine), m_attempts(attempts),
-          m_request(std::move(request)), m_policy(std::move(policy)), m_runtime(std::move(runtime)), m_watch(watch), m_deadline_timer(m_executor),
-          m_drain_timer(m_executor), m_demuxer(m_request.output_limit_bytes), m_started(MonoClock::now())
-    {
-        if (m_request.files) {
-            m_files_marker = new_files_marker();
-            m_demuxer.split_stdout_at(*m_files_marker, k_max_files_report_bytes);
-        }
-    }
-
-    // The run's turn came: its own timings start now, and the time until now was its wait in
-    // the queue.
-    void begin()
-    {
-        const auto now = MonoClock::now();
-        m_receipt.lifecycle.queued_s = seconds_between(m_started, now);
-        m_started = now;
-    }
-
-    proto::Receipt& receipt() { return m_receipt; }
-    std::vector<proto::FileContent>& output_files() { return m_output_files; }
-    bool cancelled() const { return m_cancelled; }
-
-    void identify(const std::string& installation_id, const VerifiedImage& image)
-    {
-        const auto now = WallClock::now();
-        m_box.installation_id = installation_id;
-        m_box.run_id = random_id_128();
-        m_box.expires_at = unix_seconds(now) + m_attempts.box_expiry_s;
-
-        auto& identity = m_receipt.identity;
-        identity.run_id = m_box.run_id;
-        identity.installation_id = installation_id;
-        identity.image = m_request.image;
-        identity.image_id = image.image_id;
-        identity.recipe_sha256 = image.recipe_sha256;
-        identity.created_at = rfc3339_utc(now);
-        identity.expires_at = m_box.expires_at;
-        m_receipt.engine = proto::EngineRef{m_attempts.engine_id, m_engine.dialer().describe()};
-        m_receipt.source_sha256 = sha256_hex(m_request.source);
-        m_receipt.source_bytes = m_request.source.size();
-
-        auto& configured = m_receipt.configured;
-        configured.wall_timeout_s = m_request.timeout_s;
-        configured.guest_timer_s = m_request.timeout_s + limits::k_box_timer_margin_s;
-        configured.output_limit_bytes = static_cast<std::int64_t>(m_request.output_limit_bytes);
-        configured.policy = m_policy;
-        if (m_request.files) {
-            configured.command = files_box_command(m_request.timeout_s);
-            configured.files_helper_sha256 = files_helper_sha256();
-        } else {
-            configured.command = proto::box_command(m_request.timeout_s);
-        }
-    }
-
-    // Before the attempt is noted: places the run under its own run parent, when it is watched.
-    net::awaitable<void> prepare_watch(const Expected<CgroupFacts>& cgroups)
-    {
-        m_box.cgroup_parent = co_await m_watch.prepare(cgroups, m_box.installation_id, m_box.run_id);
-    }
-
-    // The client went away: stop waiting for the deadline and kill the box now.
-    void cancel()
-    {
-        m_cancelled = true;
-        m_deadline_timer.cancel();
-    }
-
-    Expected<void> write_attempt()
-    {
-        AttemptNote note{m_box.run_id, m_box.installation_id, m_receipt.identity.created_at, m_box.expires_at,
-                         m_receipt.container_id, true, m_attempts.engine_id};
-        return m_attempts.log.write(note);
-    }
-
-    net::awaitable<void> execute()
-    {
-        // One co_await per statement: GCC 12 miscompiles co_await inside && and ?:.
-        bool ready = co_await create_box();
-        if (ready) ready = co_await verify_box();
-        if (ready) ready = co_await start_box();
-        if (ready) co_await run_program();
-        co_await cleanup();
-        finish();
-    }
-
-private:
-    class PhaseTimer {
-    public:
-        // `budget` names the time budget of the phase in lifecycle.timeouts (the phase's own name
-        // unless given: the run phase's budget is the deadline).
-        PhaseTimer(RunContext& run, std::string name, std::string budget = {})
-            : m_run(run), m_budget(budget.empty() ? name : std::move(budget)), m_start(MonoClock::now())
-        {
-            m_run.m_receipt.lifecycle.last_phase = name;
-            m_name = std::move(name);
-        }
-        // The budget fired when the outcome is "timeout", or as `budget_fired` says when the
-        // phase also failed otherwise.
-        void done(std::string outcome, bool budget_fired = false)
-        {
-            const auto now = MonoClock::now();
-            m_run.m_receipt.lifecycle.phases.push_back(proto::Phase{
-                m_name, seconds_between(m_run.m_started, m_start), seconds_between(m_start, now), outcome});
-            if (outcome == "timeout" || budget_fired) m_run.m_receipt.lifecycle.timeouts.push_back(m_budget);
-        }
-
-    private:
-        RunContext& m_run;
-        std::string m_name;
-        std::string m_budget;
-        MonoClock::time_point m_start;
-    };
-
-    static std::string outcome_of(const Error& error) { return error.code == "engine_timeout" ? "timeout" : "failed"; }
-
-    void note_engine_failure(std::string code, std::string message, const Error& error)
-    {
-        m_receipt.explanations.push_back(explain(std::move(code), std::move(message), error_evidence(error)));
-    }
-
-    net::awaitable<bool> create_box()
-    {
-        PhaseTimer phase(*this, "create");
-        const json::object spec = make_box_spec(m_policy, m_runtime, m_receipt.identity.image_id,
-                                                m_receipt.configured.command, m_box);
-        auto created = co_await m_engine.create_container(spec, "pybox-" + m_box.run_id, limits::k_create_timeout);
-        if (!created) {
-            phase.done(outcome_of(created.error()));
-            note_engine_failure("CREATE_FAILED", "The engine did not create the box; the program never ran.",
-                                created.error());
-            m_create_uncertain = created.error().code == "engine_timeout" ||
-                                 created.error().code == "engine_protocol";
-            co_return false;
-        }
-        m_receipt.container_id = created->id;
-        if (auto noted = write_attempt(); !noted)
-            m_receipt.explanations.push_back(explain(
-                "ATTEMPT_NOTE_STALE",
-                "PyBox could not write the box's container ID into the run's attempt note; had the daemon "
-                "stopped mid-run, its sweep would still have found the box by its labels.",
-                error_evidence(noted.error())));
-        if (!created->warnings.empty()) {
-            phase.done("failed");
-            json::array warnings;
-            for (const auto& warning : created->warnings) warnings.emplace_back(warning);
-            m_receipt.explanations.push_back(explain(
-                "CREATE_WARNINGS", "The engine created the box with warnings, so its settings are not exactly "
-                                   "the ones PyBox asked for; the box was removed without starting.",
-                {{"warnings", std::move(warnings)}}));
-            co_return false;
-        }
-        phase.done("ok");
-        co_return !m_cancelled;
-    }
-
-    net::awaitable<bool> verify_box()
-    {
-        PhaseTimer phase(*this, "verify");
-        auto inspected = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
-        if (!inspected) {
-            phase.done(outcome_of(inspected.error()));
-            note_engine_failure("VERIFY_FAILED", "The box's settings could not be read back, so it was not started.",
-                                inspected.error());
-            co_return false;
-        }
-        const auto mismatches = check_effective_policy(m_policy, m_runtime, m_box, *inspected);
-        m_receipt.observed.effective_policy = effective_policy_record(*inspected, mismatches);
-        if (!mismatches.empty()) {
-            phase.done("failed");
-            json::array fields;
-            for (const auto& mismatch : mismatches) fields.emplace_back(mismatch.field);
-            m_receipt.explanations.push_back(explain(
-                "POLICY_MISMATCH", "The engine's effective settings differ from the box policy; the box was "
-                                   "removed without starting.",
-                {{"fields", std::move(fields)}}));
-            co_return false;
-        }
-        m_receipt.observed.policy_verified_before_start = true;
-        phase.done("ok");
-        co_return !m_cancelled;
-    }
-
-    net::awaitable<bool> start_box()
-    {
-        PhaseTimer phase(*this, "start");
-        const auto& id = m_receipt.container_id;
-        auto attached = co_await m_engine.attach(id, limits::k_query_timeout);
-        if (!attached) {
-            phase.done(outcome_of(attached.error()));
-            note_engine_failure("ATTACH_FAILED", "PyBox could not attach to the box; it was not started.",
-                                attached.error());
-            co_return false;
-        }
-        m_attach = std::move(*attached);
-        auto waiting = co_await m_engine.begin_wait(id, limits::k_query_timeout);
-        if (!waiting) {
-            phase.done(outcome_of(waiting.error()));
-            note_engine_failure("WAIT_FAILED", "PyBox could not register for the box's exit; it was not started.",
-                                waiting.error());
-            co_return false;
-        }
-        m_wait = std::move(*waiting);
-        const auto start_budget = std::max(limits::k_min_start_timeout, to_millis(m_request.timeout_s));
-        auto started = co_await m_engine.start_container(id, start_budget);
-        if (!started) {
-            phase.done(outcome_of(started.error()));
-            note_engine_failure("START_FAILED", "The engine did not start the box.", started.error());
-            co_return false;
-        }
-        m_run_started = MonoClock::now();
-        m_watch.start(id, m_request.timeout_s);
-        phase.done("ok");
-        co_return true;
-    }
-
-    net::awaitable<void> run_program()
-    {
-        PhaseTimer phase(*this, "run", "deadline");
-        // A client gone before the program ran (while the box was created or started) gets its
-        // box killed at once: cancel() found no wait on the timer to end then.
-        m_deadline_timer.expires_after(m_cancelled ? milliseconds(0) : to_millis(m_request.timeout_s));
-        co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline() && measure_engine_clock() &&
-                  find_first_process());
-        const bool deadline_fired = (m_kill == KillAnswer::accepted || m_kill == KillAnswer::failed) && !m_cancelled;
-        // The engine lost mid-run (no exit reported) or a broken stream: the phase did not do its job.
-        if (!m_wait_observed_exit || m_stream_error) {
-            phase.done("failed", deadline_fired);
-        } else {
-            phase.done(deadline_fired ? "timeout" : "ok");
-        }
-
-        PhaseTimer inspect(*this, "inspect");
-        auto final_state = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
-        if (final_state && final_state->is_object()) {
-            if (const auto* state = final_state->as_object().if_contains("State")) m_receipt.observed.engine_state = *state;
-            inspect.done("ok");
-        } else {
-            inspect.done(final_state ? "failed" : outcome_of(final_state.error()));
-            if (!final_state && !m_wait_observed_exit) co_await check_engine_gone(final_state.error());
-        }
-    }
-
-    // The exit was never reported and the final inspect failed: a ping tells an engine that went
-    // away from one that only failed these calls.
-    net::awaitable<void> check_engine_gone(const Error& inspect_error)
-    {
-        auto pinged = co_await m_engine.ping(limits::k_query_timeout);
-        if (pinged) co_return;
-        json::object evidence{{"final_inspect", error_evidence(inspect_error)}, {"ping", error_evidence(pinged.error())}};
-        if (m_wait_error) evidence["wait"] = error_evidence(*m_wait_error);
-        m_engine_gone = std::move(evidence);
-    }
-
-    net::awaitable<void> feed_and_drain()
-    {
-        const std::string input = m_files_marker ? files_helper_input(m_request, *m_files_marker) : m_request.source;
-        auto written = co_await m_attach->write_stdin(input, to_millis(m_request.timeout_s));
-        if (written) {
-            (void)m_attach->close_stdin();
-        } else {
-            m_stream_error = "writing the program to the box failed: " + written.error().message;
-        }
-        for (;;) {
-            auto chunk = co_await m_attach->read_some();
-            if (!chunk) {
-                if (!m_stream_error) m_stream_error = "the output stream broke: " + chunk.error().message;
-                break;
-            }
-            if (chunk->empty()) {
-                m_stream_ended = true;
-                break;
-            }
-            m_demuxer.feed(*chunk);
-        }
-        m_demuxer.finish();
-        m_drain_timer.cancel();
-    }
-
-    net::awaitable<void> wait_for_exit()
-    {
-        const auto budget = to_millis(m_request.timeout_s + limits::k_box_timer_margin_s) +
-                            limits::k_stop_timeout + limits::k_inspect_timeout;
-        auto result = co_await m_wait->result(budget);
-        m_exited = true;
-        m_watch.exit_observed();
-        m_deadline_timer.cancel();
-        if (result) {
-            m_wait_observed_exit = true;
-        } else {
-            m_wait_error = result.error();
-            note_engine_failure("WAIT_FAILED", wait_failure_sentence(result.error()), result.error());
-            if (result.error().code == "engine_timeout") m_receipt.lifecycle.timeouts.push_back("wait");
-        }
-        if (!m_stream_ended) {
-            m_drain_timer.expires_after(k_drain_grace);
-            auto [ec] = co_await m_drain_timer.async_wait(k_use);
-            if (!ec && !m_stream_ended) {
-                m_stream_error = "the output stream stayed open after the box exited; PyBox closed it";
-                m_attach->cancel();
-            }
-        }
-    }
-
-    net::awaitable<void> kill_at_deadline()
-    {
-        co_await m_deadline_timer.async_wait(k_use);
-        if (m_exited) co_return;
-        m_kill_sent_unix_ns = unix_nanoseconds(WallClock::now());
-        auto killed = co_await m_engine.kill_container(m_receipt.container_id, "KILL", limits::k_stop_timeout);
-        if (!killed) {
-            m_kill = KillAnswer::failed;
-            note_engine_failure("KILL_FAILED", "PyBox's kill request at the deadline failed.", killed.error());
-        } else {
-            m_kill = *killed == engine::KillOutcome::killed ? KillAnswer::accepted : KillAnswer::not_running;
-        }
-    }
-
-    // The offset of the engine's clock from the daemon's (engine_clock.hpp), measured while the
-    // program runs so that it adds no latency.
-    // Names the box's first process to the watcher, so its final reading follows that process's
-    // end at once instead of the engine's later report (by then the box's cgroup is gone).
-    net::awaitable<void> find_first_process()
-    {
-        if (!m_watch.watching()) co_return;
-        auto inspected = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
-        if (!inspected || !inspected->is_object()) co_return;
-        const auto* state = inspected->as_object().if_contains("State");
-        const auto* pid = state && state->is_object() ? state->as_object().if_contains("Pid") : nullptr;
-        if (pid && pid->is_int64()) m_watch.first_process(pid->as_int64());
-    }
-
-    net::awaitable<void> measure_engine_clock()
-    {
-        const std::int64_t before_ns = unix_nanoseconds(WallClock::now());
-        auto info = co_await m_engine.info(limits::k_query_timeout);
-        const std::int64_t after_ns = unix_nanoseconds(WallClock::now());
-        if (!info) {
-            m_clock_unmeasured = "GET /info failed: " + info.error().message;
-            co_return;
-        }
-        auto offset = engine_clock_offset(before_ns, *info, after_ns);
-        if (offset) {
-            m_receipt.clock_domains.engine_offset = *offset;
-        } else {
-            m_clock_unmeasured = offset.error().message;
-        }
-    }
-
-    // Removes the box, then collects the watcher's final reading and removes the run parent.
-    net::awaitable<void> cleanup()
-    {
-        co_await remove_box();
-        co_await m_watch.finish();
-    }
-
-    // Removes the box (force), then confirms it is gone; one retry, 15 s in all.
-    net::awaitable<void> remove_box()
-    {
-        PhaseTimer phase(*this, "remove");
-        m_watch.exit_observed();
-        if (m_attach) m_attach->cancel();
-        if (m_wait) m_wait->cancel();
-        auto& cleanup = m_receipt.cleanup;
-        std::vector<std::string> boxes;
-        if (!m_receipt.container_id.empty()) {
-            boxes.push_back(m_receipt.container_id);
-        } else if (m_create_uncertain) {
-            const std::vector<std::string> filters{std::string(k_label_run) + "=" + m_box.run_id};
-            auto listed = co_await m_engine.list_containers(filters, limits::k_query_timeout);
-            if (listed)
-                for (const auto& item : *listed)
-                    if (const auto* id = item.as_object().if_contains("Id"); id && id->is_string())
-                        boxes.emplace_back(id->as_string());
-        }
-        if (boxes.empty() && !m_create_uncertain) {
-            cleanup.status = CleanupStatus::not_created;
-            phase.done("skipped");
-            if (auto removed = m_attempts.log.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
-            co_return;
-        }
-        const RemovalOutcome removal = co_await remove_boxes(m_engine, boxes, limits::k_cleanup_budget);
-        cleanup.attempts = removal.attempts;
-        cleanup.error = removal.error;
-        cleanup.removed = removal.all_gone;
-        if (removal.all_gone) {
-            cleanup.status = CleanupStatus::removed;
-            phase.done("ok");
-            if (auto removed = m_attempts.log.remove(m_box.run_id); !removed) cleanup.error = removed.error().message;
-        } else {
-            cleanup.status = CleanupStatus::removal_unconfirmed;
-            phase.done(removal.timed_out ? "timeout" : "failed");
-            m_receipt.explanations.push_back(explain(
-                "REMOVAL_UNCONFIRMED",
-                "PyBox could not confirm that the box is gone; the daemon removes it before its next run once the "
-                "engine answers, or the sweep after its expiry.",
-                {{"expires_at", m_box.expires_at}, {"error", cleanup.error.value_or(std::string())}}));
-        }
-    }
-
-    void finish()
-    {
-        auto& receipt = m_receipt;
-        const bool started = m_run_started.has_value();
-        if (started) {
-            EndEvidence evidence;
-            evidence.engine_state =
-                receipt.observed.engine_state.is_object() ? &receipt.observed.engine_state : nullptr;
-            evidence.kill = m_kill;
-            evidence.kill_sent_unix_ns = m_kill_sent_unix_ns;
-            evidence.engine_clock_offset = receipt.clock_domains.engine_offset;
-            evidence.wall_timeout_s = receipt.configured.wall_timeout_s;
-            evidence.guest_timer_s = receipt.configured.guest_timer_s;
-            evidence.client_gone = m_cancelled;
-            evidence.kernel_oom_kills = m_watch.oom_kills();
-            const EndVerdict verdict = classify_end(evidence);
-            receipt.observed.termination = verdict.termination;
-            for (const auto& explanation : verdict.explanations) receipt.explanations.push_back(explanation);
-            for (const auto& [key, why] : verdict.unknown) receipt.unknown[key] = why;
-        } else {
-            receipt.observed.termination.mechanism = TerminationMechanism::not_started;
-        }
-        if (m_engine_gone)
-            receipt.explanations.push_back(explain(
-                "ENGINE_GONE",
-                "The engine went away mid-run: it stopped answering before it reported the box's exit, so the "
-                "program's end and exit code were not observed, its output is incomplete, and the box's removal "
-                "is not confirmed. Without the engine the box timer (the deadline + " +
-                    std::to_string(static_cast<int>(limits::k_box_timer_margin_s)) +
-                    " s) still ends the program; once the engine answers again PyBox removes the box before its "
-                    "next run.",
-                *m_engine_gone));
-        if (!receipt.clock_domains.engine_offset) receipt.unknown["absolute_clock_alignment"] = m_clock_unmeasured;
-        receipt.observed.resources = m_watch.resources();
-        for (const auto& [key, why] : m_watch.unknown()) receipt.unknown[key] = why;
-        if (m_cancelled) {
-            receipt.lifecycle.cancelled = true;
-            receipt.explanations.push_back(explain("CLIENT_DISCONNECTED",
-                                                   "The client went away, so PyBox stopped the run and removed the box."));
-        }
-
-        record_capture({m_demuxer, started, m_wait_observed_exit, m_stream_ended, m_stream_error,
-                        m_request.output_limit_bytes},
-                       receipt);
-        if (m_request.files) record_files();
-        receipt.lifecycle.total_s = seconds_between(m_started, MonoClock::now());
-    }
-
-    // The receipt's `files` and the files to return, from the helper's report.
-    void record_files()
-    {
-        FilesReportEvidence evidence;
-        const auto& split = m_demuxer.stdout_split();
-        if (split && split->found()) {
-            evidence.report = split->tail();
-            evidence.report_truncated = split->tail_truncated();
-        }
-        FilesOutcome outcome = read_files_report(evidence, *m_request.files, why_no_files_report());
-        m_receipt.files = std::move(outcome.record);
-        m_output_files = std::move(outcome.outputs);
-        const auto& files = *m_receipt.files;
-        if (!files.errors.empty())
-            m_receipt.explanations.push_back(explain("FILES_NOT_RETURNED", files.errors.front(),
-                                                     {{"errors", static_cast<std::uint64_t>(files.errors.size())}}));
-        if (!files.skipped.empty() || files.skipped_unlisted > 0)
-            m_receipt.explanations.push_back(explain(
-                "FILES_SKIPPED",
-                "Some of what the program left in the output folder did not come back (files.skipped says why).",
-                {{"listed", static_cast<std::uint64_t>(files.skipped.size())}, {"unlisted", files.skipped_unlisted}}));
-    }
-
-    std::string why_no_files_report() const
-    {
-        using proto::TerminationMechanism;
-        const std::string kept = "; no output file was kept.";
-        if (!m_run_started) return "The program never started" + kept;
-        switch (m_receipt.observed.termination.mechanism) {
-        case TerminationMechanism::deadline_kill:
-        case TerminationMechanism::cause_not_established:
-            return "The box was killed at the deadline before the files helper reported" + kept;
-        case TerminationMechanism::out_of_memory:
-            return "The box ran out of memory before the files helper reported" + kept;
-        case TerminationMechanism::stopped_on_disconnect:
-            return "The client went away, so the box was stopped before the files helper reported" + kept;
-        default:
-            return "The files helper ended without its report (it was killed, or failed: see stderr)" + kept;
-        }
-    }
-
-    net::any_io_executor m_executor;
-    engine::EngineClient& m_engine;
-    const AttemptTracking& m_attempts;
-    proto::RunRequest m_request;
-    proto::BoxPolicy m_policy;
-    BoxRuntime m_runtime;
-    BoxIdentity m_box;
-    proto::Receipt m_receipt;
-    RunWatch m_watch;
-
-    net::steady_timer m_deadline_timer;
-    net::steady_timer m_drain_timer;
-    engine::StreamDemuxer m_demuxer;
-    std::unique_ptr<engine::AttachSession> m_attach;
-    std::unique_ptr<engine::WaitHandle> m_wait;
-
-    MonoClock::time_point m_started;  // the request's arrival, then (begin()) its turn
-    std::optional<MonoClock::time_point> m_run_started;
-    std::optional<KillAnswer> m_kill;  // nullopt: no kill was sent
-    std::optional<std::int64_t> m_kill_sent_unix_ns;
-    std::string m_clock_unmeasured = "the program never started, so the engine's clock was not read";
-    std::optional<Error> m_wait_error;            // the wait for the exit ended without it
-    std::optional<json::object> m_engine_gone;    // the evidence that the engine went away mid-run
-    bool m_cancelled = false;
-    bool m_exited = false;
-    bool m_wait_observed_exit = false;
-    bool m_stream_ended = false;
-    bool m_create_uncertain = false;
-    std::optional<std::string> m_stream_error;
-    std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
-    std::vector<proto::FileContent> m_output_files;
-};
+// The keeper's wait after a warm box could not be made: 1 s, doubling to 30 s.
+constexpr std::chrono::seconds k_warm_retry_first{1};
+constexpr std::chrono::seconds k_warm_retry_longest{30};
 
 }  // namespace
 
 SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
                                    ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
-                                   ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue)
+                                   ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue,
+                                   WarmSetup warm)
     : m_executor(executor), m_engine(engine), m_watch(std::move(watch)), m_runtime(std::move(runtime)),
       m_verify_image(std::move(verify_image)),
       m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
-      m_reconciliation(std::move(reconciliation)), m_queue(executor, queue)
+      m_reconciliation(std::move(reconciliation)), m_queue(executor, queue), m_warm_setup(warm),
+      m_warm_image(proto::RunRequest{}.image), m_warm_wakeup(executor), m_warm_changed(executor)
 {
+    // A warm box must be able to wait a little and still take the longest run before its expiry.
+    if (m_attempts.box_expiry_s < limits::k_warm_box_renewed_before_expiry_s + limits::k_min_warm_box_wait_s)
+        m_warm_setup.count = 0;
 }
 
 net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunRequest request,
                                                                  net::cancellation_slot cancelled)
 {
+    const auto arrived = MonoClock::now();
     if (auto valid = proto::validate_run_request(request); !valid) co_return valid.error();
     auto policy = proto::policy_for_image(request.image);
     if (!policy) co_return make_error("unknown_image", "There is no image named \"" + request.image + "\".");
     if (request.files) policy->tmpfs_bytes = limits::k_files_tmpfs_bytes;  // the seed's larger /tmp for files
 
-    const std::string image_name = request.image;
-    RunContext run(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime, m_watch);
     bool disconnected = false;
+    BoxRun* box = nullptr;  // once chosen: the client's disconnect kills its box
     net::cancellation_signal leave_queue;
     if (cancelled.is_connected())
         cancelled.assign([&](net::cancellation_type type) {
             disconnected = true;
             leave_queue.emit(type);
-            run.cancel();
+            if (box != nullptr) box->cancel();
         });
     struct SlotRelease {
         net::cancellation_slot slot;
@@ -629,37 +74,187 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
     auto turn = co_await m_queue.wait_turn(leave_queue.slot());
     if (!turn) co_return turn.error();
     if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
-    run.begin();
+    // The next warm box is made once this run has ended (its turn released), off its path.
+    struct WakeKeeperAfter {
+        SealedRunService& service;
+        ~WakeKeeperAfter() { service.wake_warm_keeper(); }
+    } wake_keeper{*this};
 
+    auto image = co_await check_before_box(request.image);
+    if (!image) co_return with_engine_hint(image.error());
+    if (!request.files) m_warm_image = request.image;
+
+    std::unique_ptr<BoxRun> warm = co_await take_warm_box(request, *image);
+    if (disconnected) {
+        if (warm) discard_later(std::move(warm));
+        co_return make_error("client_disconnected", "The client went away before the run began.");
+    }
+    if (warm) {
+        box = warm.get();
+        warm->adopt(std::move(request), arrived);
+        co_await warm->execute_warm();
+    } else {
+        auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime,
+                                             m_watch, BoxKind::cold);
+        cold->begin_after(arrived);
+        auto opened = co_await open_box(*cold, *image);
+        if (!opened)
+            co_return make_error(opened.error().code, "Nothing was run: PyBox notes each run in the runtime folder "
+                                                      "before it creates a box, and that failed. " +
+                                                          opened.error().message);
+        box = cold.get();
+        if (disconnected) cold->cancel();
+        co_await cold->execute();
+        warm = std::move(cold);
+    }
+    box = nullptr;
+    auto& receipt = warm->receipt();
+    if (receipt.cleanup.status == CleanupStatus::removal_unconfirmed && !receipt.container_id.empty())
+        remember_unconfirmed_box(receipt.container_id);
+    receipt.cleanup.reconciliation = m_reconciliation ? m_reconciliation() : json::value(nullptr);
+    co_return proto::RunAnswer{std::move(receipt), std::move(warm->output_files())};
+}
+
+net::awaitable<Expected<VerifiedImage>> SealedRunService::check_before_box(const std::string& image_name)
+{
     // The daemon negotiates the Engine API version at start and whenever `vm start` or
     // `vm status` checks the engine; this covers an engine that came up since without either.
     if (m_engine.api_version().empty()) {
         auto pinged = co_await m_engine.ping(limits::k_query_timeout);
-        if (!pinged) co_return with_engine_hint(pinged.error());
+        if (!pinged) co_return pinged.error();
     }
     auto image = co_await m_verify_image(image_name);
-    if (!image) co_return with_engine_hint(image.error());
+    if (!image) co_return image.error();
     co_await remove_unconfirmed_boxes();
     if (m_watch.host != nullptr && !m_cgroup_facts) {
         auto info = co_await m_engine.info(limits::k_query_timeout);
         if (info) m_cgroup_facts = cgroup_facts_from_info(*info);
     }
+    co_return *image;
+}
 
-    run.identify(m_installation_id, *image);
+net::awaitable<Expected<void>> SealedRunService::open_box(BoxRun& box, const VerifiedImage& image)
+{
+    box.identify(m_installation_id, image);
     const auto cgroups =
         m_cgroup_facts ? *m_cgroup_facts
                        : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read"));
-    co_await run.prepare_watch(cgroups);
-    const RunsInProgress::Mark in_progress(m_attempts.in_progress, run.receipt().identity.run_id);
-    if (auto noted = run.write_attempt(); !noted)
-        co_return make_error(noted.error().code, "Nothing was run: PyBox notes each run in the runtime folder before "
-                                                 "it creates a box, and that failed. " +
-                                                     noted.error().message);
-    co_await run.execute();
-    if (run.receipt().cleanup.status == CleanupStatus::removal_unconfirmed && !run.receipt().container_id.empty())
-        remember_unconfirmed_box(run.receipt().container_id);
-    run.receipt().cleanup.reconciliation = m_reconciliation ? m_reconciliation() : json::value(nullptr);
-    co_return proto::RunAnswer{std::move(run.receipt()), std::move(run.output_files())};
+    co_await box.prepare_watch(cgroups);
+    co_return box.write_attempt();
+}
+
+net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm_box(std::string image_name)
+{
+    auto policy = proto::policy_for_image(image_name);
+    if (!policy) co_return make_error("unknown_image", "There is no image named \"" + image_name + "\".");
+    auto image = co_await check_before_box(image_name);
+    if (!image) co_return image.error();
+    proto::RunRequest placeholder;
+    placeholder.image = image_name;
+    auto box = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(placeholder), *policy, m_runtime,
+                                        m_watch, BoxKind::warm);
+    auto opened = co_await open_box(*box, *image);
+    if (!opened) co_return opened.error();
+    const bool ready = co_await box->prepare();
+    if (!ready) {
+        const auto& explanations = box->receipt().explanations;
+        co_return make_error("warm_box_failed", explanations.empty() ? std::string("the box could not be prepared")
+                                                                     : explanations.front().message);
+    }
+    co_return std::move(box);
+}
+
+net::awaitable<std::unique_ptr<BoxRun>> SealedRunService::take_warm_box(const proto::RunRequest& request,
+                                                                        const VerifiedImage& image)
+{
+    if (m_warm_setup.count == 0 || request.files) co_return nullptr;
+    // At most as long as a box takes to make; then the run goes cold.
+    const auto give_up = MonoClock::now() + limits::k_create_timeout + limits::k_min_start_timeout;
+    for (;;) {
+        if (request.image != m_warm_image) co_return nullptr;
+        while (!m_warm.empty()) {
+            std::unique_ptr<BoxRun> box = std::move(m_warm.front());
+            m_warm.pop_front();
+            const auto& identity = box->receipt().identity;
+            // An image rebuilt since the box was made (another ID or recipe) retires it.
+            if (identity.image == request.image && identity.image_id == image.image_id &&
+                identity.recipe_sha256 == image.recipe_sha256) {
+                const bool usable = co_await box->still_usable(request.timeout_s);
+                if (usable) co_return box;
+            }
+            discard_later(std::move(box));
+        }
+        if (!m_warm_preparing || MonoClock::now() >= give_up) co_return nullptr;
+        m_warm_changed.expires_at(give_up);
+        (void)co_await m_warm_changed.async_wait(net::as_tuple(net::use_awaitable));
+    }
+}
+
+void SealedRunService::discard_later(std::unique_ptr<BoxRun> box)
+{
+    auto discard = [](std::unique_ptr<BoxRun> doomed) -> net::awaitable<void> { co_await doomed->discard(); };
+    net::co_spawn(m_executor, discard(std::move(box)), net::detached);
+}
+
+net::awaitable<void> SealedRunService::keep_warm()
+{
+    auto retry_after = k_warm_retry_first;
+    std::string last_failure;
+    while (m_warm_setup.count > 0 && !m_warm_stopping) {
+        // Boxes due for renewal go; so do boxes of an image no longer wanted.
+        const auto now = unix_seconds(WallClock::now());
+        std::erase_if(m_warm, [&](std::unique_ptr<BoxRun>& box) {
+            const bool due = now >= box->expires_at() - limits::k_warm_box_renewed_before_expiry_s ||
+                             box->receipt().identity.image != m_warm_image;
+            if (due) discard_later(std::move(box));
+            return due;
+        });
+        auto next_wake = std::chrono::steady_clock::now() + std::chrono::hours(1);
+        if (std::ssize(m_warm) < m_warm_setup.count && !m_queue.running() && m_queue.waiting() == 0) {
+            m_warm_preparing = true;
+            auto prepared = co_await prepare_warm_box(m_warm_image);
+            m_warm_preparing = false;
+            m_warm_changed.cancel();
+            if (prepared) {
+                if (m_warm_stopping) {
+                    discard_later(std::move(*prepared));
+                    break;
+                }
+                m_warm.push_back(std::move(*prepared));
+                retry_after = k_warm_retry_first;
+                last_failure.clear();
+                continue;
+            }
+            if (prepared.error().message != last_failure) {
+                last_failure = prepared.error().message;
+                std::cerr << "pyboxd: no warm box for now (runs go cold): " << last_failure << "\n";
+            }
+            next_wake = std::chrono::steady_clock::now() + retry_after;
+            retry_after = std::min(retry_after * 2, k_warm_retry_longest);
+        } else if (!m_warm.empty()) {
+            const auto renew_in = m_warm.front()->expires_at() - limits::k_warm_box_renewed_before_expiry_s - now;
+            next_wake = std::chrono::steady_clock::now() + std::chrono::seconds(std::max<std::int64_t>(renew_in, 0));
+        }
+        if (m_warm_stopping) break;
+        m_warm_wakeup.expires_at(next_wake);
+        (void)co_await m_warm_wakeup.async_wait(net::as_tuple(net::use_awaitable));
+    }
+    while (!m_warm.empty()) {
+        std::unique_ptr<BoxRun> box = std::move(m_warm.front());
+        m_warm.pop_front();
+        co_await box->discard();
+    }
+}
+
+net::awaitable<void> SealedRunService::stop_warm()
+{
+    m_warm_stopping = true;
+    m_warm_wakeup.cancel();
+    while (!m_warm.empty()) {
+        std::unique_ptr<BoxRun> box = std::move(m_warm.front());
+        m_warm.pop_front();
+        co_await box->discard();
+    }
 }
 
 void SealedRunService::remember_unconfirmed_box(const std::string& container_id)

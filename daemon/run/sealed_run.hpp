@@ -12,6 +12,15 @@
 // could not confirm is removed again at the start of the next run that finds the engine
 // answering.
 //
+// Warm boxes (box_run.hpp): with `warm.count` above 0, keep_warm() keeps that many boxes of
+// the most recently run image created, verified and started ahead of the requests, one at a
+// time and never while a run holds its turn; a run that can use one (the same image, verified
+// again right before; no files; the box still running and ending before its expiry label)
+// takes it, else it waits for the one being prepared for its image, else it runs cold. Each
+// box is used once. A warm box is replaced k_warm_box_renewed_before_expiry_s before its
+// expiry label; stop_warm() removes them all (the daemon stopping). A daemon that dies leaves
+// them to the sweep: they carry the labels and attempt notes of every box.
+//
 // The kernel watcher (run_watch.hpp) observes each box as `watch` says; without a CgroupHost
 // the watcher is switched off and resources are UNKNOWN. The engine's cgroup version and driver are
 // read from GET /info at the first run and kept; a failed read is retried at the next run.
@@ -21,48 +30,48 @@
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/run/attempts.hpp"
+#include "daemon/run/box_run.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_queue.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/server/services.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+
+#include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace pybox::daemon {
 
-struct VerifiedImage {
-    std::string image_id;
-    std::string recipe_sha256;
-};
-
 // Checks an image name against the image registry and the engine right before a run.
 using ImageVerifier = std::function<net::awaitable<Expected<VerifiedImage>>(std::string name)>;
 // The latest summary of the sweep of leftover boxes, for the receipt's cleanup section.
 using ReconciliationSummary = std::function<json::value()>;
 
-// How runs record their attempts: the notes, this daemon's runs in progress (which the sweep
-// leaves alone; may be null) and how long a box is kept before the sweep may remove it.
-struct AttemptTracking {
-    AttemptLog log;
-    RunsInProgress* in_progress = nullptr;
-    std::int64_t box_expiry_s = limits::k_box_expiry_s;
-    // The engine these runs go to: its id in the pool (engine_entry.hpp), written in each note
-    // (whose sweep is that engine's) and, with the dialer's address, in each receipt's `engine`.
-    std::string engine_id{engine::k_local_engine_id};
+// How many warm boxes to keep (config.json warm_boxes; 0 = every run cold).
+struct WarmSetup {
+    int count = 0;
 };
 
 class SealedRunService final : public RunService {
 public:
     SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
                      ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
-                     ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {});
+                     ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {},
+                     WarmSetup warm = {});
 
     net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request,
                                                    net::cancellation_slot cancelled) override;
+
+    // Keeps the warm boxes until stop_warm(); returns at once when there are to be none.
+    net::awaitable<void> keep_warm();
+    // Ends keep_warm() and removes the warm boxes it holds (awaiting their removal).
+    net::awaitable<void> stop_warm();
 
 private:
     // Boxes whose removal a run could not confirm (the engine went away) are removed again before
@@ -71,6 +80,19 @@ private:
     static constexpr std::size_t k_max_unconfirmed_boxes = 64;
     void remember_unconfirmed_box(const std::string& container_id);
     net::awaitable<void> remove_unconfirmed_boxes();
+
+    // What every box needs before it is made: the engine's API version, the image verified, the
+    // boxes of earlier runs removed, the engine's cgroup facts.
+    net::awaitable<Expected<VerifiedImage>> check_before_box(const std::string& image_name);
+    // Names the box, gives it its run parent and notes the attempt; an Error creates nothing.
+    net::awaitable<Expected<void>> open_box(BoxRun& box, const VerifiedImage& image);
+
+    net::awaitable<Expected<std::unique_ptr<BoxRun>>> prepare_warm_box(std::string image_name);
+    // A ready warm box for this request, or null (run cold).
+    net::awaitable<std::unique_ptr<BoxRun>> take_warm_box(const proto::RunRequest& request,
+                                                          const VerifiedImage& image);
+    void discard_later(std::unique_ptr<BoxRun> box);
+    void wake_warm_keeper() { m_warm_wakeup.cancel(); }
 
     net::any_io_executor m_executor;
     engine::EngineClient& m_engine;
@@ -83,6 +105,14 @@ private:
     ReconciliationSummary m_reconciliation;
     RunQueue m_queue;
     std::vector<std::string> m_unconfirmed_boxes;  // container IDs, oldest first
+
+    WarmSetup m_warm_setup;
+    std::string m_warm_image = "stdlib";      // the image warm boxes are made of: the last one run
+    std::deque<std::unique_ptr<BoxRun>> m_warm;  // ready, oldest first
+    bool m_warm_preparing = false;
+    bool m_warm_stopping = false;
+    net::steady_timer m_warm_wakeup;   // the keeper's wait: a run ended, a box is due for renewal
+    net::steady_timer m_warm_changed;  // runs waiting for the box being prepared
 };
 
 }  // namespace pybox::daemon

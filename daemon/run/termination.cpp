@@ -284,7 +284,8 @@ EndVerdict classify_end(const EndEvidence& evidence)
                                   " reports; no signal was observed, so it may also have exited with that code "
                                   "itself.";
             if (*termination.inferred_signal == k_sigkill && termination.engine_lifetime_s &&
-                *termination.engine_lifetime_s >= evidence.guest_timer_s - k_guest_timer_slack_s) {
+                *termination.engine_lifetime_s - evidence.timer_delay_s >=
+                    evidence.guest_timer_s - k_guest_timer_slack_s) {
                 message += " Its lifetime reached the box timer, which may have sent SIGKILL.";
                 signal_evidence["guest_timer_s"] = evidence.guest_timer_s;
             }

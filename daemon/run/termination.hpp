@@ -13,6 +13,8 @@
 //   accepted kill, or an OOM kill reported by the engine or the kernel. An exit code of 129-159
 //   is otherwise only a hint (`inferred_signal`, with the doubt in unknown.signal): the box's
 //   first process, GNU timeout as PID 1, turns its child's signal death into exit code 128 + n.
+//   Exit code 137 after a lifetime that reached the box timer (counted from the timer's start:
+//   a warm box's delivery) says the timer may have sent it.
 // - OOMKilled (or a kernel OOM-kill count) says some process in the box was OOM-killed, not
 //   which: it ends the run as OUT_OF_MEMORY only with exit code 137; otherwise the program's own
 //   end stands and OOM_KILL_IN_BOX records the kill.
@@ -40,6 +42,9 @@ struct EndEvidence {
     std::optional<std::int64_t> kernel_oom_kills;        // the box's oom_kill counter; nullopt = not read
     double wall_timeout_s = 0;
     double guest_timer_s = 0;
+    // How long after the box's start its timer began: a warm box's wait for its program (its
+    // timer starts at delivery), 0 for a cold box.
+    double timer_delay_s = 0;
     bool client_gone = false;  // the kill was sent because the client disconnected
 };
 

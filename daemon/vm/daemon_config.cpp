@@ -130,6 +130,10 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         } else if (key == "local_engine") {
             if (!value.is_bool()) return invalid(file, key, "must be true or false");
             config.local_engine = value.get_bool();
+        } else if (key == "warm_boxes") {
+            if (!value.is_int64() || value.get_int64() < 0 || value.get_int64() > limits::k_max_warm_boxes)
+                return invalid(file, key, "must be a whole number from 0 to " + std::to_string(limits::k_max_warm_boxes));
+            config.warm_boxes = static_cast<int>(value.get_int64());
         } else if (key == "engines") {
             auto engines = engine::parse_engine_entries(value, file);
             if (!engines) return engines.error();
@@ -141,7 +145,7 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         } else {
             return invalid(file, key,
                            "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, image_tar_cache_dir, watcher, "
-                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, engines, local_engine)");
+                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, warm_boxes, engines, local_engine)");
         }
     }
     if (!config.local_engine && config.engines.empty())
