@@ -28,7 +28,7 @@ std::string unsettled_line(const proto::UnsettledAttempt& note)
 {
     if (!note.readable) return note.run_id + "  (its note is damaged; the sweep leaves it)\n";
     return note.run_id + "  started " + note.created_at +
-           (note.in_progress ? "  running now\n" : "  waiting for the sweep\n");
+           (note.warm ? "  warm box, waiting for a program\n" : note.in_progress ? "  running now\n" : "  waiting for the sweep\n");
 }
 
 }  // namespace

@@ -59,6 +59,11 @@ inline constexpr std::int64_t k_warm_box_renewed_before_expiry_s =
     static_cast<std::int64_t>(k_max_timeout_s + k_box_timer_margin_s);
 // ... and warm boxes are kept only when a box_expiry_s leaves each at least this long to wait.
 inline constexpr std::int64_t k_min_warm_box_wait_s = 5;
+// A run with no warm box ready waits at most this long for the one being made for it.
+inline constexpr std::chrono::milliseconds k_warm_box_longest_wait = k_create_timeout + k_min_start_timeout;
+// After a warm box could not be made: the next try in 1 s, doubling to 30 s.
+inline constexpr std::chrono::seconds k_warm_retry_first{1};
+inline constexpr std::chrono::seconds k_warm_retry_longest{30};
 
 // The attempt journal (<runtime>/attempts/journal.jsonl): a file is rotated to journal.1.jsonl
 // before an entry would take it past this size; one older file is kept.

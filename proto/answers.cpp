@@ -348,7 +348,8 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             note.container_id = item.string("container_id");
             note.readable = item.boolean("readable");
             note.in_progress = item.boolean("in_progress");
-            note.warm = item.boolean("warm");
+            // A daemon older than warm boxes does not send the key.
+            if (item.mode() == ReadMode::strict || item.if_present("warm") != nullptr) note.warm = item.boolean("warm");
             item.finish();
             answer.unsettled.push_back(std::move(note));
         }

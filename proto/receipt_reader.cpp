@@ -278,9 +278,13 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     capture.finish();
 
     auto lifecycle = root.object("lifecycle");
-    receipt.lifecycle.warm = lifecycle.boolean("warm");
-    receipt.lifecycle.box_started_at = lifecycle.optional_string("box_started_at");
-    if (!lifecycle.any("preparation").is_null()) {
+    // A daemon older than warm boxes sends none of warm, box_started_at and preparation.
+    const bool has_warm = lifecycle.mode() == ReadMode::strict || lifecycle.if_present("warm") != nullptr;
+    if (has_warm) {
+        receipt.lifecycle.warm = lifecycle.boolean("warm");
+        receipt.lifecycle.box_started_at = lifecycle.optional_string("box_started_at");
+    }
+    if (has_warm && !lifecycle.any("preparation").is_null()) {
         auto preparation_reader = lifecycle.object("preparation");
         Preparation preparation;
         preparation.phases = read_phases(preparation_reader);

@@ -314,6 +314,9 @@ std::string render_short_receipt(const Receipt& receipt)
     if (receipt.engine && receipt.engine->id != "local")
         add_line(out, "Engine", terminal_safe(receipt.engine->id + " (" + receipt.engine->address + ")"));
     add_line(out, "Box", cleanup_text(receipt));
+    if (receipt.lifecycle.preparation)
+        add_line(out, "Warm box", "made and started before the request, waited " +
+                                      seconds_3(receipt.lifecycle.preparation->waited_s) + " s for the program");
 
     out += "From the kernel\n";
     for (const auto& [label, value] : resources_lines(receipt)) add_line(out, label, value);

@@ -27,10 +27,6 @@ Error with_engine_hint(Error error)
     return error;
 }
 
-// The keeper's wait after a warm box could not be made: 1 s, doubling to 30 s.
-constexpr std::chrono::seconds k_warm_retry_first{1};
-constexpr std::chrono::seconds k_warm_retry_longest{30};
-
 }  // namespace
 
 SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
@@ -168,8 +164,7 @@ net::awaitable<std::unique_ptr<BoxRun>> SealedRunService::take_warm_box(const pr
                                                                         const VerifiedImage& image)
 {
     if (m_warm_setup.count == 0 || request.files) co_return nullptr;
-    // At most as long as a box takes to make; then the run goes cold.
-    const auto give_up = MonoClock::now() + limits::k_create_timeout + limits::k_min_start_timeout;
+    const auto give_up = MonoClock::now() + limits::k_warm_box_longest_wait;
     for (;;) {
         if (request.image != m_warm_image) co_return nullptr;
         while (!m_warm.empty()) {
@@ -198,7 +193,7 @@ void SealedRunService::discard_later(std::unique_ptr<BoxRun> box)
 
 net::awaitable<void> SealedRunService::keep_warm()
 {
-    auto retry_after = k_warm_retry_first;
+    auto retry_after = limits::k_warm_retry_first;
     std::string last_failure;
     while (m_warm_setup.count > 0 && !m_warm_stopping) {
         // Boxes due for renewal go; so do boxes of an image no longer wanted.
@@ -221,7 +216,7 @@ net::awaitable<void> SealedRunService::keep_warm()
                     break;
                 }
                 m_warm.push_back(std::move(*prepared));
-                retry_after = k_warm_retry_first;
+                retry_after = limits::k_warm_retry_first;
                 last_failure.clear();
                 continue;
             }
@@ -230,7 +225,7 @@ net::awaitable<void> SealedRunService::keep_warm()
                 std::cerr << "pyboxd: no warm box for now (runs go cold): " << last_failure << "\n";
             }
             next_wake = std::chrono::steady_clock::now() + retry_after;
-            retry_after = std::min(retry_after * 2, k_warm_retry_longest);
+            retry_after = std::min(retry_after * 2, limits::k_warm_retry_longest);
         } else if (!m_warm.empty()) {
             const auto renew_in = m_warm.front()->expires_at() - limits::k_warm_box_renewed_before_expiry_s - now;
             next_wake = std::chrono::steady_clock::now() + std::chrono::seconds(std::max<std::int64_t>(renew_in, 0));

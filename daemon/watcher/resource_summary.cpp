@@ -108,6 +108,7 @@ bool parent_holds(const KernelSource& source, const Reading& parent)
 }
 
 struct MetricValues {
+    std::optional<std::int64_t> first;
     std::optional<std::int64_t> last;
     std::optional<std::int64_t> max;
     std::optional<std::int64_t> final;
@@ -137,6 +138,7 @@ MetricValues metric_values(const MetricSpec& metric, const KernelSource& source,
     MetricValues values;
     for (const auto& sample : record.samples) {
         if (const auto value = sample.value(source.key)) {
+            if (!values.first) values.first = *value / source.divisor;
             values.last = *value / source.divisor;
             values.max = std::max(values.max.value_or(0), *values.last);
         }
@@ -224,6 +226,7 @@ ResourceSummary summarize_record(const WatchRecord& record, const std::vector<st
         if (metric.kind == Kind::counter && !values.final)
             missing_finals[values.no_final_reason].push_back(metric.name);
         metrics[metric.name] = json::object{
+            {"first", or_null(values.first)},
             {"last", or_null(values.last)},
             {"max", or_null(values.max)},
             {"final", or_null(values.final)},

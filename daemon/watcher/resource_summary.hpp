@@ -3,7 +3,8 @@
 //
 // Counters keep the kernel's names in `kernel_file` and get one uniform name per metric
 // across cgroup v1 and v2 (CPU times in microseconds; v1's nanoseconds are divided by 1000).
-// Per metric: `last` and `max` of the box's samples; for counters a `final` value, taken only
+// Per metric: `first`, `last` and `max` of the box's samples (`first`: the earliest sample that
+// read it, as the watcher starts: a warm box's at delivery); for counters a `final` value, taken only
 // from a final reading made after the run's cgroup held no task: from the box's own cgroup
 // when that reading found it, else from the run parent when this cgroup version keeps that
 // counter hierarchically (the table in resource_summary.cpp), else null. Gauges have no final.

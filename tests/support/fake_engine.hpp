@@ -153,6 +153,8 @@ public:
         return n;
     }
     const std::vector<std::string>& unscripted() const { return m_unscripted; }
+    // What clients sent on streams that ended with StreamEnd::close (the attach's stdin), in order.
+    const std::vector<std::string>& streamed_in() const { return m_streamed_in; }
     bool box_exited() const { return m_box_exited; }
 
     // The engine goes away, as a killed dockerd does: every open connection is closed and every
@@ -218,12 +220,15 @@ private:
     }
 
     // Reads until the client closes its sending side (or the connection).
-    static net::awaitable<void> read_to_end(Stream& peer)
+    // Reads what the client sends until it closes; returns the first 1 MiB of it.
+    static net::awaitable<std::string> read_to_end(Stream& peer)
     {
         std::string sink(4096, '\0');
+        std::string kept;
         for (;;) {
             auto [ec, n] = co_await peer.async_read_some(net::buffer(sink), fake_engine_use_tuple);
-            if (ec) co_return;
+            if (ec) co_return kept;
+            if (kept.size() < (1u << 20)) kept.append(sink, 0, n);
         }
     }
 
@@ -281,7 +286,7 @@ private:
         switch (reply.end) {
         case StreamEnd::close:
             peer->shutdown(net::socket_base::shutdown_send, ignored);
-            co_await read_to_end(*peer);
+            m_streamed_in.push_back(co_await read_to_end(*peer));
             peer->close(ignored);
             break;
         case StreamEnd::reset:
@@ -302,6 +307,7 @@ private:
     std::vector<std::string> m_heads;
     std::vector<Request> m_received;
     std::vector<std::string> m_unscripted;
+    std::vector<std::string> m_streamed_in;
 };
 
 // Drives one coroutine on `io` until it has finished; work the fake left pending (open
@@ -324,6 +330,16 @@ T run_to_result(net::io_context& io, net::awaitable<T> call)
     if (failure) std::rethrow_exception(failure);
     REQUIRE(result);
     return std::move(*result);
+}
+
+// The same for a coroutine without a result.
+inline void run_to_end(net::io_context& io, net::awaitable<void> call)
+{
+    auto with_result = [](net::awaitable<void> inner) -> net::awaitable<bool> {
+        co_await std::move(inner);
+        co_return true;
+    };
+    run_to_result(io, with_result(std::move(call)));
 }
 
 // An EngineClient whose every dial reaches the FakeEngine; run() drives one call to its end.

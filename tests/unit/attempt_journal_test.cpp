@@ -197,3 +197,24 @@ TEST_CASE("GET /v1/attempts lists the unsettled notes, newest first, and the set
     CHECK(answer->settled[0].run_id == run_id(4));
     CHECK(answer->damaged_lines == 1);
 }
+
+TEST_CASE("A warm box's note is listed as warm and in progress until a run takes it")
+{
+    TempRuntime runtime;
+    const daemon::AttemptLog attempts(runtime.paths);
+    const daemon::AttemptJournal journal(runtime.paths);
+    REQUIRE(attempts.write({run_id(1), "owner", "2026-12-01T03:00:00Z", 1764558120, "c1"}).has_value());
+    daemon::RunsInProgress in_progress;
+    daemon::RunsInProgress::Mark mark(&in_progress, run_id(1), daemon::RunsInProgress::State::warm);
+    daemon::JournalAttemptRecords records(attempts, journal, in_progress);
+    auto answer = records.list();
+    REQUIRE(answer.has_value());
+    REQUIRE(answer->unsettled.size() == 1);
+    CHECK(answer->unsettled[0].in_progress);
+    CHECK(answer->unsettled[0].warm);
+    mark.taken();
+    answer = records.list();
+    REQUIRE(answer.has_value());
+    CHECK(answer->unsettled[0].in_progress);
+    CHECK_FALSE(answer->unsettled[0].warm);
+}

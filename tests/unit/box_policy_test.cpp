@@ -1,5 +1,6 @@
 #include "proto/box_policy.hpp"
 
+#include "common/process.hpp"
 #include "common/sha256.hpp"
 #include "proto/seccomp_profile.hpp"
 
@@ -103,6 +104,54 @@ TEST_CASE("The box command carries a timer one second past the deadline")
     CHECK(box_command(0.5)[3] == "1.5");
     CHECK(box_command(0.1)[3] == "1.1");
     CHECK(box_command(30.0)[3] == "31");
+}
+
+namespace {
+
+// The warm command's shell step, run here by the host's /bin/sh (Debian's dash, as in the
+// images) with `input` on stdin.
+pybox::ProcessResult run_warm_step(const std::string& input)
+{
+    auto argv = warm_box_command();
+    REQUIRE(argv.front() == "sh");
+    argv.front() = "/bin/sh";
+    pybox::ProcessOptions options;
+    options.input = input;
+    options.separate_stderr = true;
+    options.timeout = std::chrono::seconds(20);
+    auto ran = pybox::run_process(argv, options);
+    REQUIRE(ran.has_value());
+    return *ran;
+}
+
+}  // namespace
+
+TEST_CASE("A warm box's first step reads the timer line, then python reads exactly the program after it")
+{
+    CHECK(warm_box_timer_line(3.0) == "3\n");
+    CHECK(warm_box_timer_line(1.5) == "1.5\n");
+    const auto ran = run_warm_step(warm_box_timer_line(3.0) + "import sys\nprint(repr(sys.stdin.read()))\n#tail");
+    CHECK(ran.exit_code == 0);
+    // The program is what follows the line: python read it whole, so its own stdin is empty.
+    CHECK(ran.output == "''\n");
+}
+
+TEST_CASE("A warm box's timer counts from the line: the program is killed when it passes")
+{
+    const auto started = std::chrono::steady_clock::now();
+    const auto ran = run_warm_step(warm_box_timer_line(0.5) + "import time\ntime.sleep(10)\n");
+    const auto took = std::chrono::steady_clock::now() - started;
+    // In a box, timeout is PID 1 and reports its child's SIGKILL as 128 + 9; here it is not, and
+    // its SIGKILL to its own process group ends it too.
+    CHECK((ran.exit_code == 137 || ran.signal == 9));
+    CHECK(took < std::chrono::seconds(5));
+}
+
+TEST_CASE("A warm box whose stdin closes before a line ends without starting python")
+{
+    const auto ran = run_warm_step("");
+    CHECK(ran.exit_code == 1);
+    CHECK(ran.output.empty());
 }
 
 namespace {

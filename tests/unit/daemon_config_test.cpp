@@ -139,3 +139,13 @@ TEST_CASE("The sweep's times are read within their ranges and default to 120, 60
         CHECK_THAT(rejection(text), Catch::Contains("whole number of seconds"));
     }
 }
+
+TEST_CASE("warm_boxes is 1 by default and takes a whole number from 0 to 4")
+{
+    CHECK(parse_daemon_config("{}", k_file)->warm_boxes == 1);
+    CHECK(parse_daemon_config(R"({"warm_boxes": 0})", k_file)->warm_boxes == 0);
+    CHECK(parse_daemon_config(R"({"warm_boxes": 4})", k_file)->warm_boxes == 4);
+    for (const auto* text : {R"({"warm_boxes": 5})", R"({"warm_boxes": -1})", R"({"warm_boxes": 1.5})",
+                             R"({"warm_boxes": "1"})", R"({"warm_boxes": true})"})
+        CHECK_THAT(rejection(text), Catch::Contains("\"warm_boxes\"") && Catch::Contains("0 to 4"));
+}

@@ -76,7 +76,8 @@ TEST_CASE("The nested sections have exactly their documented keys")
                                 "stderr_bytes", "stderr_bytes_kept", "stderr_bytes_dropped", "stderr_truncated",
                                 "output_complete", "stream_error", "output_limit_bytes", "provenance"});
     CHECK(keys_of(document.at("lifecycle")) ==
-          std::set<std::string>{"last_phase", "cancelled", "timeouts", "phases", "timing"});
+          std::set<std::string>{"warm", "box_started_at", "preparation", "last_phase", "cancelled", "timeouts",
+                                "phases", "timing"});
     CHECK(keys_of(document.at("lifecycle").at("timing")) == std::set<std::string>{"queued_s", "total_s"});
     CHECK(keys_of(document.at("cleanup")) ==
           std::set<std::string>{"status", "removed", "attempts", "error", "reconciliation"});
@@ -84,7 +85,7 @@ TEST_CASE("The nested sections have exactly their documented keys")
           std::set<std::string>{"lifecycle", "identity.created_at", "identity.expires_at",
                                 "observed.termination.deadline_kill_sent_at", "observed.engine_state",
                                 "observed.termination.engine_lifetime_s", "observed.resources",
-                                "engine_offset_ns"});
+                                "lifecycle.box_started_at", "engine_offset_ns"});
 }
 
 TEST_CASE("A measured engine clock offset is written as a bracket with its source")
@@ -202,6 +203,35 @@ TEST_CASE("A receipt with every optional value set survives a round trip")
     const auto parsed = through_text(receipt);
     REQUIRE(parsed.has_value());
     CHECK(*parsed == receipt);
+}
+
+TEST_CASE("A warm run's lifecycle keeps its preparation through a round trip")
+{
+    Receipt receipt = sample_receipt();
+    receipt.lifecycle.warm = true;
+    receipt.lifecycle.box_started_at = "2026-12-01T13:00:00.5Z";
+    receipt.lifecycle.preparation =
+        Preparation{{{"create", 0.0, 0.01, "ok"}, {"verify", 0.01, 0.001, "ok"}, {"start", 0.011, 0.09, "ok"}}, 0.101,
+                    12.5};
+    receipt.lifecycle.phases = {{"run", 0.0, 0.05, "ok"}, {"remove", 0.05, 0.005, "ok"}};
+    const auto parsed = through_text(receipt);
+    REQUIRE(parsed.has_value());
+    CHECK(*parsed == receipt);
+    const auto document = receipt_to_json(receipt);
+    CHECK(document.at("lifecycle").at("preparation").at("waited_s").as_double() == 12.5);
+}
+
+TEST_CASE("warm and preparation must agree: a preparation exactly when warm is true")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("lifecycle").as_object()["warm"] = true;
+    CHECK(from_json_error(document).find("lifecycle.preparation") != std::string::npos);
+    Receipt warm = sample_receipt();
+    warm.lifecycle.warm = true;
+    warm.lifecycle.preparation = Preparation{};
+    document = receipt_to_json(warm);
+    document.at("lifecycle").as_object()["warm"] = false;
+    CHECK(from_json_error(document).find("lifecycle.preparation") != std::string::npos);
 }
 
 TEST_CASE("A receipt of a run that moved files keeps its files section through a round trip")

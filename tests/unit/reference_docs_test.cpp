@@ -260,3 +260,26 @@ TEST_CASE("The reference's pool row states the image copy's budgets and the pool
     CHECK_THAT(row, Catch::Contains("holds " + std::to_string(limits::k_max_waiting_runs + 1) + " × N runs"));
     CHECK_THAT(doc_row("`engines`", "reference.md"), Catch::Contains("at most " + std::to_string(engine::k_max_extra_engines)));
 }
+
+TEST_CASE("The reference's warm box rows state the numbers from the code")
+{
+    using std::chrono::duration_cast;
+    using std::chrono::milliseconds;
+    const auto how_many = reference_row("How many");
+    CHECK_THAT(how_many, Catch::Contains(std::to_string(limits::k_default_warm_boxes) + " by default, 0-" +
+                                         std::to_string(limits::k_max_warm_boxes)));
+    CHECK_THAT(reference_row("`warm_boxes`"), Catch::Contains("0-" + std::to_string(limits::k_max_warm_boxes)));
+    CHECK_THAT(reference_row("None ready"), Catch::Contains("at most " + seconds(limits::k_warm_box_longest_wait)));
+    CHECK_THAT(reference_row("When they are made"),
+               Catch::Contains("retried after " + seconds(duration_cast<milliseconds>(limits::k_warm_retry_first)) +
+                               ", doubling to " +
+                               seconds(duration_cast<milliseconds>(limits::k_warm_retry_longest))));
+    const auto renewal = reference_row("Renewal");
+    const auto before = limits::k_warm_box_renewed_before_expiry_s;
+    const auto least = before + limits::k_min_warm_box_wait_s;
+    CHECK_THAT(renewal, Catch::Contains("replaced " + std::to_string(before) + " s"));
+    CHECK_THAT(renewal, Catch::Contains("after " + std::to_string(limits::k_box_expiry_s - before) + " s of waiting"));
+    CHECK_THAT(renewal, Catch::Contains("under " + std::to_string(least) + " s (" + std::to_string(before) + " + " +
+                                        std::to_string(limits::k_min_warm_box_wait_s) + " s"));
+    CHECK_THAT(reference_row("`warm_boxes`"), Catch::Contains("under " + std::to_string(least)));
+}

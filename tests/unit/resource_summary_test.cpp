@@ -102,10 +102,11 @@ TEST_CASE("v1 CPU times in nanoseconds are reported in microseconds")
     CHECK(metric(s, "cpu_throttled_usec").at("final") == 8);
 }
 
-TEST_CASE("Last and max come from the box's samples; gauges have no final value")
+TEST_CASE("First, last and max come from the box's samples; gauges have no final value")
 {
     const auto s = summarize(finished(CgroupVersion::v2, reading(CgroupVersion::v2, 130, 8000)));
     const auto& memory = metric(s, "memory_bytes");
+    CHECK(memory.at("first") == 3000);  // the earliest sample
     CHECK(memory.at("last") == 5000);
     CHECK(memory.at("max") == 5000);
     CHECK(memory.at("final").is_null());

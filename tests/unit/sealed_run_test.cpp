@@ -8,6 +8,7 @@
 #include "tests/support/temp_runtime.hpp"
 
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -41,8 +42,8 @@ struct RunFixture {
 };
 
 // The one place the service is built: the engine is the fake, the image check always passes,
-// the kernel watcher is off.
-void make_service(RunFixture& f)
+// the kernel watcher is off; `warm_boxes` warm boxes (none unless asked).
+void make_service(RunFixture& f, int warm_boxes = 0)
 {
     auto fake = std::make_unique<FakeEngine>(f.io);
     f.engine = fake.get();
@@ -52,7 +53,7 @@ void make_service(RunFixture& f)
     };
     f.service.emplace(f.io.get_executor(), *f.client, daemon::BoxRuntime{}, std::move(verify),
                       daemon::AttemptTracking{daemon::AttemptLog(f.runtime.paths)}, k_installation, daemon::ReconciliationSummary{},
-                      daemon::WatchSetup{});
+                      daemon::WatchSetup{}, daemon::RunQueueOptions{}, daemon::WarmSetup{warm_boxes});
 }
 
 // What the engine reports for the box the last create asked for (Docker 20.10's shapes).
@@ -94,6 +95,16 @@ Reply inspect_final(std::int64_t exit_code, bool oom_killed = false, bool runnin
 Reply inspect_verify(const FakeEngine& engine)
 {
     return test::respond_with([&engine] { return inspected_as_created(engine); });
+}
+
+// A started box read back: the settings it was created with, and running.
+Reply inspect_running(const FakeEngine& engine)
+{
+    return test::respond_with([&engine] {
+        auto box = json::parse(inspected_as_created(engine)).as_object();
+        box["State"] = json::object{{"Status", "running"}, {"Running", true}, {"Pid", 4242}};
+        return json::serialize(box);
+    });
 }
 
 Reply gone() { return test::respond("404 Not Found", R"({"message":"No such container: box1"})"); }
@@ -666,4 +677,54 @@ TEST_CASE("A run that waits for its turn reports the wait as queued_s, and its o
     CHECK(waited.phases.front().name == "create");
     CHECK(waited.phases.front().started_s < 0.1);  // counted from its turn, not its arrival
     CHECK(second->value().receipt.cleanup.status == CleanupStatus::removed);
+}
+
+TEST_CASE("A warm box is made before the request; the run takes it and delivers the timer line, then the program")
+{
+    RunFixture f;
+    make_service(f, 1);
+    Script box = healthy(*f.engine);
+    box.start = test::respond("204 No Content");  // the box waits for its program
+    // Read back at delivery, running; the program then ends by itself 20 ms later.
+    box.inspect = {inspect_verify(*f.engine), inspect_running(*f.engine).exits_box_after(20ms), inspect_final(0),
+                   gone()};
+    script(*f.engine, box);
+    net::co_spawn(f.io, f.service->keep_warm(), net::detached);
+    f.io.run_for(300ms);
+    REQUIRE(f.engine->count("POST", "/start") == 1);
+    REQUIRE_FALSE(f.engine->box_exited());
+
+    const auto receipt = run(f, request(2.0));
+    CHECK(receipt.lifecycle.warm);
+    REQUIRE(receipt.lifecycle.preparation);
+    std::vector<std::string> prepared, ran;
+    for (const auto& phase : receipt.lifecycle.preparation->phases) prepared.push_back(phase.name);
+    for (const auto& phase : receipt.lifecycle.phases) ran.push_back(phase.name);
+    CHECK(prepared == std::vector<std::string>{"create", "verify", "start"});
+    CHECK(ran == std::vector<std::string>{"run", "inspect", "remove"});
+    CHECK(receipt.lifecycle.preparation->waited_s >= 0.2);
+    CHECK(receipt.lifecycle.box_started_at);
+    CHECK(receipt.observed.policy_verified_before_start);
+    CHECK(receipt.configured.command == proto::warm_box_command());
+    CHECK(receipt.configured.guest_timer_s == 3.0);
+    CHECK(receipt.capture.stdout_stream.bytes == "42\n");
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::target_exit_observed);
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+    const auto& sent = f.engine->streamed_in();
+    CHECK(std::find(sent.begin(), sent.end(), "3\nprint(6*7)\n") != sent.end());
+    test::run_to_end(f.io, f.service->stop_warm());
+}
+
+TEST_CASE("With no warm boxes the keeper makes none and every run is cold")
+{
+    RunFixture f;
+    make_service(f, 0);
+    script(*f.engine, healthy(*f.engine));
+    test::run_to_end(f.io, f.service->keep_warm());  // returns at once
+    CHECK(f.engine->count("POST", "/containers/create") == 0);
+    const auto receipt = run(f, request());
+    CHECK_FALSE(receipt.lifecycle.warm);
+    CHECK_FALSE(receipt.lifecycle.preparation);
+    CHECK(receipt.configured.command == proto::box_command(2.0));
+    CHECK(receipt.lifecycle.phases.front().name == "create");
 }

@@ -52,6 +52,18 @@ TEST_CASE("A normal run renders like the seed's first sealed run")
           "  stderr                0 bytes\n");
 }
 
+TEST_CASE("A run that took a warm box says so under Box, with how long the box waited")
+{
+    auto receipt = normal_run();
+    receipt.lifecycle.warm = true;
+    receipt.lifecycle.preparation = Preparation{{{"create", 0.0, 0.01, "ok"}}, 0.1, 4.1274};
+    CHECK_THAT(render_short_receipt(receipt),
+               Catch::Contains("  Box                   removed and confirmed gone\n"
+                               "  Warm box              made and started before the request, waited 4.127 s for "
+                               "the program\n"));
+    CHECK_THAT(render_short_receipt(normal_run()), !Catch::Contains("Warm box"));
+}
+
 TEST_CASE("A run that moved files shows what went in, came back, was skipped or not returned")
 {
     Receipt receipt = normal_run();

@@ -234,6 +234,29 @@ TEST_CASE("sys.exit(137) without a kill is not reported as a signal; the signal 
           "exit code 137 is what a process killed by signal 9 reports, but the program may have exited with it itself");
 }
 
+TEST_CASE("Exit 137 at the box timer is said to reach it, counted from the timer's start (a warm box's delivery)")
+{
+    // The box lived 0.25 s; with a 0.2 s box timer a cold box reached it.
+    const auto ended = state(137);
+    auto cold = evidence(ended);
+    cold.guest_timer_s = 0.2;
+    const auto reached = daemon::classify_end(cold);
+    REQUIRE(has_code(reached, "EXIT_CODE_SUGGESTS_SIGNAL"));
+    const auto explained = [](const daemon::EndVerdict& verdict) {
+        for (const auto& explanation : verdict.explanations)
+            if (explanation.code == "EXIT_CODE_SUGGESTS_SIGNAL") return explanation;
+        return proto::Explanation{};
+    };
+    CHECK(explained(reached).message.find("reached the box timer") != std::string::npos);
+    // A warm box that waited 0.2 s of those 0.25 s for its program ran 0.05 s on its timer.
+    auto warm = cold;
+    warm.timer_delay_s = 0.2;
+    const auto short_of_it = daemon::classify_end(warm);
+    REQUIRE(has_code(short_of_it, "EXIT_CODE_SUGGESTS_SIGNAL"));
+    CHECK(explained(short_of_it).message.find("box timer") == std::string::npos);
+    CHECK(short_of_it.termination.engine_lifetime_s == reached.termination.engine_lifetime_s);
+}
+
 TEST_CASE("No final engine state means the end was not observed")
 {
     daemon::EndEvidence input;
