@@ -180,7 +180,11 @@ net::awaitable<bool> BoxRun::prepare()
     bool ready = co_await create_box();
     if (ready) ready = co_await verify_box();
     if (ready) ready = co_await start_box();
-    if (!ready) co_await cleanup();
+    if (ready) {
+        co_await measure_engine_clock();
+    } else {
+        co_await cleanup();
+    }
     co_return ready;
 }
 
@@ -194,6 +198,9 @@ net::awaitable<bool> BoxRun::still_usable(double timeout_s)
     const auto* state = inspected->as_object().if_contains("State");
     const auto* running = state && state->is_object() ? state->as_object().if_contains("Running") : nullptr;
     if (running == nullptr || !running->is_bool() || !running->get_bool()) co_return false;
+    // The shell step execs timeout, so this process stays the box's first one.
+    const auto* pid = state->as_object().if_contains("Pid");
+    if (pid != nullptr && pid->is_int64() && pid->get_int64() > 0) m_first_pid = pid->get_int64();
     co_return check_effective_policy(m_policy, m_runtime, m_box, *inspected).empty();
 }
 
@@ -336,15 +343,20 @@ net::awaitable<bool> BoxRun::start_box()
 net::awaitable<void> BoxRun::run_program()
 {
     PhaseTimer phase(*this, "run", "deadline");
-    if (m_kind == BoxKind::warm) {
-        m_run_started = MonoClock::now();
-        m_watch.start(m_receipt.container_id, m_request.timeout_s);
-    }
     // A client gone before the program ran (while the box was created or started) gets its
     // box killed at once: cancel() found no wait on the timer to end then.
     m_deadline_timer.expires_after(m_cancelled ? milliseconds(0) : to_millis(m_request.timeout_s));
-    co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline() && measure_engine_clock() &&
-              find_first_process());
+    if (m_kind == BoxKind::warm) {
+        // The engine's clock and the first process were read while the box waited (prepare(),
+        // still_usable()): the run makes no engine call but its own.
+        m_run_started = MonoClock::now();
+        m_watch.start(m_receipt.container_id, m_request.timeout_s);
+        if (m_first_pid) m_watch.first_process(*m_first_pid);
+        co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline());
+    } else {
+        co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline() && measure_engine_clock() &&
+                  find_first_process());
+    }
     const bool deadline_fired = (m_kill == KillAnswer::accepted || m_kill == KillAnswer::failed) && !m_cancelled;
     // The engine lost mid-run (no exit reported) or a broken stream: the phase did not do its job.
     if (!m_wait_observed_exit || m_stream_error) {

@@ -158,6 +158,7 @@ private:
     bool m_wait_observed_exit = false;
     bool m_stream_ended = false;
     bool m_create_uncertain = false;
+    std::optional<std::int64_t> m_first_pid;  // a warm box's first process (State.Pid), read at delivery
     std::optional<std::string> m_stream_error;
     std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
     std::vector<proto::FileContent> m_output_files;
