@@ -61,6 +61,9 @@ inline constexpr std::int64_t k_warm_box_renewed_before_expiry_s =
 inline constexpr std::int64_t k_min_warm_box_wait_s = 5;
 // A run with no warm box ready waits at most this long for the one being made for it.
 inline constexpr std::chrono::milliseconds k_warm_box_longest_wait = k_create_timeout + k_min_start_timeout;
+// A run that finds no warm box ready, or one that waited less than this, is taken for one of a
+// series: the next warm box is begun at once, beside the run, instead of after it.
+inline constexpr std::chrono::milliseconds k_warm_series_gap{1'000};
 // After a warm box could not be made: the next try in 1 s, doubling to 30 s.
 inline constexpr std::chrono::seconds k_warm_retry_first{1};
 inline constexpr std::chrono::seconds k_warm_retry_longest{30};

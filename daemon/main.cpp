@@ -19,6 +19,7 @@
 #include "daemon/run/installation.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/sealed_run.hpp"
+#include "daemon/run/warm_first_engine_control.hpp"
 #include "daemon/server/http_server.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
@@ -171,8 +172,12 @@ int main(int argc, char** argv)
         pool_images.emplace(image_service, *pool_control);
     }
     daemon::RunService& run_service = pooled_runs ? static_cast<daemon::RunService&>(*pooled_runs) : runs;
-    daemon::EngineControl& engines_control =
-        pool_control ? static_cast<daemon::EngineControl&>(*pool_control) : engine_control;
+    // Warm boxes (config.json warm_boxes), per engine: made by keep_warm() below, removed before
+    // `vm stop` stops the engine and when the daemon stops.
+    std::vector<daemon::SealedRunService*> warm_keepers{&runs};
+    for (auto& member : members) warm_keepers.push_back(&member.runs());
+    daemon::WarmFirstEngineControl engines_control(
+        pool_control ? static_cast<daemon::EngineControl&>(*pool_control) : engine_control, warm_keepers);
     daemon::ImageService& images_service =
         pool_images ? static_cast<daemon::ImageService&>(*pool_images) : image_service;
 
@@ -195,9 +200,6 @@ int main(int argc, char** argv)
     for (auto& member : members)
         net::co_spawn(executor, member.sweeper().sweep_forever(sweep_interval),
                       net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
-    // Warm boxes (config.json warm_boxes), per engine; removed when the daemon stops.
-    std::vector<daemon::SealedRunService*> warm_keepers{&runs};
-    for (auto& member : members) warm_keepers.push_back(&member.runs());
     for (auto* keeper : warm_keepers) net::co_spawn(executor, keeper->keep_warm(), net::detached);
 
     net::signal_set signals(io, SIGINT, SIGTERM);

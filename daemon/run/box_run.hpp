@@ -76,6 +76,11 @@ public:
     proto::Receipt& receipt() { return m_receipt; }
     std::vector<proto::FileContent>& output_files() { return m_output_files; }
     const std::string& run_id() const { return m_box.run_id; }
+    // How long a prepared box has waited since its start (zero before it started).
+    MonoClock::duration waiting_for() const
+    {
+        return m_box_started ? MonoClock::now() - *m_box_started : MonoClock::duration::zero();
+    }
     std::int64_t expires_at() const { return m_box.expires_at; }
 
     // Names the box (run id, expiry) and fills in the receipt's identity and configuration.

@@ -85,6 +85,8 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
         if (warm) discard_later(std::move(warm));
         co_return make_error("client_disconnected", "The client went away before the run began.");
     }
+    // In a series the next box is begun now, beside this run, not after it.
+    if (m_warm_series) wake_warm_keeper();
     if (warm) {
         box = warm.get();
         warm->adopt(std::move(request), arrived);
@@ -163,8 +165,11 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
 net::awaitable<std::unique_ptr<BoxRun>> SealedRunService::take_warm_box(const proto::RunRequest& request,
                                                                         const VerifiedImage& image)
 {
+    m_warm_series = false;
     if (m_warm_setup.count == 0 || request.files) co_return nullptr;
     const auto give_up = MonoClock::now() + limits::k_warm_box_longest_wait;
+    // Unless a box waited at least k_warm_series_gap for this run, runs come one after another.
+    m_warm_series = true;
     for (;;) {
         if (request.image != m_warm_image) co_return nullptr;
         while (!m_warm.empty()) {
@@ -175,7 +180,10 @@ net::awaitable<std::unique_ptr<BoxRun>> SealedRunService::take_warm_box(const pr
             if (identity.image == request.image && identity.image_id == image.image_id &&
                 identity.recipe_sha256 == image.recipe_sha256) {
                 const bool usable = co_await box->still_usable(request.timeout_s);
-                if (usable) co_return box;
+                if (usable) {
+                    m_warm_series = box->waiting_for() < limits::k_warm_series_gap;
+                    co_return box;
+                }
             }
             discard_later(std::move(box));
         }
@@ -205,7 +213,8 @@ net::awaitable<void> SealedRunService::keep_warm()
             return due;
         });
         auto next_wake = std::chrono::steady_clock::now() + std::chrono::hours(1);
-        if (std::ssize(m_warm) < m_warm_setup.count && !m_queue.running() && m_queue.waiting() == 0) {
+        const bool may_make = m_warm_series || !m_queue.running();
+        if (std::ssize(m_warm) < m_warm_setup.count && may_make && m_queue.waiting() == 0) {
             m_warm_preparing = true;
             auto prepared = co_await prepare_warm_box(m_warm_image);
             m_warm_preparing = false;
@@ -234,17 +243,18 @@ net::awaitable<void> SealedRunService::keep_warm()
         m_warm_wakeup.expires_at(next_wake);
         (void)co_await m_warm_wakeup.async_wait(net::as_tuple(net::use_awaitable));
     }
-    while (!m_warm.empty()) {
-        std::unique_ptr<BoxRun> box = std::move(m_warm.front());
-        m_warm.pop_front();
-        co_await box->discard();
-    }
+    co_await drop_warm();
 }
 
 net::awaitable<void> SealedRunService::stop_warm()
 {
     m_warm_stopping = true;
     m_warm_wakeup.cancel();
+    co_await drop_warm();
+}
+
+net::awaitable<void> SealedRunService::drop_warm()
+{
     while (!m_warm.empty()) {
         std::unique_ptr<BoxRun> box = std::move(m_warm.front());
         m_warm.pop_front();

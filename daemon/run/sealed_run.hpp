@@ -17,7 +17,9 @@
 // time and never while a run holds its turn; a run that can use one (the same image, verified
 // again right before; no files; the box still running and ending before its expiry label)
 // takes it, else it waits for the one being prepared for its image, else it runs cold. Each
-// box is used once. A warm box is replaced k_warm_box_renewed_before_expiry_s before its
+// box is used once. A run that found a box waiting for less than k_warm_series_gap, or none,
+// is taken for one of a series (a developer's loop): the next box is then begun at once, beside
+// it, instead of after it. A warm box is replaced k_warm_box_renewed_before_expiry_s before its
 // expiry label; stop_warm() removes them all (the daemon stopping). A daemon that dies leaves
 // them to the sweep: they carry the labels and attempt notes of every box.
 //
@@ -72,6 +74,8 @@ public:
     net::awaitable<void> keep_warm();
     // Ends keep_warm() and removes the warm boxes it holds (awaiting their removal).
     net::awaitable<void> stop_warm();
+    // Removes the warm boxes ready now (awaiting their removal); keep_warm() goes on.
+    net::awaitable<void> drop_warm();
 
 private:
     // Boxes whose removal a run could not confirm (the engine went away) are removed again before
@@ -110,6 +114,9 @@ private:
     std::string m_warm_image = "stdlib";      // the image warm boxes are made of: the last one run
     std::deque<std::unique_ptr<BoxRun>> m_warm;  // ready, oldest first
     bool m_warm_preparing = false;
+    // The latest run came in a series (took a box that waited less than k_warm_series_gap, or
+    // found none ready): the keeper makes the next box at once, beside the run.
+    bool m_warm_series = false;
     bool m_warm_stopping = false;
     net::steady_timer m_warm_wakeup;   // the keeper's wait: a run ended, a box is due for renewal
     net::steady_timer m_warm_changed;  // runs waiting for the box being prepared

@@ -271,6 +271,8 @@ TEST_CASE("The reference's warm box rows state the numbers from the code")
     CHECK_THAT(reference_row("`warm_boxes`"), Catch::Contains("0-" + std::to_string(limits::k_max_warm_boxes)));
     CHECK_THAT(reference_row("None ready"), Catch::Contains("at most " + seconds(limits::k_warm_box_longest_wait)));
     CHECK_THAT(reference_row("When they are made"),
+               Catch::Contains("waited less than " + seconds(limits::k_warm_series_gap)));
+    CHECK_THAT(reference_row("When they are made"),
                Catch::Contains("retried after " + seconds(duration_cast<milliseconds>(limits::k_warm_retry_first)) +
                                ", doubling to " +
                                seconds(duration_cast<milliseconds>(limits::k_warm_retry_longest))));
