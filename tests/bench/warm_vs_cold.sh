@@ -98,4 +98,4 @@ for _ in $(seq 1 "$series"); do pybox_run warm-b2b "$warm_home"; done
 wait_for_warm_box
 for _ in $(seq 1 "$series"); do pybox_run cold-b2b "$cold_home"; done
 
-python3 "$here/warm_vs_cold_report.py" "$times" "$rounds" "$series"
+python3 "$here/warm_vs_cold_report.py" "$times" "$rounds" "$series" "${PYBOX_BENCH_WARM_BOXES:-default}"

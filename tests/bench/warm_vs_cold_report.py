@@ -1,13 +1,14 @@
 """The report of warm_vs_cold.sh: reads its times file (one line a run: kind, start, end, receipt
 file; epicbox lines carry "0 <seconds> <ok>"; "ready" lines: a warm run's answer and when the
 next warm box ran) and prints medians, p95 and minimums, the issue's ratios, and the medians of
-the pybox receipts' lifecycle. Arguments: times file, rounds, series length."""
+the pybox receipts' lifecycle. Arguments: times file, rounds, series length, the warm daemon's
+warm_boxes ("default" when its config leaves it out)."""
 import json
 import math
 import statistics
 import sys
 
-times_file, rounds, series = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+times_file, rounds, series, warm_boxes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 walls, receipts, failures, ready = {}, {}, {}, []
 for line in open(times_file):
     kind, begun, ended, extra = line.split()
@@ -40,7 +41,7 @@ def median(kind):
     return statistics.median(walls[kind])
 
 
-rows = [("warm", "pybox exec, warm box (warm_boxes 1)"), ("cold", "pybox exec, cold (warm_boxes 0)"),
+rows = [("warm", f"pybox exec, warm box (warm_boxes {warm_boxes})"), ("cold", "pybox exec, cold (warm_boxes 0)"),
         ("docker", "docker run --rm -i (same limits)"), ("epicbox", "epicbox.run() (library call)"),
         ("warm-b2b", "pybox exec, warm, back-to-back"), ("cold-b2b", "pybox exec, cold, back-to-back")]
 print(f"print(6*7): {rounds} interleaved rounds, then back-to-back series of {series}")
