@@ -47,8 +47,9 @@ if [ -n "$epicbox_checkout" ]; then
 fi
 
 times="$work/times"  # one line a run: kind, start, end (EPOCHREALTIME), receipt file or "-"
+receipts=0
 pybox_run() {  # kind, daemon folder: one timed run, its receipt kept
-  local receipt="$work/$1-$RANDOM$RANDOM.json" begun ended
+  local receipt="$work/$((++receipts)).json" begun ended
   begun=$EPOCHREALTIME
   printf 'print(6*7)\n' | PYBOX_HOME="$2" "$bin/pybox" exec --image stdlib --timeout 30 - --json > "$receipt" 2> /dev/null || true
   ended=$EPOCHREALTIME
@@ -95,7 +96,7 @@ for _ in $(seq 1 "$rounds"); do
   if [ -n "$epicbox_checkout" ]; then epicbox_run; fi
 done
 for _ in $(seq 1 "$series"); do pybox_run warm-b2b "$warm_home"; done
-wait_for_warm_box
+wait_for_warm_box  # so that the cold series does not share the CPU with the warm box's making
 for _ in $(seq 1 "$series"); do pybox_run cold-b2b "$cold_home"; done
 
 python3 "$here/warm_vs_cold_report.py" "$times" "$rounds" "$series" "${PYBOX_BENCH_WARM_BOXES:-default}"
