@@ -101,3 +101,6 @@ for kind in ("warm", "cold", "warm-b2b", "cold-b2b"):
           " ".join(med([phase(r, n) for r in taken]) for n in names) +
           f" {med(daemon)} {med(client)} {med([p.get('total_s') for p in preparation])}"
           f" {med([p.get('waited_s') for p in preparation])}")
+if "warm-b2b" in receipts:
+    print("back-to-back warm runs, 'before' in order (ms): " +
+          " ".join(f"{1000 * r['lifecycle']['timing']['queued_s']:.0f}" for r in receipts["warm-b2b"]))
