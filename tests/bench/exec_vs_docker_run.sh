@@ -5,7 +5,11 @@
 # ratios against docker run. Needs a running pyboxd with a verified engine and a built stdlib
 # image (for example after scripts/demo.sh, or with PYBOX_HOME=/tmp/pybox-test-<hash> while the
 # suite's fixture is up). The second daemon lives in $PYBOX_HOME-bench-nowatch, uses the same
-# engine and images, and is stopped at the end. Usage: tests/bench/exec_vs_docker_run.sh [N]
+# engine and images, and is stopped at the end. Both daemons keep their warm box (warm_boxes
+# defaults to 1) and the other two runs of a round give it time to be ready, so the pybox rows
+# are mostly warm runs (runs that move files always run cold); tests/bench/warm_vs_cold.sh
+# measures warm and cold runs apart.
+# Usage: tests/bench/exec_vs_docker_run.sh [N]
 # (default 20). With PYBOX_BENCH_IMAGE=data the program is `import numpy, pandas` in the data
 # image, and docker run gets the data limits (512 MiB, 64 pids, 1 core). With
 # PYBOX_BENCH_FILES=N the runs move files: N inputs of 100 bytes go in and one file comes back
@@ -13,33 +17,23 @@
 # unpacked by Python into its 64 MiB /tmp, and prints the output file on stdout.
 set -euo pipefail
 runs=${1:-20}
-bin=${PYBOX_BIN:-$(cd "$(dirname "$0")/../.." && pwd)/build/bin}
-home=${PYBOX_HOME:-$HOME/.pybox/runtime}
-docker_cli=${DOCKER_CLI:-/usr/bin/docker}
-engine_socket="$home/engine/docker.sock"
-seccomp_profile=$(cd "$(dirname "$0")/../.." && pwd)/proto/seccomp/pybox-seccomp-v1.json
+export PYBOX_HOME=${PYBOX_HOME:-$HOME/.pybox/runtime}
+source "$(dirname "$0")/side_daemons.sh"
 
 image_name=${PYBOX_BENCH_IMAGE:-stdlib}
 case "$image_name" in
-  stdlib) program='print(6*7)'; limits=(--memory 128m --memory-swap 128m --pids-limit 32 --cpus 0.5) ;;
-  data) program='import numpy, pandas'; limits=(--memory 512m --memory-swap 512m --pids-limit 64 --cpus 1) ;;
+  stdlib) program='print(6*7)' ;;
+  data) program='import numpy, pandas' ;;
   *) echo "PYBOX_BENCH_IMAGE is stdlib or data" >&2; exit 2 ;;
 esac
-image=$(python3 -c 'import json, sys
-print(next((i["image_id"] for i in json.load(open(sys.argv[1]))["images"] if i["name"] == sys.argv[2]), ""))' \
-  "$home/images.json" "$image_name")
+box_limits "$image_name"
+image=$(image_id "$image_name")
 [ -n "$image" ] || { echo "no $image_name image recorded in $home/images.json: run pybox setup" >&2; exit 1; }
 
 # The second daemon: same engine, same images, no watcher.
+trap 'stop_daemons; rm -rf "${work:-}"' EXIT
+start_daemon nowatch "{\"engine_socket\": \"$engine_socket\", \"watcher\": false}"
 nowatch="$home-bench-nowatch"
-rm -rf "$nowatch"
-mkdir -m 700 "$nowatch"
-cp -r "$home/images.json" "$home/images.lock" "$home/recipes" "$nowatch/"
-printf '{"engine_socket": "%s", "watcher": false}\n' "$engine_socket" > "$nowatch/config.json"
-PYBOX_HOME="$nowatch" "$bin/pyboxd" 2> "$nowatch/pyboxd.log" &
-nowatch_pid=$!
-trap 'kill "$nowatch_pid" 2>/dev/null; wait "$nowatch_pid" 2>/dev/null; rm -rf "$nowatch" "${work:-}"' EXIT
-for _ in $(seq 1 100); do [ -S "$nowatch/pyboxd.sock" ] && break; sleep 0.05; done
 
 files=${PYBOX_BENCH_FILES:-0}
 files_args=(); tmpfs_bytes=16777216; docker_command=(python3 -I -B -u -)
@@ -58,11 +52,8 @@ program_input() { if [ "$files" -gt 0 ]; then tar c -C "$work" in; else printf '
 pybox_run() { printf '%s\n' "$program" | PYBOX_HOME="$home" "$bin/pybox" exec --image "$image_name" --timeout 30 "${files_args[@]}" - > /dev/null 2>&1; }
 pybox_nowatch_run() { printf '%s\n' "$program" | PYBOX_HOME="$nowatch" "$bin/pybox" exec --image "$image_name" --timeout 30 "${files_args[@]}" - > /dev/null 2>&1; }
 docker_run() {
-  program_input | "$docker_cli" -H "unix://$engine_socket" run --rm -i \
-    --network none "${limits[@]}" \
-    --user 10000:10000 --cap-drop ALL --security-opt no-new-privileges --read-only \
-    --security-opt "seccomp=$seccomp_profile" --ulimit core=0:0 \
-    --tmpfs "/tmp:size=$tmpfs_bytes,noexec,nodev,nosuid" --ulimit nofile=128:128 --log-driver none \
+  program_input | "$docker_cli" -H "unix://$engine_socket" run --rm -i "${box_docker_flags[@]}" \
+    "${box_limits_flags[@]}" --tmpfs "/tmp:size=$tmpfs_bytes,noexec,nodev,nosuid" \
     "$image" timeout -s KILL 31 "${docker_command[@]}" > /dev/null 2>&1
 }
 seconds() { # runs "$@" and prints its wall time in seconds

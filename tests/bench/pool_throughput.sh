@@ -14,7 +14,6 @@ clients=${2:-8}
 rounds=${3:-3}
 : "${PYBOX_HOME:?the runtime folder of the suite}" "${PYBOX_ENGINE2_DIR:?the folder of the second dockerd}"
 source "$(dirname "$0")/side_daemons.sh"
-engine_socket="$home/engine/docker.sock"
 engine2_socket="$PYBOX_ENGINE2_DIR/docker.sock"
 work=$(mktemp -d)
 trap 'stop_daemons; rm -rf "$work"' EXIT

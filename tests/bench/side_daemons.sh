@@ -1,10 +1,33 @@
 # Sourced by the benchmarks: daemons of their own beside the suite's ($PYBOX_HOME, whose images
 # they record), each in $PYBOX_HOME-bench-NAME with its own config.json, started and verified
 # (`pybox vm start`, which copies the images to an engine that lacks them) by start_daemon and
-# stopped, with their folders removed, by stop_daemons (the caller's EXIT trap).
+# stopped, with their folders removed, by stop_daemons (the caller's EXIT trap). Also what a
+# `docker run --rm -i` needs to run like a box on the same engine: the recorded image ID
+# (image_id), the box policy's flags (box_docker_flags) and an image's limits (box_limits).
 : "${PYBOX_HOME:?the runtime folder of the suite}"
 bin=${PYBOX_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
 home=$PYBOX_HOME
+engine_socket="$home/engine/docker.sock"
+docker_cli=${DOCKER_CLI:-/usr/bin/docker}
+seccomp_profile=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/proto/seccomp/pybox-seccomp-v1.json
+# Everything of the box policy but the limits and the /tmp tmpfs (its size varies by run).
+box_docker_flags=(--network none --user 10000:10000 --cap-drop ALL --security-opt no-new-privileges --read-only
+                  --security-opt "seccomp=$seccomp_profile" --ulimit core=0:0 --ulimit nofile=128:128
+                  --log-driver none)
+
+image_id() {  # name: the image ID $PYBOX_HOME/images.json records for it, or nothing
+  python3 -c 'import json, sys
+print(next((i["image_id"] for i in json.load(open(sys.argv[1]))["images"] if i["name"] == sys.argv[2]), ""))' \
+    "$home/images.json" "$1"
+}
+
+box_limits() {  # name: sets box_limits_flags to the image's memory, pids and CPU limits
+  case "$1" in
+    stdlib) box_limits_flags=(--memory 128m --memory-swap 128m --pids-limit 32 --cpus 0.5) ;;
+    data) box_limits_flags=(--memory 512m --memory-swap 512m --pids-limit 64 --cpus 1) ;;
+    *) echo "no limits known for image $1" >&2; return 2 ;;
+  esac
+}
 daemon_pids=()
 daemon_dirs=()
 
