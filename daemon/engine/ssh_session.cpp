@@ -101,6 +101,7 @@ public:
     const std::string& describe() const { return m_describe; }
     const SshEngine& engine() const { return m_engine; }
     int connects() const { return m_connects.load(); }
+    int channels_opened() const { return m_channels_opened.load(); }
 
     std::optional<std::string> last_drop() const
     {
@@ -241,7 +242,10 @@ private:
                 return libssh2_channel_process_startup(handle, "exec", 4, request.command.data(),
                                                        static_cast<unsigned>(request.command.size()));
             });
-        if (rc == 0) return handle;
+        if (rc == 0) {
+            m_channels_opened.fetch_add(1);
+            return handle;
+        }
         session_broken = rc == LIBSSH2_ERROR_TIMEOUT || is_session_error(rc);
         if (rc == LIBSSH2_ERROR_TIMEOUT)
             error = make_error("engine_timeout", "opening an ssh channel to " + m_describe + " timed out");
@@ -589,6 +593,7 @@ private:
     SshTimings m_timings;
     std::string m_describe;
     std::atomic<int> m_connects{0};
+    std::atomic<int> m_channels_opened{0};
 
     mutable std::mutex m_mutex;
     std::deque<Request> m_queue;
@@ -650,6 +655,8 @@ std::optional<std::string> SshSession::last_drop() const { return m_impl->last_d
 void SshSession::keep_warm(std::string command) { m_impl->keep_warm(std::move(command)); }
 
 int SshSession::connects() const { return m_impl->connects(); }
+
+int SshSession::channels_opened() const { return m_impl->channels_opened(); }
 
 net::awaitable<Expected<void>> SshSession::ready(net::any_io_executor executor, milliseconds timeout)
 {

@@ -107,6 +107,8 @@ public:
 
     // How many times the session was established (for tests and benchmarks).
     int connects() const;
+    // How many exec channels were opened, spares included (for tests and benchmarks).
+    int channels_opened() const;
 
 private:
     class Impl;

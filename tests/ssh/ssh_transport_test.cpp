@@ -119,6 +119,24 @@ TEST_CASE("A container is created, attached, started, waited for and removed ove
     CHECK(session->connects() == 1);
 }
 
+TEST_CASE("Sequential Engine API calls over ssh share one kept channel")
+{
+    Fixture fixture;
+    auto session = std::make_shared<SshSession>(fixture.engine());
+    net::io_context io;
+    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    run(io, [&]() -> net::awaitable<void> {
+        REQUIRE((co_await client.ping(k_call)).has_value());
+        for (int i = 0; i < 20; ++i) {
+            auto info = co_await client.info(k_call);
+            REQUIRE(info.has_value());
+        }
+    });
+    // The first call's channel (the spare, handed out) and the spare opened after it; not one per call.
+    CHECK(session->channels_opened() <= 3);
+    CHECK(session->connects() == 1);
+}
+
 TEST_CASE("Twenty sequential and eight concurrent requests share one ssh session")
 {
     Fixture fixture;
