@@ -7,6 +7,7 @@
 
 #include "tests/ssh/ssh_fixture.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -14,6 +15,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
 
 #include <catch2/catch.hpp>
@@ -42,6 +44,16 @@ json::object box_spec(const std::string& script)
                           "AttachStderr": true, "Labels": {"pybox.test": "ssh"},
                           "HostConfig": {"NetworkMode": "none"}})")
         .as_object();
+}
+
+// Connects a session to `engine` (the async path the daemon uses), as the daemon's first call would.
+Expected<void> connect_session(const SshEngine& engine)
+{
+    SshSession session(engine);
+    net::io_context io;
+    Expected<void> ready = make_error("not_run", "not run");
+    run(io, [&]() -> net::awaitable<void> { ready = co_await session.ready(io.get_executor(), k_call); });
+    return ready;
 }
 
 }  // namespace
@@ -200,8 +212,7 @@ TEST_CASE("A host key missing from the known_hosts file is refused, naming [host
     const auto empty = std::filesystem::path(fixture.dir()) / "empty_known_hosts";
     std::ofstream(empty).close();
     engine.known_hosts = empty;
-    SshSession session(engine);
-    auto result = session.run_command("true", k_call);
+    auto result = connect_session(engine);
     REQUIRE_FALSE(result.has_value());
     CHECK(result.error().code == "engine_host_key_refused");
     CHECK_THAT(result.error().message, Catch::Contains("[127.0.0.1]:" + fixture.port()));
@@ -213,8 +224,7 @@ TEST_CASE("A key the host does not accept is refused with engine_auth_refused")
     Fixture fixture;
     auto engine = fixture.engine();
     engine.identity_file = fixture.value("OTHER_KEY");
-    SshSession session(engine);
-    auto result = session.run_command("true", k_call);
+    auto result = connect_session(engine);
     REQUIRE_FALSE(result.has_value());
     CHECK(result.error().code == "engine_auth_refused");
     CHECK_THAT(result.error().message, Catch::Contains("other_ed25519"));
@@ -229,8 +239,7 @@ TEST_CASE("An identity file that others may read is not offered")
     std::filesystem::permissions(open_key, std::filesystem::perms(0644));
     engine.identity_file = open_key;
     const auto log_before = fixture.sshd_log().size();
-    SshSession session(engine);
-    auto result = session.run_command("true", k_call);
+    auto result = connect_session(engine);
     REQUIRE_FALSE(result.has_value());
     CHECK(result.error().code == "engine_auth_refused");
     CHECK_THAT(result.error().message, Catch::Contains("mode 0644") && Catch::Contains("chmod 600"));
@@ -239,15 +248,25 @@ TEST_CASE("An identity file that others may read is not offered")
     CHECK_THAT(fixture.sshd_log().substr(log_before), !Catch::Contains("Connection from"));
 }
 
-TEST_CASE("A remote command's output and exit status come back")
+TEST_CASE("A remote command's stdout comes back through its stream, its stderr is dropped, and its end ends the stream")
 {
     Fixture fixture;
     SshSession session(fixture.engine());
-    auto result = session.run_command("echo out; echo err >&2; exit 7", k_call);
-    REQUIRE(result.has_value());
-    CHECK(result->exit_status == 7);
-    CHECK(result->output == "out\n");
-    CHECK(result->error_output == "err\n");
+    net::io_context io;
+    std::string output;
+    run(io, [&]() -> net::awaitable<void> {
+        auto stream = co_await session.open_stream(io.get_executor(), "cat; echo out; echo err >&2; exit 7", k_call);
+        REQUIRE(stream.has_value());
+        co_await net::async_write(*stream, net::buffer(std::string("in\n")), net::use_awaitable);
+        stream->shutdown(Stream::shutdown_send);
+        for (;;) {
+            char buffer[256];
+            auto [ec, got] = co_await stream->async_read_some(net::buffer(buffer), net::as_tuple(net::use_awaitable));
+            output.append(buffer, got);
+            if (ec) break;
+        }
+    });
+    CHECK(output == "in\nout\n");
 }
 
 TEST_CASE("An idle session whose sshd was restarted is connected again by the next call")
