@@ -191,7 +191,7 @@ net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, KeptConnec
     request.prepare_payload();
     for (;;) {
         std::optional<TimedStream> stream;
-        auto idle = kept.take();
+        auto idle = dialer.keeps_connections() ? kept.take() : std::nullopt;
         const bool reused = idle.has_value();
         if (reused) {
             stream.emplace(std::move(*idle));
@@ -221,7 +221,7 @@ net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, KeptConnec
             }
             co_return io_error(ec, what);
         }
-        if (parser.keep_alive()) {
+        if (dialer.keeps_connections() && parser.keep_alive()) {
             kept.keep(stream->release_socket());
         }
         co_return parser.release();

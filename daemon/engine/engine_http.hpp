@@ -93,8 +93,8 @@ enum class FailedAt {
 bool may_send_again(FailedAt where, http::verb method, const beast::error_code& ec);
 
 // One request (with an optional JSON body) and its whole response, within `timeout`, on a kept
-// connection if there is one, else a fresh one; the connection is kept again when the answer
-// allows it. A kept connection that fails as may_send_again() allows is replaced by a fresh one
+// connection if there is one, else a fresh one; the connection is kept again when the dialer
+// keeps connections and the answer allows it. A kept connection that fails as may_send_again() allows is replaced by a fresh one
 // (once; the other kept ones are closed too). Any status is a value here.
 net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, KeptConnections& kept, http::verb method,
                                                 const std::string& target, const json::value* body, Timeout timeout);

@@ -1,6 +1,7 @@
 // KeptConnections: the idle Engine API connections of one EngineClient (so of one dialer), kept
-// between plain request/response exchanges (HTTP/1.1 keep-alive) so that a call need not dial.
-// Over ssh a dial is an exec channel (a few ms), a request on a kept one a fraction of a ms.
+// between plain request/response exchanges (HTTP/1.1 keep-alive) so that a call need not dial,
+// when its dialer keeps connections (EngineDialer::keeps_connections: the ssh dialer, where a
+// dial is an exec channel of a few ms and a request on a kept one a fraction of a ms).
 //
 // At most k_kept_connections are kept, each for at most k_kept_idle (well under the idle time
 // after which engines or proxies in front of them may close a connection); one is enough since a

@@ -9,8 +9,8 @@
 // exits when a reply marked exits_box_after() has been answered and that time has passed.
 //
 // By default the fake closes a connection after a plain answer, as if the engine did; after
-// keep_alive() it serves the next request on the same connection, as dockerd does. dials()
-// counts the connections made.
+// keep_alive() it serves the next request on the same connection, as dockerd does, and (unless
+// told otherwise) says that the client may keep connections. dials() counts the connections made.
 //
 // Single-threaded: everything runs on the fixture's io_context. Coroutines the fake starts may
 // outlive a test's last call; they are destroyed with the io_context.
@@ -169,8 +169,14 @@ public:
         m_peers.clear();
     }
     void come_back() { m_gone = false; }
-    // From now on a connection stays open after a plain answer for the next request.
-    void keep_alive() { m_keep_alive = true; }
+    // From now on a connection stays open after a plain answer for the next request;
+    // `client_keeps` is the dialer's keeps_connections().
+    void keep_alive(bool client_keeps = true)
+    {
+        m_keep_alive = true;
+        m_client_keeps = client_keeps;
+    }
+    bool keeps_connections() const override { return m_client_keeps; }
     // The engine closes every open connection (idle ones too) but still accepts new ones.
     void close_connections()
     {
@@ -322,6 +328,7 @@ private:
     bool m_box_exited = false;
     bool m_gone = false;
     bool m_keep_alive = false;
+    bool m_client_keeps = false;
     std::size_t m_dials = 0;
     std::vector<Rule> m_rules;
     std::deque<std::string> m_answers;

@@ -45,6 +45,15 @@ TEST_CASE("Sequential calls share one kept connection")
     CHECK(f.engine->dials() == 1);
 }
 
+TEST_CASE("Through a dialer that does not keep connections (a unix socket) every call dials, as before")
+{
+    EngineFixture f;
+    f.engine->keep_alive(false);
+    for (int i = 0; i < 3; ++i) f.engine->answer(http_response("200 OK", "{}"));
+    for (int i = 0; i < 3; ++i) REQUIRE(f.run(f.client->info(1s)).has_value());
+    CHECK(f.engine->dials() == 3);
+}
+
 TEST_CASE("A kept connection the engine closed is replaced without the caller seeing it")
 {
     EngineFixture f;
