@@ -198,6 +198,10 @@ int main(int argc, char** argv)
     for (auto& member : members)
         net::co_spawn(executor, member.sweeper().sweep_forever(sweep_interval),
                       net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
+    // Engines of the pool that are not verified are checked again as often as the sweeps run.
+    if (pool_control)
+        net::co_spawn(executor, pool_control->recheck_forever(sweep_interval),
+                      net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
 
     net::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -210,6 +210,32 @@ TEST_CASE("An engine that stops answering is skipped by later runs and vm status
     CHECK(labelled_boxes_on(engine2_socket(), daemon.home()).empty());
 }
 
+TEST_CASE("An engine lost by a run takes runs again once it answers, without vm start or status", "[pool]")
+{
+    const fs::path link = runtime_home().string() + "-pool-back.sock";
+    fs::remove(link);
+    fs::create_symlink(engine2_socket(), link);
+    SideDaemon daemon("pool", json::object{{"engines", json::array{engine_entry("back", link),
+                                                                  engine_entry("engine2", engine2_socket())}},
+                                           {"local_engine", false},
+                                           {"sweep_interval_s", 1}});
+    REQUIRE(daemon.pybox({"vm", "start"}).exit_code == 0);
+    fs::remove(link);
+    CHECK(daemon.run_json("print(1)\n").receipt.at("engine").at("id") == "engine2");  // "back" found lost
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    CHECK(daemon.run_json("print(2)\n").receipt.at("engine").at("id") == "engine2");  // re-checked: still lost
+
+    fs::create_symlink(engine2_socket(), link);
+    // The daemon's own re-check (every sweep interval, 1 s here) finds it answering again.
+    CHECK(within(std::chrono::seconds(15), [&] {
+        return daemon.run_json("print(3)\n").receipt.at("engine").at("id") == "back";
+    }));
+    CHECK_THAT(read_file_capped(daemon.home() / "pyboxd.log", 1 << 20).value(), Catch::Contains("engine back") &&
+                                                             Catch::Contains("passes its checks again"));
+    fs::remove(link);
+    CHECK(labelled_boxes_on(engine2_socket(), daemon.home()).empty());
+}
+
 TEST_CASE("A box left on another engine by a killed daemon is removed and its run settled by that engine's sweep", "[pool]")
 {
     SideDaemon daemon("pool", json::object{{"engines", json::array{engine_entry("engine2", engine2_socket())}},
