@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -46,6 +47,42 @@ json::object box_spec(const std::string& script)
         .as_object();
 }
 
+// The fixture and a client of its remote engine through one held session (the ssh dialer's);
+// `adjust` edits the engine as config.json names it.
+struct OverSsh {
+    explicit OverSsh(const std::function<void(SshEngine&, const Fixture&)>& adjust = {}, SshTimings timings = {})
+        : session(std::make_shared<SshSession>(engine_of(fixture, adjust), timings))
+    {
+    }
+
+    static SshEngine engine_of(const Fixture& fixture, const std::function<void(SshEngine&, const Fixture&)>& adjust)
+    {
+        auto engine = fixture.engine();
+        if (adjust) adjust(engine, fixture);
+        return engine;
+    }
+
+    Fixture fixture;
+    std::shared_ptr<SshSession> session;
+    net::io_context io;
+    EngineClient client{io.get_executor(), make_ssh_dialer(io.get_executor(), session)};
+};
+
+// Starts a box that runs until it is killed (`read` waits on the open stdin that nobody writes)
+// and registers the wait for its exit; `id` names the box.
+net::awaitable<std::unique_ptr<WaitHandle>> start_waiting_box(EngineClient& client, const Fixture& fixture,
+                                                              std::string& id)
+{
+    co_await load_tiny_image(client, fixture);
+    auto created = co_await client.create_container(box_spec("read line"), "", k_call);
+    REQUIRE(created.has_value());
+    id = created->id;
+    REQUIRE((co_await client.start_container(id, k_call)).has_value());
+    auto waiting = co_await client.begin_wait(id, k_call);
+    REQUIRE(waiting.has_value());
+    co_return std::move(*waiting);
+}
+
 // Connects a session to `engine` (the async path the daemon uses), as the daemon's first call would.
 Expected<void> connect_session(const SshEngine& engine)
 {
@@ -60,10 +97,8 @@ Expected<void> connect_session(const SshEngine& engine)
 
 TEST_CASE("Ping and info reach the remote engine through the ssh dialer")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         REQUIRE(ping.has_value());
@@ -78,13 +113,11 @@ TEST_CASE("Ping and info reach the remote engine through the ssh dialer")
 
 TEST_CASE("A known_hosts file pins the host key as well as a fingerprint")
 {
-    Fixture fixture;
-    auto engine = fixture.engine();
-    engine.host_key_sha256.reset();
-    engine.known_hosts = fixture.value("KNOWN_HOSTS");
-    auto session = std::make_shared<SshSession>(engine);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh([](SshEngine& engine, const Fixture& fixture) {
+        engine.host_key_sha256.reset();
+        engine.known_hosts = fixture.value("KNOWN_HOSTS");
+    });
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         CHECK(ping.has_value());
@@ -93,10 +126,8 @@ TEST_CASE("A known_hosts file pins the host key as well as a fingerprint")
 
 TEST_CASE("A container is created, attached, started, waited for and removed over ssh")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         co_await load_tiny_image(client, fixture);
@@ -133,10 +164,8 @@ TEST_CASE("A container is created, attached, started, waited for and removed ove
 
 TEST_CASE("Sequential Engine API calls over ssh share one kept channel")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         for (int i = 0; i < 20; ++i) {
@@ -151,10 +180,8 @@ TEST_CASE("Sequential Engine API calls over ssh share one kept channel")
 
 TEST_CASE("Twenty sequential and eight concurrent requests share one ssh session")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         for (int i = 0; i < 20; ++i) {
             auto ping = co_await client.ping(k_call);
@@ -175,13 +202,9 @@ TEST_CASE("Twenty sequential and eight concurrent requests share one ssh session
 
 TEST_CASE("A wrong pinned host key is refused before authenticating, showing the key seen")
 {
-    Fixture fixture;
-    auto engine = fixture.engine();
-    engine.host_key_sha256 = "SHA256:" + std::string(43, 'A');
+    OverSsh ssh([](SshEngine& engine, const Fixture&) { engine.host_key_sha256 = "SHA256:" + std::string(43, 'A'); });
+    auto& [fixture, session, io, client] = ssh;
     const auto log_before = fixture.sshd_log().size();
-    SshSession session(engine);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), std::shared_ptr<SshSession>(&session, [](SshSession*) {})));
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         REQUIRE_FALSE(ping.has_value());
@@ -271,10 +294,8 @@ TEST_CASE("A remote command's stdout comes back through its stream, its stderr i
 
 TEST_CASE("An idle session whose sshd was restarted is connected again by the next call")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         fixture.kill_sshd();
@@ -288,25 +309,17 @@ TEST_CASE("An idle session whose sshd was restarted is connected again by the ne
 
 TEST_CASE("A host that stops answering is dropped after the keep-alives go unanswered")
 {
-    Fixture fixture;
     SshTimings quick;
     quick.keepalive_interval = std::chrono::seconds(1);
     quick.keepalive_missed = 2;
-    auto session = std::make_shared<SshSession>(fixture.engine(), quick);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh({}, quick);
+    auto& [fixture, session, io, client] = ssh;
     std::string id;
     run(io, [&]() -> net::awaitable<void> {
-        co_await load_tiny_image(client, fixture);
-        auto created = co_await client.create_container(box_spec("read line"), "", k_call);
-        REQUIRE(created.has_value());
-        id = created->id;
-        REQUIRE((co_await client.start_container(id, k_call)).has_value());
-        auto waiting = co_await client.begin_wait(id, k_call);
-        REQUIRE(waiting.has_value());
+        auto waiting = co_await start_waiting_box(client, fixture, id);
         fixture.signal_sshd("STOP");
         const auto frozen_at = std::chrono::steady_clock::now();
-        auto result = co_await (*waiting)->result(Timeout(60'000));
+        auto result = co_await waiting->result(Timeout(60'000));
         const auto took = std::chrono::steady_clock::now() - frozen_at;
         fixture.signal_sshd("CONT");
         REQUIRE_FALSE(result.has_value());
@@ -323,27 +336,17 @@ TEST_CASE("A host that stops answering is dropped after the keep-alives go unans
 
 TEST_CASE("sshd killed mid-request fails the call within seconds, and a restarted sshd is reached again")
 {
-    Fixture fixture;
-    SshTimings timings;
-    auto session = std::make_shared<SshSession>(fixture.engine(), timings);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     std::string id;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
-        co_await load_tiny_image(client, fixture);
-        // `read` waits on the open stdin that nobody writes: the box runs until it is killed.
-        auto created = co_await client.create_container(box_spec("read line"), "", k_call);
-        REQUIRE(created.has_value());
-        id = created->id;
-        REQUIRE((co_await client.start_container(id, k_call)).has_value());
-        auto waiting = co_await client.begin_wait(id, k_call);
-        REQUIRE(waiting.has_value());
+        auto waiting = co_await start_waiting_box(client, fixture, id);
         net::steady_timer pause(co_await net::this_coro::executor, 300ms);
         co_await pause.async_wait(net::use_awaitable);
         const auto killed_at = std::chrono::steady_clock::now();
         fixture.kill_sshd();
-        auto result = co_await (*waiting)->result(Timeout(120'000));
+        auto result = co_await waiting->result(Timeout(120'000));
         const auto took = std::chrono::steady_clock::now() - killed_at;
         REQUIRE_FALSE(result.has_value());
         CHECK(took < 5s);

@@ -12,13 +12,8 @@
 
 namespace net = boost::asio;
 using namespace pybox::engine;
+using namespace pybox::test;
 using namespace std::chrono_literals;
-
-using pybox::test::EngineFixture;
-using pybox::test::drops_connection;
-using pybox::test::http_response;
-using pybox::test::ping_response;
-using pybox::test::respond;
 
 namespace {
 
