@@ -18,6 +18,7 @@
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/installation.hpp"
 #include "daemon/run/run_cgroup.hpp"
+#include "daemon/run/run_watch.hpp"
 #include "daemon/run/sealed_run.hpp"
 #include "daemon/run/warm_first_engine_control.hpp"
 #include "daemon/server/http_server.hpp"
@@ -49,19 +50,22 @@ namespace {
 constexpr std::size_t k_max_watcher_script_bytes = 64 * 1024;
 
 // The one platform switch: on macOS the engine is the Docker of PyBox's colima VM
-// (docs/macos.md), elsewhere PyBox's private dockerd or the configured "engine_socket".
+// (docs/macos.md), whose boxes this host's cgroup files cannot show, so its runs are not watched
+// yet; elsewhere PyBox's private dockerd or the configured "engine_socket", watched locally.
 #if defined(__APPLE__)
 using PlatformEngine = macos::ColimaEngineControl;
 std::filesystem::path platform_engine_socket(const vm::DaemonConfig&, const RuntimePaths& paths)
 {
     return macos::ColimaLayout(paths).docker_socket;
 }
+constexpr std::optional<std::string_view> k_platform_watcher_off = daemon::k_watcher_off_on_macos;
 #else
 using PlatformEngine = vm::PrivateEngine;
 std::filesystem::path platform_engine_socket(const vm::DaemonConfig& config, const RuntimePaths& paths)
 {
     return vm::engine_socket_path(config, paths);
 }
+constexpr std::optional<std::string_view> k_platform_watcher_off = std::nullopt;
 #endif
 
 [[noreturn]] void fail(const Error& error)
@@ -141,8 +145,8 @@ int main(int argc, char** argv)
         },
         daemon::AttemptTracking{attempts, &runs_in_progress, config.box_expiry_s}, installation_id,
         [&sweeper] { return sweeper.last_summary(); },
-        daemon::WatchSetup{config.watcher ? &cgroups : nullptr, watch_script}, daemon::RunQueueOptions{},
-        daemon::WarmSetup{config.local_engine ? config.warm_boxes : 0});
+        daemon::local_watch_setup(config.watcher, &cgroups, watch_script, k_platform_watcher_off),
+        daemon::RunQueueOptions{}, daemon::WarmSetup{config.local_engine ? config.warm_boxes : 0});
 
     // The pool (config.json "engines"): the local engine first, then each entry with its own
     // client, checks, run queue and sweep. Without entries none of this exists and the daemon
@@ -201,6 +205,10 @@ int main(int argc, char** argv)
         net::co_spawn(executor, member.sweeper().sweep_forever(sweep_interval),
                       net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
     for (auto* keeper : warm_keepers) net::co_spawn(executor, keeper->keep_warm(), net::detached);
+    // Engines of the pool that are not verified are checked again as often as the sweeps run.
+    if (pool_control)
+        net::co_spawn(executor, pool_control->recheck_forever(sweep_interval),
+                      net::bind_cancellation_slot(stop_sweeping.emplace_back().slot(), net::detached));
 
     net::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](const boost::system::error_code& ec, int) {

@@ -38,7 +38,7 @@ std::string EngineClient::versioned(std::string_view target) const
 net::awaitable<Expected<PingResult>> EngineClient::ping(Timeout timeout)
 {
     const std::string target = "/_ping";  // unversioned: it is how the version is learned
-    auto response = co_await exchange_raw(*m_dialer, http::verb::get, target, nullptr, timeout);
+    auto response = co_await exchange_raw(*m_dialer, m_kept, http::verb::get, target, nullptr, timeout);
     if (!response) {
         co_return response.error();
     }
@@ -70,7 +70,7 @@ net::awaitable<Expected<EngineResponse>> EngineClient::request(std::string_view 
     if (verb == http::verb::unknown) {
         throw std::invalid_argument("EngineClient::request: unknown HTTP method " + std::string(method));
     }
-    auto reply = co_await exchange(*m_dialer, verb, versioned(target), body, timeout);
+    auto reply = co_await exchange(*m_dialer, m_kept, verb, versioned(target), body, timeout);
     if (!reply) {
         co_return reply.error();
     }
@@ -82,7 +82,7 @@ net::awaitable<Expected<CreateResult>> EngineClient::create_container(const json
 {
     const std::string target = "/containers/create" + (name.empty() ? std::string() : "?name=" + url_encode(name));
     const json::value body = spec;
-    auto reply = co_await exchange(*m_dialer, http::verb::post, versioned(target), &body, timeout);
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post, versioned(target), &body, timeout);
     if (!reply) {
         co_return reply.error();
     }
@@ -108,7 +108,7 @@ net::awaitable<Expected<CreateResult>> EngineClient::create_container(const json
 
 net::awaitable<Expected<json::value>> EngineClient::get_object(std::string target, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, http::verb::get, versioned(target), nullptr, timeout);
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::get, versioned(target), nullptr, timeout);
     if (!reply) {
         co_return reply.error();
     }
@@ -122,7 +122,7 @@ net::awaitable<Expected<json::value>> EngineClient::inspect_container(std::strin
 
 net::awaitable<Expected<void>> EngineClient::start_container(std::string_view id, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, http::verb::post, versioned("/containers/" + url_encode(id) + "/start"),
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post, versioned("/containers/" + url_encode(id) + "/start"),
                                    nullptr, timeout);
     if (!reply) {
         co_return reply.error();
@@ -140,7 +140,7 @@ net::awaitable<Expected<KillOutcome>> EngineClient::kill_container(std::string_v
     if (!signal.empty()) {
         target += "?signal=" + url_encode(signal);
     }
-    auto reply = co_await exchange(*m_dialer, http::verb::post, versioned(target), nullptr, timeout);
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post, versioned(target), nullptr, timeout);
     if (!reply) {
         co_return reply.error();
     }
@@ -155,7 +155,7 @@ net::awaitable<Expected<KillOutcome>> EngineClient::kill_container(std::string_v
 
 net::awaitable<Expected<void>> EngineClient::remove_container(std::string_view id, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, http::verb::delete_,
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::delete_,
                                    versioned("/containers/" + url_encode(id) + "?force=1&v=1"), nullptr, timeout);
     if (!reply) {
         co_return reply.error();
@@ -177,7 +177,7 @@ net::awaitable<Expected<json::array>> EngineClient::list_containers(const std::v
         }
         target += "&filters=" + url_encode(json::serialize(json::object{{"label", std::move(labels)}}));
     }
-    auto reply = co_await exchange(*m_dialer, http::verb::get, versioned(target), nullptr, timeout);
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::get, versioned(target), nullptr, timeout);
     if (!reply) {
         co_return reply.error();
     }
@@ -388,7 +388,7 @@ net::awaitable<Expected<void>> EngineClient::export_image(std::string_view ref, 
 
 net::awaitable<Expected<void>> EngineClient::remove_image(std::string_view ref, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, http::verb::delete_, versioned("/images/" + url_encode(ref) + "?force=1"),
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::delete_, versioned("/images/" + url_encode(ref) + "?force=1"),
                                    nullptr, timeout);
     if (!reply) {
         co_return reply.error();

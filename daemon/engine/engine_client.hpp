@@ -1,8 +1,14 @@
 // EngineClient: a Docker Engine API client over a pluggable byte stream (HTTP/1.1, JSON).
 //
-// Every call opens its own connection through the EngineDialer (no pooling: a unix-socket
-// connect costs microseconds), applies the timeout it is given to the whole exchange, bounds
-// every response body (limits::k_max_engine_response_bytes) and maps failures to Error values:
+// A plain request/response call reuses an idle connection kept from an earlier call when the
+// dialer keeps connections (HTTP/1.1 keep-alive, kept_connections.hpp: at most one; the ssh
+// dialer does, which saves an exec channel per call), else opens one through the EngineDialer;
+// a stream (attach, wait, image upload and export)
+// always opens its own. A kept connection the engine has closed is replaced unseen; one that
+// fails under a call is replaced and the call sent again once, only when the engine cannot have
+// acted on it (engine_http.hpp, may_send_again). Every call applies the timeout it is given to
+// the whole exchange, bounds every response body (limits::k_max_engine_response_bytes) and maps
+// failures to Error values:
 //   "engine_unreachable"  connect failed (socket missing, refused)
 //   "engine_timeout"      the exchange did not finish in time
 //   "engine_protocol"     malformed HTTP or JSON from the engine, or a body over the cap
@@ -15,6 +21,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/kept_connections.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -47,6 +54,11 @@ class EngineDialer {
 public:
     virtual ~EngineDialer() = default;
     virtual net::awaitable<Expected<Stream>> dial(Timeout timeout) = 0;
+    // Whether EngineClient keeps a connection open between plain calls (kept_connections.hpp):
+    // worth it where a dial is costly (an ssh exec channel). A unix socket connect costs
+    // microseconds, so there every call has a connection of its own, as an engine whose socket
+    // goes away expects.
+    virtual bool keeps_connections() const { return false; }
     // Human-readable address for messages, e.g. "unix:///home/u/.pybox/runtime/engine/docker.sock".
     virtual std::string describe() const = 0;
 };
@@ -166,6 +178,7 @@ private:
 
     net::any_io_executor m_executor;
     std::unique_ptr<EngineDialer> m_dialer;
+    KeptConnections m_kept;
     std::string m_api_version;
 };
 

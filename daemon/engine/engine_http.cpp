@@ -167,37 +167,71 @@ std::string describe_request(http::verb method, std::string_view target)
     return std::string(http::to_string(method)) + " " + std::string(target);
 }
 
-net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, http::verb method, const std::string& target,
-                                                const json::value* body, Timeout timeout)
+bool may_send_again(FailedAt where, http::verb method, const beast::error_code& ec)
+{
+    if (ec == beast::error::timeout || ec == net::error::timed_out || ec == net::error::operation_aborted) return false;
+    if (where == FailedAt::write) return true;
+    const bool idempotent = method == http::verb::get || method == http::verb::head || method == http::verb::put ||
+                            method == http::verb::delete_ || method == http::verb::options;
+    const bool closed = ec == http::error::end_of_stream || ec == net::error::eof ||
+                        ec == net::error::connection_reset || ec == net::error::broken_pipe;
+    return idempotent && closed;
+}
+
+net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, KeptConnections& kept, http::verb method,
+                                                const std::string& target, const json::value* body, Timeout timeout)
 {
     const std::string what = describe_request(method, target);
     const auto deadline = Clock::now() + timeout;
-    auto stream = co_await open_stream(dialer, deadline, timeout);
-    if (!stream) {
-        co_return stream.error();
-    }
     auto request = make_request(method, target);
     if (body != nullptr) {
         request.set(http::field::content_type, "application/json");
         request.body() = json::serialize(*body);
     }
     request.prepare_payload();
-    if (auto [ec, n] = co_await http::async_write(*stream, request, use_tuple); ec) {
-        co_return io_error(ec, what);
+    for (;;) {
+        std::optional<TimedStream> stream;
+        auto idle = dialer.keeps_connections() ? kept.take() : std::nullopt;
+        const bool reused = idle.has_value();
+        if (reused) {
+            stream.emplace(std::move(*idle));
+            stream->expires_at(deadline);
+        } else {
+            const auto left = std::chrono::duration_cast<Timeout>(deadline - Clock::now());
+            auto dialed = co_await open_stream(dialer, deadline, std::max(left, Timeout(1)));
+            if (!dialed) {
+                co_return dialed.error();
+            }
+            stream.emplace(std::move(*dialed));
+        }
+        if (auto [ec, n] = co_await http::async_write(*stream, request, use_tuple); ec) {
+            if (reused && may_send_again(FailedAt::write, method, ec)) {
+                kept.clear();
+                continue;
+            }
+            co_return io_error(ec, what);
+        }
+        beast::flat_buffer buffer;
+        http::response_parser<http::string_body> parser;
+        init_parser(parser);
+        if (auto [ec, n] = co_await http::async_read(*stream, buffer, parser, use_tuple); ec) {
+            if (reused && !parser.got_some() && buffer.size() == 0 && may_send_again(FailedAt::read, method, ec)) {
+                kept.clear();
+                continue;
+            }
+            co_return io_error(ec, what);
+        }
+        if (dialer.keeps_connections() && parser.keep_alive()) {
+            kept.keep(stream->release_socket());
+        }
+        co_return parser.release();
     }
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    init_parser(parser);
-    if (auto [ec, n] = co_await http::async_read(*stream, buffer, parser, use_tuple); ec) {
-        co_return io_error(ec, what);
-    }
-    co_return parser.release();
 }
 
-net::awaitable<Expected<Reply>> exchange(EngineDialer& dialer, http::verb method, const std::string& target,
-                                         const json::value* body, Timeout timeout)
+net::awaitable<Expected<Reply>> exchange(EngineDialer& dialer, KeptConnections& kept, http::verb method,
+                                         const std::string& target, const json::value* body, Timeout timeout)
 {
-    auto response = co_await exchange_raw(dialer, method, target, body, timeout);
+    auto response = co_await exchange_raw(dialer, kept, method, target, body, timeout);
     if (!response) {
         co_return response.error();
     }

@@ -1,15 +1,16 @@
 // Engine HTTP plumbing, internal to daemon/engine: one HTTP/1.1 exchange with the engine over
-// a fresh connection from an EngineDialer, and the mapping of its failures to the Error codes
-// documented in engine_client.hpp.
+// a kept connection (kept_connections.hpp) or a fresh one from an EngineDialer, and the mapping
+// of its failures to the Error codes documented in engine_client.hpp.
 //
 // Every exchange gets one deadline (now + timeout) armed on its TimedStream before the first
 // write, and every response parser is bounded by limits::k_max_engine_response_bytes (Beast's
-// default 8 KiB header limit applies). The dialer is borrowed for the call only. Coroutines run
-// on the dialer's executor; nothing here is shared between calls. Includes Beast: include it
-// only from daemon/engine/*.cpp.
+// default 8 KiB header limit applies). The dialer and the kept connections are borrowed for the
+// call only. Coroutines run on the dialer's executor. Includes Beast: include it only from
+// daemon/engine/*.cpp.
 #pragma once
 
 #include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/kept_connections.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -78,12 +79,27 @@ std::string describe_request(http::verb method, std::string_view target);
 net::awaitable<Expected<TimedStream>> open_stream(EngineDialer& dialer, Clock::time_point deadline,
                                                   Timeout timeout);
 
-// One request (with an optional JSON body) and its whole response over a fresh connection,
-// within `timeout`. Any status is a value here.
-net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, http::verb method, const std::string& target,
-                                                const json::value* body, Timeout timeout);
-net::awaitable<Expected<Reply>> exchange(EngineDialer& dialer, http::verb method, const std::string& target,
-                                         const json::value* body, Timeout timeout);
+// Where an exchange on a kept connection failed.
+enum class FailedAt {
+    write,  // before the request was written whole
+    read,   // after it was written, before any byte of the answer arrived
+};
+
+// Whether an exchange that failed on a kept connection may be sent again on a fresh one: only
+// when the engine certainly did not act on it. A request not written whole cannot have been
+// processed; one written whole may have been, unless the method is idempotent (GET, HEAD, PUT,
+// DELETE, OPTIONS) and the engine closed the connection before answering (it had closed the
+// idle connection as the request went out). Never after a timeout.
+bool may_send_again(FailedAt where, http::verb method, const beast::error_code& ec);
+
+// One request (with an optional JSON body) and its whole response, within `timeout`, on a kept
+// connection if there is one, else a fresh one; the connection is kept again when the dialer
+// keeps connections and the answer allows it. A kept connection that fails as may_send_again() allows is replaced by a fresh one
+// (once; the other kept ones are closed too). Any status is a value here.
+net::awaitable<Expected<Response>> exchange_raw(EngineDialer& dialer, KeptConnections& kept, http::verb method,
+                                                const std::string& target, const json::value* body, Timeout timeout);
+net::awaitable<Expected<Reply>> exchange(EngineDialer& dialer, KeptConnections& kept, http::verb method,
+                                         const std::string& target, const json::value* body, Timeout timeout);
 
 // A connection whose response header has been read; the body (if any) is still to come.
 struct OpenedStream {

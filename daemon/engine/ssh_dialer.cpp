@@ -21,6 +21,9 @@ public:
         return m_session->open_stream(m_executor, m_command, timeout);
     }
 
+    // A dial is an exec channel (a few ms); a request on a kept one a fraction of a ms.
+    bool keeps_connections() const override { return true; }
+
     std::string describe() const override
     {
         return m_session->describe() + " (engine socket " + m_session->engine().engine_socket.string() + ")";

@@ -15,7 +15,6 @@
 #include <deque>
 #include <fcntl.h>
 #include <functional>
-#include <future>
 #include <list>
 #include <mutex>
 #include <optional>
@@ -42,20 +41,19 @@ std::string seconds_text(milliseconds delay)
     return std::to_string(tenths / 10) + (tenths % 10 != 0 ? "." + std::to_string(tenths % 10) : "") + " s";
 }
 
-enum class RequestKind { connect, stream, command };
+enum class RequestKind { connect, stream };
 
 struct Request {
     RequestKind kind = RequestKind::connect;
     std::string command;
     int fd = -1;  // stream: the session thread's end of the socketpair (owned)
     Clock::time_point deadline;
-    std::function<void(Expected<void>)> on_ready;                  // connect, stream (may be empty)
-    std::function<void(Expected<RemoteCommandResult>)> on_done;    // command
+    std::function<void(Expected<void>)> on_ready;  // may be empty
 };
 
 struct Channel {
     LIBSSH2_CHANNEL* handle = nullptr;
-    int fd = -1;  // stream channels; -1 for commands
+    int fd = -1;  // the session thread's end of the socketpair; -1 for a spare or once closed
     std::string to_remote;
     std::string from_remote;
     bool local_done = false;   // the local end sent EOF (or is gone)
@@ -66,10 +64,6 @@ struct Channel {
     bool hangup = false;       // poll() saw the local end closed
     bool spare = false;        // opened ahead for the warm command; not handed out yet
     Clock::time_point opened = Clock::now();
-    // Commands.
-    std::function<void(Expected<RemoteCommandResult>)> on_done;
-    RemoteCommandResult result;
-    Clock::time_point deadline;
 };
 
 }  // namespace
@@ -101,6 +95,7 @@ public:
     const std::string& describe() const { return m_describe; }
     const SshEngine& engine() const { return m_engine; }
     int connects() const { return m_connects.load(); }
+    int channels_opened() const { return m_channels_opened.load(); }
 
     std::optional<std::string> last_drop() const
     {
@@ -138,9 +133,7 @@ private:
     static void fail(Request& request, const Error& error)
     {
         if (request.on_ready) request.on_ready(error);
-        if (request.on_done) request.on_done(error);
         request.on_ready = nullptr;
-        request.on_done = nullptr;
     }
 
     static ssize_t receive(libssh2_socket_t socket, void* buffer, size_t length, int flags, void** abstract)
@@ -173,13 +166,10 @@ private:
         return {};
     }
 
-    // Ends every channel and the connection; `why` goes to commands still waiting.
+    // Ends every channel and the connection; `why` (empty when stopping) is kept for last_drop().
     void drop_session(const std::string& why = "")
     {
-        for (auto& channel : m_channels) {
-            close_fd(channel.fd);
-            if (channel.on_done) channel.on_done(unreachable("the ssh session ended (" + why + ")"));
-        }
+        for (auto& channel : m_channels) close_fd(channel.fd);
         m_channels.clear();  // libssh2_session_free frees the channel handles
         detail::close_ssh(m_link, why.empty());
         m_idle_data = false;
@@ -231,17 +221,19 @@ private:
             handle = libssh2_channel_open_session(m_link.session);
             return handle != nullptr ? 0 : libssh2_session_last_errno(m_link.session);
         });
-        if (rc == 0) {
-            const int mode = request.kind == RequestKind::stream ? LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE
-                                                                 : LIBSSH2_CHANNEL_EXTENDED_DATA_NORMAL;
-            rc = until_done(request.deadline, [&] { return libssh2_channel_handle_extended_data2(handle, mode); });
-        }
+        if (rc == 0)  // the command's stderr is dropped
+            rc = until_done(request.deadline, [&] {
+                return libssh2_channel_handle_extended_data2(handle, LIBSSH2_CHANNEL_EXTENDED_DATA_IGNORE);
+            });
         if (rc == 0)
             rc = until_done(request.deadline, [&] {
                 return libssh2_channel_process_startup(handle, "exec", 4, request.command.data(),
                                                        static_cast<unsigned>(request.command.size()));
             });
-        if (rc == 0) return handle;
+        if (rc == 0) {
+            m_channels_opened.fetch_add(1);
+            return handle;
+        }
         session_broken = rc == LIBSSH2_ERROR_TIMEOUT || is_session_error(rc);
         if (rc == LIBSSH2_ERROR_TIMEOUT)
             error = make_error("engine_timeout", "opening an ssh channel to " + m_describe + " timed out");
@@ -283,8 +275,6 @@ private:
                 Channel& channel = m_channels.emplace_back();
                 channel.handle = handle;
                 channel.fd = std::exchange(request.fd, -1);
-                channel.on_done = std::move(request.on_done);
-                channel.deadline = request.deadline;
                 if (request.on_ready) request.on_ready(Expected<void>());
                 return;
             }
@@ -364,32 +354,6 @@ private:
             }
             return true;
         }
-        const bool command = channel.fd < 0;
-        if (command) {
-            if (!channel.eof_sent) {
-                const int rc = libssh2_channel_send_eof(channel.handle);
-                if (rc == 0) channel.eof_sent = true;
-                else if (rc != LIBSSH2_ERROR_EAGAIN) return fail_channel(channel, rc, session_error);
-            }
-            for (auto* out : {&channel.result.output, &channel.result.error_output}) {
-                for (;;) {
-                    const auto got = out == &channel.result.output
-                                         ? libssh2_channel_read(channel.handle, buffer, sizeof buffer)
-                                         : libssh2_channel_read_stderr(channel.handle, buffer, sizeof buffer);
-                    if (got == LIBSSH2_ERROR_EAGAIN || got == 0) break;
-                    if (got < 0) return fail_channel(channel, static_cast<int>(got), session_error);
-                    out->append(buffer, std::min<std::size_t>(static_cast<std::size_t>(got),
-                                                              k_ssh_channel_buffer - std::min(out->size(), k_ssh_channel_buffer)));
-                }
-            }
-            if (libssh2_channel_eof(channel.handle) != 0) channel.closing = true;
-            else if (Clock::now() >= channel.deadline) {
-                channel.on_done(make_error("engine_timeout", "a command on " + m_describe + " did not end in time"));
-                channel.on_done = nullptr;
-                channel.closing = true;
-            }
-            return channel.closing ? !finish(channel, session_error) : true;
-        }
         // Local end -> channel.
         while (!channel.local_done && channel.to_remote.size() < k_ssh_channel_buffer) {
             const auto got = ::read(channel.fd, buffer, std::min(sizeof buffer, k_ssh_channel_buffer - channel.to_remote.size()));
@@ -455,10 +419,6 @@ private:
             return true;  // the whole session goes
         }
         close_fd(channel.fd);
-        if (channel.on_done) {
-            channel.on_done(unreachable("the ssh channel failed: " + last_ssh_error(m_link.session)));
-            channel.on_done = nullptr;
-        }
         channel.closing = true;
         return !finish(channel, session_error);
     }
@@ -472,11 +432,6 @@ private:
         if (is_session_error(rc)) {
             session_error = rc;
             return false;
-        }
-        if (channel.on_done) {
-            channel.result.exit_status = libssh2_channel_get_exit_status(channel.handle);
-            channel.on_done(std::move(channel.result));
-            channel.on_done = nullptr;
         }
         rc = libssh2_channel_free(channel.handle);
         if (rc == LIBSSH2_ERROR_EAGAIN) return false;
@@ -533,7 +488,7 @@ private:
                 // Read from the host only when some channel can take what comes; liveness is
                 // judged only while reading.
                 const bool can_take = std::any_of(m_channels.begin(), m_channels.end(), [](const Channel& channel) {
-                    return channel.closing || channel.fd < 0 || channel.spare ||
+                    return channel.closing || channel.spare ||
                            (!channel.remote_done && channel.from_remote.size() < k_ssh_channel_buffer);
                 });
                 if (can_take || (m_channels.empty() && !m_idle_data)) entry.events |= POLLIN;
@@ -589,6 +544,7 @@ private:
     SshTimings m_timings;
     std::string m_describe;
     std::atomic<int> m_connects{0};
+    std::atomic<int> m_channels_opened{0};
 
     mutable std::mutex m_mutex;
     std::deque<Request> m_queue;
@@ -650,6 +606,8 @@ std::optional<std::string> SshSession::last_drop() const { return m_impl->last_d
 void SshSession::keep_warm(std::string command) { m_impl->keep_warm(std::move(command)); }
 
 int SshSession::connects() const { return m_impl->connects(); }
+
+int SshSession::channels_opened() const { return m_impl->channels_opened(); }
 
 net::awaitable<Expected<void>> SshSession::ready(net::any_io_executor executor, milliseconds timeout)
 {
@@ -716,22 +674,6 @@ Expected<Stream> SshSession::start_stream(const net::any_io_executor& executor, 
     request.deadline = Clock::now() + timeout;
     m_impl->submit(std::move(request));
     return std::move(pair->first);
-}
-
-Expected<RemoteCommandResult> SshSession::run_command(std::string command, milliseconds timeout)
-{
-    auto promise = std::make_shared<std::promise<Expected<RemoteCommandResult>>>();
-    auto future = promise->get_future();
-    Request request;
-    request.kind = RequestKind::command;
-    request.command = std::move(command);
-    request.deadline = Clock::now() + timeout;
-    request.on_done = [promise](Expected<RemoteCommandResult> result) { promise->set_value(std::move(result)); };
-    m_impl->submit(std::move(request));
-    // The session thread answers by the deadline; the slack covers a connect already under way.
-    if (future.wait_for(timeout + std::chrono::seconds(1)) != std::future_status::ready)
-        return make_error("engine_timeout", "a command on " + describe() + " did not end in time");
-    return future.get();
 }
 
 }  // namespace pybox::engine

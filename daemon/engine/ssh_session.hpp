@@ -5,8 +5,7 @@
 // Thread: the session runs on a thread of its own, with libssh2 in non-blocking mode and one
 // poll() over the ssh socket, a wake-up pipe and the session thread's end of every channel's
 // socketpair. Callers on the daemon's io_context never block on it: open_stream() and
-// ready() complete through the executor they are given; run_command() blocks its caller and is
-// for callers off the event loop only.
+// ready() complete through the executor they are given, start_stream() returns at once.
 //
 // Connecting: on the first request (and after a drop), within `connect_timeout`: TCP, the ssh
 // handshake, then the host key is checked against the pinned key BEFORE anything is sent for
@@ -54,13 +53,6 @@ struct SshTimings {
     std::chrono::milliseconds reconnect_most{30'000};
 };
 
-// What a command run with run_command() left behind.
-struct RemoteCommandResult {
-    int exit_status = -1;
-    std::string output;        // stdout, at most k_ssh_channel_buffer bytes
-    std::string error_output;  // stderr, at most k_ssh_channel_buffer bytes
-};
-
 class SshSession {
 public:
     // Starts the session thread; nothing is connected until the first request.
@@ -97,9 +89,6 @@ public:
     // instead of opening a channel (a few ms) while the caller waits. The ssh dialer asks for it.
     void keep_warm(std::string command);
 
-    // Runs `command` to its end with empty stdin; blocks the calling thread at most `timeout`.
-    Expected<RemoteCommandResult> run_command(std::string command, std::chrono::milliseconds timeout);
-
     // Why the session was last dropped ("the ssh session to ssh://... was dropped: <why>"), if it
     // ever was. A call whose connection ended with a drop fails in EngineClient as a broken answer
     // ("engine_protocol", "partial message"); this says why, for the run's receipt and messages.
@@ -107,6 +96,8 @@ public:
 
     // How many times the session was established (for tests and benchmarks).
     int connects() const;
+    // How many exec channels were opened, spares included (for tests and benchmarks).
+    int channels_opened() const;
 
 private:
     class Impl;

@@ -167,7 +167,7 @@ Expected<std::optional<ImageRecord>> ImageRegistry::find(std::string_view name) 
     return std::optional<ImageRecord>();
 }
 
-Expected<void> ImageRegistry::put(const ImageRecord& record) const
+Expected<void> ImageRegistry::update(const std::function<Expected<bool>(std::vector<ImageRecord>&)>& change) const
 {
     auto lock = FileLock::try_acquire(m_paths.images_lock());
     if (!lock) {
@@ -177,39 +177,49 @@ Expected<void> ImageRegistry::put(const ImageRecord& record) const
     if (!records) {
         return records.error();
     }
-    const auto same = std::find_if(records->begin(), records->end(),
-                                   [&](const ImageRecord& r) { return r.name == record.name; });
-    if (same != records->end()) {
-        *same = record;
-    } else {
-        records->push_back(record);
+    auto changed = change(*records);
+    if (!changed) {
+        return changed.error();
     }
-    if (records->size() > k_max_image_records) {
-        return make_error("images_file_full", "images.json already records " +
-                                                  std::to_string(k_max_image_records) + " images.");
+    if (!*changed) {
+        return {};
     }
     return write_file_atomic(m_paths.images_file(), serialize_images_file(*records), 0600);
 }
 
+Expected<void> ImageRegistry::put(const ImageRecord& record) const
+{
+    return update([&](std::vector<ImageRecord>& records) -> Expected<bool> {
+        const auto same = std::find_if(records.begin(), records.end(),
+                                       [&](const ImageRecord& r) { return r.name == record.name; });
+        if (same != records.end()) {
+            *same = record;
+        } else {
+            records.push_back(record);
+        }
+        if (records.size() > k_max_image_records) {
+            return make_error("images_file_full", "images.json already records " +
+                                                      std::to_string(k_max_image_records) + " images.");
+        }
+        return true;
+    });
+}
+
 Expected<std::optional<ImageRecord>> ImageRegistry::remove(std::string_view name) const
 {
-    auto lock = FileLock::try_acquire(m_paths.images_lock());
-    if (!lock) {
-        return lock.error();
-    }
-    auto records = load();
-    if (!records) {
-        return records.error();
-    }
-    const auto same = std::find_if(records->begin(), records->end(),
-                                   [&](const ImageRecord& r) { return r.name == name; });
-    if (same == records->end()) {
-        return std::optional<ImageRecord>();
-    }
-    std::optional<ImageRecord> removed(std::move(*same));
-    records->erase(same);
-    if (auto written = write_file_atomic(m_paths.images_file(), serialize_images_file(*records), 0600); !written) {
-        return written.error();
+    std::optional<ImageRecord> removed;
+    auto updated = update([&](std::vector<ImageRecord>& records) -> Expected<bool> {
+        const auto same = std::find_if(records.begin(), records.end(),
+                                       [&](const ImageRecord& r) { return r.name == name; });
+        if (same == records.end()) {
+            return false;
+        }
+        removed = std::move(*same);
+        records.erase(same);
+        return true;
+    });
+    if (!updated) {
+        return updated.error();
     }
     return removed;
 }

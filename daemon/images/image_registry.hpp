@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,10 @@ public:
     const RuntimePaths& paths() const { return m_paths; }
 
 private:
+    // Under images.lock: loads the records, lets `change` edit them, and writes them back when it
+    // answers true (false: nothing changed; an error: nothing is written).
+    Expected<void> update(const std::function<Expected<bool>(std::vector<ImageRecord>&)>& change) const;
+
     RuntimePaths m_paths;
 };
 

@@ -71,8 +71,9 @@ void EnginePool::record_lost(std::size_t index, const std::string& why)
     auto& engine = m_engines.at(index);
     engine.running = false;
     engine.verified = false;
-    engine.problems = {{"run", "A run found the engine unreachable, so later runs skip it until `pybox vm start` or "
-                               "`pybox vm status` finds it answering again: " + why}};
+    engine.problems = {{"run", "A run found the engine unreachable, so later runs skip it until a check (the daemon's "
+                               "own every sweep interval, `pybox vm start` or `pybox vm status`) finds it answering "
+                               "again: " + why}};
 }
 
 std::vector<proto::PoolEngine> EnginePool::describe() const { return m_engines; }

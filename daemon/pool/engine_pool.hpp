@@ -3,10 +3,10 @@
 //
 // A run goes to the least busy verified engine that takes runs: fewest runs of this daemon on
 // it now (running plus waiting in its line), ties to the first in config order, the local
-// engine first. An engine is verified by a check (`pybox vm start`, `pybox vm status`, and
-// the daemon's own check at start) that it answered and passed every check; it is skipped, with
-// the reason in its problems, from the moment a run finds it unreachable until a later check
-// passes again.
+// engine first. An engine is verified by a check (`pybox vm start`, `pybox vm status`, the
+// daemon's own check at start and its re-check of unverified engines every sweep interval) that
+// it answered and passed every check; it is skipped, with the reason in its problems, from the
+// moment a run finds it unreachable until a later check passes again.
 //
 // Pure state, no I/O: not thread-safe, used from the daemon's one io_context.
 #pragma once

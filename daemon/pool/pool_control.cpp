@@ -3,6 +3,11 @@
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/pool/image_copy.hpp"
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
 #include <iostream>
 #include <stdexcept>
 
@@ -10,21 +15,32 @@ namespace pybox::daemon {
 
 EnginePoolControl::EnginePoolControl(EnginePool& pool, std::vector<PoolEngineHandles> engines,
                                      vm::RecordedImagesSource images, std::filesystem::path work_dir)
-    : m_pool(pool), m_engines(std::move(engines)), m_images(std::move(images)), m_work_dir(std::move(work_dir))
+    : m_pool(pool),
+      m_engines(std::move(engines)),
+      m_images(std::move(images)),
+      m_work_dir(std::move(work_dir)),
+      m_check_events(m_engines.size(), 0)
 {
     if (m_engines.size() != m_pool.size() || m_engines.empty())
         throw std::logic_error("EnginePoolControl: one control and client per engine, the local one first");
 }
 
+void EnginePoolControl::record(std::size_t index, const proto::EngineStatus& status)
+{
+    m_pool.record_check(index, status);
+    ++m_check_events.at(index);
+}
+
 net::awaitable<Expected<proto::EngineStartAnswer>> EnginePoolControl::start()
 {
+    begin_check(0);
     auto local = co_await m_engines[0].control->start();
     if (!local) {
         auto checked = co_await m_engines[0].control->status();
-        m_pool.record_check(0, checked);
+        record(0, checked);
         co_return local.error();
     }
-    m_pool.record_check(0, *local);
+    record(0, *local);
     for (std::size_t i = 1; i < m_engines.size(); ++i) co_await check_other(i, local->verified);
     local->engines = m_pool.describe();
     co_return local;
@@ -32,16 +48,18 @@ net::awaitable<Expected<proto::EngineStartAnswer>> EnginePoolControl::start()
 
 net::awaitable<Expected<proto::EngineStopAnswer>> EnginePoolControl::stop()
 {
+    begin_check(0);
     auto stopped = co_await m_engines[0].control->stop();
     auto checked = co_await m_engines[0].control->status();
-    m_pool.record_check(0, checked);
+    record(0, checked);
     co_return stopped;
 }
 
 net::awaitable<proto::EngineStatus> EnginePoolControl::status()
 {
+    begin_check(0);
     auto local = co_await m_engines[0].control->status();
-    m_pool.record_check(0, local);
+    record(0, local);
     for (std::size_t i = 1; i < m_engines.size(); ++i) co_await check_other(i, false);
     local.engines = m_pool.describe();
     co_return local;
@@ -64,6 +82,7 @@ net::awaitable<void> EnginePoolControl::remove_image_everywhere(std::string imag
 
 net::awaitable<void> EnginePoolControl::check_other(std::size_t index, bool copy)
 {
+    begin_check(index);
     std::vector<std::string> notes;
     if (copy) {
         auto images = m_images();
@@ -75,8 +94,34 @@ net::awaitable<void> EnginePoolControl::check_other(std::size_t index, bool copy
         }
     }
     auto checked = co_await m_engines[index].control->status();
-    m_pool.record_check(index, checked);
+    record(index, checked);
     m_pool.add_notes(index, notes);
+}
+
+net::awaitable<void> EnginePoolControl::recheck_unverified()
+{
+    const auto engines = m_pool.describe();
+    for (std::size_t i = 0; i < engines.size(); ++i) {
+        if (engines[i].verified) continue;
+        const auto ticket = begin_check(i);
+        auto checked = co_await m_engines[i].control->status();
+        if (ticket != m_check_events[i]) continue;  // a later check knows better
+        record(i, checked);
+        if (checked.verified)
+            std::cerr << "pyboxd: engine " << m_pool.id(i) << " (" << engines[i].address
+                      << ") answers and passes its checks again: runs may use it\n";
+    }
+}
+
+net::awaitable<void> EnginePoolControl::recheck_forever(std::chrono::seconds interval)
+{
+    net::steady_timer timer(co_await net::this_coro::executor);
+    for (;;) {
+        timer.expires_after(interval);
+        auto [ec] = co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+        if (ec) co_return;
+        co_await recheck_unverified();
+    }
 }
 
 net::awaitable<Expected<proto::SetupAnswer>> PoolImageService::setup(std::vector<std::string> images, bool refresh_lock)

@@ -9,6 +9,12 @@
 // answer's `engines`; one that fails its checks does not fail start(), it is skipped by runs
 // and its problems say why. The answer's other keys describe the local engine, as before.
 //
+// The daemon also checks again, every interval (recheck_forever: the sweep interval), each
+// engine that is not verified (lost by a run, or failing a check), with the same status check,
+// so an engine that comes back takes runs again without `pybox vm start | status`. Such a
+// re-check's outcome is dropped when another check of that engine began or was recorded while it
+// ran (a start, stop or status knows better).
+//
 // Ownership: borrows the pool, the controls and clients (index i is the pool's engine i),
 // which must outlive it. Runs on the daemon's io_context; the copies run there too (the engine
 // calls are asynchronous).
@@ -18,6 +24,8 @@
 #include "daemon/server/services.hpp"
 #include "daemon/vm/private_engine.hpp"
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <vector>
 
@@ -48,7 +56,17 @@ public:
     // Removes an image from every other engine (after `pybox image rm`); errors are logged.
     net::awaitable<void> remove_image_everywhere(std::string image_id);
 
+    // Checks again every engine that is not verified now; an engine verified again is logged.
+    net::awaitable<void> recheck_unverified();
+    // recheck_unverified() after every `interval`, until cancelled or the io_context stops.
+    net::awaitable<void> recheck_forever(std::chrono::seconds interval);
+
 private:
+    // Checks of engine `index`: begin_check() when one begins; record() files its outcome and
+    // counts as news to the re-checks begun before it.
+    std::uint64_t begin_check(std::size_t index) { return ++m_check_events.at(index); }
+    void record(std::size_t index, const proto::EngineStatus& status);
+
     // Checks engine `index` (> 0), first copying the images to it when `copy` says so.
     net::awaitable<void> check_other(std::size_t index, bool copy);
 
@@ -56,6 +74,7 @@ private:
     std::vector<PoolEngineHandles> m_engines;
     vm::RecordedImagesSource m_images;
     std::filesystem::path m_work_dir;
+    std::vector<std::uint64_t> m_check_events;  // per engine: checks begun and recorded
 };
 
 // The ImageService of a pool: the local engine's (which builds), then the images copied to (or

@@ -37,6 +37,14 @@ std::optional<std::int64_t> known_count(const json::object& resources, std::stri
 
 }  // namespace
 
+WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
+                             std::optional<std::string_view> platform_off)
+{
+    if (platform_off) return WatchSetup{nullptr, std::move(script), std::string(*platform_off)};
+    if (!watcher_in_config) return WatchSetup{nullptr, std::move(script), std::string(k_watcher_off_in_config)};
+    return WatchSetup{host, std::move(script)};
+}
+
 RunWatch::~RunWatch() = default;
 
 void RunWatch::not_watched(std::string reason)
@@ -48,7 +56,7 @@ net::awaitable<std::string> RunWatch::prepare(Expected<CgroupFacts> facts, std::
                                               std::string run_id)
 {
     if (m_host == nullptr) {
-        not_watched("the kernel watcher is switched off in this daemon's config.json (\"watcher\": false)");
+        not_watched(std::string(m_off_reason));
         co_return std::string();
     }
     if (!facts) {

@@ -4,7 +4,8 @@
 // final reading; after the box is removed it collects the output, parses it strictly, turns it
 // into observed.resources (watcher/resource_summary.hpp) and removes the run parent.
 //
-// Nothing here can fail the run: a host that cannot be watched (no CgroupHost, an unknown
+// Nothing here can fail the run: a host that cannot be watched (no CgroupHost: the reason the
+// WatchSetup gives, such as config.json or macOS; an unknown
 // cgroup driver, a run parent that cannot be made, a watcher that will not start or prints
 // something unexpected) yields resources with status UNKNOWN or UNREADABLE and the reason.
 //
@@ -23,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -31,15 +33,28 @@ namespace pybox::daemon {
 namespace json = boost::json;
 namespace net = boost::asio;
 
+// Why runs are not watched, as the receipt says it (observed.resources.reason).
+inline constexpr std::string_view k_watcher_off_in_config =
+    "the kernel watcher is switched off in this daemon's config.json (\"watcher\": false)";
+inline constexpr std::string_view k_watcher_off_on_macos =
+    "the kernel watcher is not wired on macOS yet: boxes in the colima VM are not watched (docs/macos.md)";
+
 // How this daemon's runs are watched.
 struct WatchSetup {
-    watcher::CgroupHost* host = nullptr;  // null: the watcher is switched off
+    watcher::CgroupHost* host = nullptr;  // null: the watcher is off, for `off_reason`
     std::string script;                   // the watcher script's text (the built-in watch.sh by default)
+    std::string off_reason = std::string(k_watcher_off_in_config);  // why, when host is null
 };
+
+// The local engine's WatchSetup: `host` unless the platform has no watcher for it
+// (`platform_off` says why) or config.json switches the watcher off.
+WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
+                             std::optional<std::string_view> platform_off);
 
 class RunWatch {
 public:
-    explicit RunWatch(const WatchSetup& setup) : m_host(setup.host), m_script(setup.script) {}
+    explicit RunWatch(const WatchSetup& setup)
+        : m_host(setup.host), m_script(setup.script), m_off_reason(setup.off_reason) {}
     ~RunWatch();
     RunWatch(const RunWatch&) = delete;
     RunWatch& operator=(const RunWatch&) = delete;
@@ -72,6 +87,7 @@ private:
 
     watcher::CgroupHost* m_host;
     std::string_view m_script;
+    std::string_view m_off_reason;
     std::optional<RunCgroup> m_cgroup;
     bool m_parent_created = false;
     std::string m_box_path;

@@ -98,16 +98,16 @@ net::awaitable<std::string> read_to_end(Stream& stream)
 }
 
 // The script's output and, from its last line, its exit status; nullopt when that line is missing.
-std::optional<engine::RemoteCommandResult> split_status(std::string_view text)
+std::optional<ScriptResult> split_status(std::string_view text)
 {
     if (text.empty() || text.back() != '\n') return std::nullopt;
     text.remove_suffix(1);
     const auto line_start = text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1;
     const auto line = text.substr(line_start);
-    engine::RemoteCommandResult result;
+    ScriptResult result;
     const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), result.exit_status);
     if (ec != std::errc() || end != line.data() + line.size()) return std::nullopt;
-    result.error_output = std::string(text.substr(0, line_start));
+    result.output = std::string(text.substr(0, line_start));
     return result;
 }
 
@@ -196,8 +196,7 @@ SshCgroupHost::SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engi
 
 std::string SshCgroupHost::describe() const { return m_session->describe() + " (cgroup files read over ssh)"; }
 
-net::awaitable<Expected<engine::RemoteCommandResult>> SshCgroupHost::run_script(std::string_view script,
-                                                                                  std::vector<std::string> args)
+net::awaitable<Expected<ScriptResult>> SshCgroupHost::run_script(std::string_view script, std::vector<std::string> args)
 {
     const auto deadline = MonoClock::now() + k_cgroup_command_timeout;
     auto opened = co_await m_session->open_stream(m_executor, script_command(script, std::move(args)),
@@ -228,7 +227,7 @@ net::awaitable<Expected<void>> SshCgroupHost::create_run_parent(int cgroup_versi
     if (!result) co_return result.error();
     if (result->exit_status != 0)
         co_return make_error("cgroup_failed", "cannot make the run parent " + path + " on " + m_session->describe() +
-                                                  ": " + result->error_output);
+                                                  ": " + result->output);
     co_return Expected<void>{};
 }
 
@@ -243,7 +242,7 @@ net::awaitable<Expected<void>> SshCgroupHost::remove_run_parent(std::string path
     if (result->exit_status == 0) co_return Expected<void>{};
     co_return make_error(result->exit_status == 3 ? "cgroup_busy" : "cgroup_failed",
                          "cannot remove the run parent " + path + " on " + m_session->describe() + ": " +
-                             result->error_output);
+                             result->output);
 }
 
 Expected<std::unique_ptr<WatchSession>> SshCgroupHost::start_watch(const std::vector<std::string>& argv)

@@ -39,6 +39,12 @@ std::string_view watch_relay_script();
 // The exec command line that runs the watcher argv (watch_command) behind the relay.
 std::string remote_watch_command(const std::vector<std::string>& argv);
 
+// What one of the fixed scripts left: its exit status and its output (stderr joined to stdout).
+struct ScriptResult {
+    int exit_status = -1;
+    std::string output;
+};
+
 class SshCgroupHost final : public CgroupHost {
 public:
     SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engine::SshSession> session,
@@ -52,8 +58,7 @@ public:
 
 private:
     // Runs a fixed script with `args` to its end; its exit status and output.
-    net::awaitable<Expected<engine::RemoteCommandResult>> run_script(std::string_view script,
-                                                                     std::vector<std::string> args);
+    net::awaitable<Expected<ScriptResult>> run_script(std::string_view script, std::vector<std::string> args);
 
     net::any_io_executor m_executor;
     std::shared_ptr<engine::SshSession> m_session;

@@ -50,6 +50,16 @@ json::value answer_of(const ProcessResult& process)
     return document;
 }
 
+// A new link to engine2's socket, for a test to remove and put back: an engine that stops
+// answering and comes back, without stopping a dockerd.
+fs::path engine2_link(const std::string& name)
+{
+    const fs::path link = runtime_home().string() + "-pool-" + name + ".sock";
+    fs::remove(link);
+    fs::create_symlink(engine2_socket(), link);
+    return link;
+}
+
 // The pool's engines of a status or start answer, by id.
 std::map<std::string, json::object> engines_of(const json::value& answer)
 {
@@ -177,11 +187,8 @@ TEST_CASE("With local_engine false every run goes to the named engines", "[pool]
 
 TEST_CASE("An engine that stops answering is skipped by later runs and vm status says why", "[pool]")
 {
-    // "gone" is engine2 reached through a link this test removes and puts back: an engine that
-    // stops answering and comes back, without stopping a dockerd.
-    const fs::path link = runtime_home().string() + "-pool-gone.sock";
-    fs::remove(link);
-    fs::create_symlink(engine2_socket(), link);
+    // "gone" is engine2 reached through a link this test removes and puts back.
+    const fs::path link = engine2_link("gone");
     SideDaemon daemon("pool", json::object{{"engines", json::array{engine_entry("gone", link),
                                                                   engine_entry("engine2", engine2_socket())}},
                                            {"local_engine", false}});
@@ -206,6 +213,30 @@ TEST_CASE("An engine that stops answering is skipped by later runs and vm status
     fs::create_symlink(engine2_socket(), link);
     CHECK(daemon.pybox({"vm", "status"}).exit_code == 0);
     CHECK(daemon.run_json("print(3)\n").receipt.at("engine").at("id") == "gone");
+    fs::remove(link);
+    CHECK(labelled_boxes_on(engine2_socket(), daemon.home()).empty());
+}
+
+TEST_CASE("An engine lost by a run takes runs again once it answers, without vm start or status", "[pool]")
+{
+    const fs::path link = engine2_link("back");
+    SideDaemon daemon("pool", json::object{{"engines", json::array{engine_entry("back", link),
+                                                                  engine_entry("engine2", engine2_socket())}},
+                                           {"local_engine", false},
+                                           {"sweep_interval_s", 1}});
+    REQUIRE(daemon.pybox({"vm", "start"}).exit_code == 0);
+    fs::remove(link);
+    CHECK(daemon.run_json("print(1)\n").receipt.at("engine").at("id") == "engine2");  // "back" found lost
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    CHECK(daemon.run_json("print(2)\n").receipt.at("engine").at("id") == "engine2");  // re-checked: still lost
+
+    fs::create_symlink(engine2_socket(), link);
+    // The daemon's own re-check (every sweep interval, 1 s here) finds it answering again.
+    CHECK(within(std::chrono::seconds(15), [&] {
+        return daemon.run_json("print(3)\n").receipt.at("engine").at("id") == "back";
+    }));
+    CHECK_THAT(read_file_capped(daemon.home() / "pyboxd.log", 1 << 20).value(), Catch::Contains("engine back") &&
+                                                             Catch::Contains("passes its checks again"));
     fs::remove(link);
     CHECK(labelled_boxes_on(engine2_socket(), daemon.home()).empty());
 }

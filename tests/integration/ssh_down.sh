@@ -22,6 +22,9 @@ if [ "${1:-}" = --signal ]; then
   kill "-${2:?}" $pids
   exit 0
 fi
+# The listener first: while a session is killed, a client that reconnects at once (the daemon
+# does) must find nobody listening, not a listener that forks it a session outside $pids.
+kill "-$signal" "$listener" 2> /dev/null
 kill "-$signal" $pids 2> /dev/null
 for _ in $(seq 1 50); do
   alive=0

@@ -4,7 +4,7 @@
 // Interleaved rounds; prints the median and minimum of each measure in milliseconds:
 //   connect      a new SshSession: TCP, handshake, host key check, public-key auth
 //   channel      a new exec channel on the held session (open + exec + first byte back)
-//   ping         GET /_ping over ssh (a new channel each) and over the unix socket
+//   ping         GET /_ping over ssh and over the unix socket, each on its kept connection
 //   run          create, start, wait for and remove a box running `true` (the tiny image)
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/ssh_dialer.hpp"

@@ -7,6 +7,7 @@
 
 #include "tests/ssh/ssh_fixture.hpp"
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -14,12 +15,14 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/json/parse.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <thread>
 
@@ -44,14 +47,58 @@ json::object box_spec(const std::string& script)
         .as_object();
 }
 
+// The fixture and a client of its remote engine through one held session (the ssh dialer's);
+// `adjust` edits the engine as config.json names it.
+struct OverSsh {
+    explicit OverSsh(const std::function<void(SshEngine&, const Fixture&)>& adjust = {}, SshTimings timings = {})
+        : session(std::make_shared<SshSession>(engine_of(fixture, adjust), timings))
+    {
+    }
+
+    static SshEngine engine_of(const Fixture& fixture, const std::function<void(SshEngine&, const Fixture&)>& adjust)
+    {
+        auto engine = fixture.engine();
+        if (adjust) adjust(engine, fixture);
+        return engine;
+    }
+
+    Fixture fixture;
+    std::shared_ptr<SshSession> session;
+    net::io_context io;
+    EngineClient client{io.get_executor(), make_ssh_dialer(io.get_executor(), session)};
+};
+
+// Starts a box that runs until it is killed (`read` waits on the open stdin that nobody writes)
+// and registers the wait for its exit; `id` names the box.
+net::awaitable<std::unique_ptr<WaitHandle>> start_waiting_box(EngineClient& client, const Fixture& fixture,
+                                                              std::string& id)
+{
+    co_await load_tiny_image(client, fixture);
+    auto created = co_await client.create_container(box_spec("read line"), "", k_call);
+    REQUIRE(created.has_value());
+    id = created->id;
+    REQUIRE((co_await client.start_container(id, k_call)).has_value());
+    auto waiting = co_await client.begin_wait(id, k_call);
+    REQUIRE(waiting.has_value());
+    co_return std::move(*waiting);
+}
+
+// Connects a session to `engine` (the async path the daemon uses), as the daemon's first call would.
+Expected<void> connect_session(const SshEngine& engine)
+{
+    SshSession session(engine);
+    net::io_context io;
+    Expected<void> ready = make_error("not_run", "not run");
+    run(io, [&]() -> net::awaitable<void> { ready = co_await session.ready(io.get_executor(), k_call); });
+    return ready;
+}
+
 }  // namespace
 
 TEST_CASE("Ping and info reach the remote engine through the ssh dialer")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         REQUIRE(ping.has_value());
@@ -66,13 +113,11 @@ TEST_CASE("Ping and info reach the remote engine through the ssh dialer")
 
 TEST_CASE("A known_hosts file pins the host key as well as a fingerprint")
 {
-    Fixture fixture;
-    auto engine = fixture.engine();
-    engine.host_key_sha256.reset();
-    engine.known_hosts = fixture.value("KNOWN_HOSTS");
-    auto session = std::make_shared<SshSession>(engine);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh([](SshEngine& engine, const Fixture& fixture) {
+        engine.host_key_sha256.reset();
+        engine.known_hosts = fixture.value("KNOWN_HOSTS");
+    });
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         CHECK(ping.has_value());
@@ -81,10 +126,8 @@ TEST_CASE("A known_hosts file pins the host key as well as a fingerprint")
 
 TEST_CASE("A container is created, attached, started, waited for and removed over ssh")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         co_await load_tiny_image(client, fixture);
@@ -119,12 +162,26 @@ TEST_CASE("A container is created, attached, started, waited for and removed ove
     CHECK(session->connects() == 1);
 }
 
+TEST_CASE("Sequential Engine API calls over ssh share one kept channel")
+{
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
+    run(io, [&]() -> net::awaitable<void> {
+        REQUIRE((co_await client.ping(k_call)).has_value());
+        for (int i = 0; i < 20; ++i) {
+            auto info = co_await client.info(k_call);
+            REQUIRE(info.has_value());
+        }
+    });
+    // The first call's channel (the spare, handed out) and the spare opened after it; not one per call.
+    CHECK(session->channels_opened() <= 3);
+    CHECK(session->connects() == 1);
+}
+
 TEST_CASE("Twenty sequential and eight concurrent requests share one ssh session")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         for (int i = 0; i < 20; ++i) {
             auto ping = co_await client.ping(k_call);
@@ -145,13 +202,9 @@ TEST_CASE("Twenty sequential and eight concurrent requests share one ssh session
 
 TEST_CASE("A wrong pinned host key is refused before authenticating, showing the key seen")
 {
-    Fixture fixture;
-    auto engine = fixture.engine();
-    engine.host_key_sha256 = "SHA256:" + std::string(43, 'A');
+    OverSsh ssh([](SshEngine& engine, const Fixture&) { engine.host_key_sha256 = "SHA256:" + std::string(43, 'A'); });
+    auto& [fixture, session, io, client] = ssh;
     const auto log_before = fixture.sshd_log().size();
-    SshSession session(engine);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), std::shared_ptr<SshSession>(&session, [](SshSession*) {})));
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         REQUIRE_FALSE(ping.has_value());
@@ -182,8 +235,7 @@ TEST_CASE("A host key missing from the known_hosts file is refused, naming [host
     const auto empty = std::filesystem::path(fixture.dir()) / "empty_known_hosts";
     std::ofstream(empty).close();
     engine.known_hosts = empty;
-    SshSession session(engine);
-    auto result = session.run_command("true", k_call);
+    auto result = connect_session(engine);
     REQUIRE_FALSE(result.has_value());
     CHECK(result.error().code == "engine_host_key_refused");
     CHECK_THAT(result.error().message, Catch::Contains("[127.0.0.1]:" + fixture.port()));
@@ -195,8 +247,7 @@ TEST_CASE("A key the host does not accept is refused with engine_auth_refused")
     Fixture fixture;
     auto engine = fixture.engine();
     engine.identity_file = fixture.value("OTHER_KEY");
-    SshSession session(engine);
-    auto result = session.run_command("true", k_call);
+    auto result = connect_session(engine);
     REQUIRE_FALSE(result.has_value());
     CHECK(result.error().code == "engine_auth_refused");
     CHECK_THAT(result.error().message, Catch::Contains("other_ed25519"));
@@ -211,8 +262,7 @@ TEST_CASE("An identity file that others may read is not offered")
     std::filesystem::permissions(open_key, std::filesystem::perms(0644));
     engine.identity_file = open_key;
     const auto log_before = fixture.sshd_log().size();
-    SshSession session(engine);
-    auto result = session.run_command("true", k_call);
+    auto result = connect_session(engine);
     REQUIRE_FALSE(result.has_value());
     CHECK(result.error().code == "engine_auth_refused");
     CHECK_THAT(result.error().message, Catch::Contains("mode 0644") && Catch::Contains("chmod 600"));
@@ -221,23 +271,31 @@ TEST_CASE("An identity file that others may read is not offered")
     CHECK_THAT(fixture.sshd_log().substr(log_before), !Catch::Contains("Connection from"));
 }
 
-TEST_CASE("A remote command's output and exit status come back")
+TEST_CASE("A remote command's stdout comes back through its stream, its stderr is dropped, and its end ends the stream")
 {
     Fixture fixture;
     SshSession session(fixture.engine());
-    auto result = session.run_command("echo out; echo err >&2; exit 7", k_call);
-    REQUIRE(result.has_value());
-    CHECK(result->exit_status == 7);
-    CHECK(result->output == "out\n");
-    CHECK(result->error_output == "err\n");
+    net::io_context io;
+    std::string output;
+    run(io, [&]() -> net::awaitable<void> {
+        auto stream = co_await session.open_stream(io.get_executor(), "cat; echo out; echo err >&2; exit 7", k_call);
+        REQUIRE(stream.has_value());
+        co_await net::async_write(*stream, net::buffer(std::string("in\n")), net::use_awaitable);
+        stream->shutdown(Stream::shutdown_send);
+        for (;;) {
+            char buffer[256];
+            auto [ec, got] = co_await stream->async_read_some(net::buffer(buffer), net::as_tuple(net::use_awaitable));
+            output.append(buffer, got);
+            if (ec) break;
+        }
+    });
+    CHECK(output == "in\nout\n");
 }
 
 TEST_CASE("An idle session whose sshd was restarted is connected again by the next call")
 {
-    Fixture fixture;
-    auto session = std::make_shared<SshSession>(fixture.engine());
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         fixture.kill_sshd();
@@ -251,25 +309,17 @@ TEST_CASE("An idle session whose sshd was restarted is connected again by the ne
 
 TEST_CASE("A host that stops answering is dropped after the keep-alives go unanswered")
 {
-    Fixture fixture;
     SshTimings quick;
     quick.keepalive_interval = std::chrono::seconds(1);
     quick.keepalive_missed = 2;
-    auto session = std::make_shared<SshSession>(fixture.engine(), quick);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh({}, quick);
+    auto& [fixture, session, io, client] = ssh;
     std::string id;
     run(io, [&]() -> net::awaitable<void> {
-        co_await load_tiny_image(client, fixture);
-        auto created = co_await client.create_container(box_spec("read line"), "", k_call);
-        REQUIRE(created.has_value());
-        id = created->id;
-        REQUIRE((co_await client.start_container(id, k_call)).has_value());
-        auto waiting = co_await client.begin_wait(id, k_call);
-        REQUIRE(waiting.has_value());
+        auto waiting = co_await start_waiting_box(client, fixture, id);
         fixture.signal_sshd("STOP");
         const auto frozen_at = std::chrono::steady_clock::now();
-        auto result = co_await (*waiting)->result(Timeout(60'000));
+        auto result = co_await waiting->result(Timeout(60'000));
         const auto took = std::chrono::steady_clock::now() - frozen_at;
         fixture.signal_sshd("CONT");
         REQUIRE_FALSE(result.has_value());
@@ -286,27 +336,17 @@ TEST_CASE("A host that stops answering is dropped after the keep-alives go unans
 
 TEST_CASE("sshd killed mid-request fails the call within seconds, and a restarted sshd is reached again")
 {
-    Fixture fixture;
-    SshTimings timings;
-    auto session = std::make_shared<SshSession>(fixture.engine(), timings);
-    net::io_context io;
-    EngineClient client(io.get_executor(), make_ssh_dialer(io.get_executor(), session));
+    OverSsh ssh;
+    auto& [fixture, session, io, client] = ssh;
     std::string id;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
-        co_await load_tiny_image(client, fixture);
-        // `read` waits on the open stdin that nobody writes: the box runs until it is killed.
-        auto created = co_await client.create_container(box_spec("read line"), "", k_call);
-        REQUIRE(created.has_value());
-        id = created->id;
-        REQUIRE((co_await client.start_container(id, k_call)).has_value());
-        auto waiting = co_await client.begin_wait(id, k_call);
-        REQUIRE(waiting.has_value());
+        auto waiting = co_await start_waiting_box(client, fixture, id);
         net::steady_timer pause(co_await net::this_coro::executor, 300ms);
         co_await pause.async_wait(net::use_awaitable);
         const auto killed_at = std::chrono::steady_clock::now();
         fixture.kill_sshd();
-        auto result = co_await (*waiting)->result(Timeout(120'000));
+        auto result = co_await waiting->result(Timeout(120'000));
         const auto took = std::chrono::steady_clock::now() - killed_at;
         REQUIRE_FALSE(result.has_value());
         CHECK(took < 5s);

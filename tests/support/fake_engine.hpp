@@ -8,6 +8,10 @@
 // rest now, when the fake box exits, or never, then close, reset or stay open. The fake box
 // exits when a reply marked exits_box_after() has been answered and that time has passed.
 //
+// By default the fake closes a connection after a plain answer, as if the engine did; after
+// keep_alive() it serves the next request on the same connection, as dockerd does, and (unless
+// told otherwise) says that the client may keep connections. dials() counts the connections made.
+//
 // Single-threaded: everything runs on the fixture's io_context. Coroutines the fake starts may
 // outlive a test's last call; they are destroyed with the io_context.
 #pragma once
@@ -167,10 +171,27 @@ public:
         m_peers.clear();
     }
     void come_back() { m_gone = false; }
+    // From now on a connection stays open after a plain answer for the next request;
+    // `client_keeps` is the dialer's keeps_connections().
+    void keep_alive(bool client_keeps = true)
+    {
+        m_keep_alive = true;
+        m_client_keeps = client_keeps;
+    }
+    bool keeps_connections() const override { return m_client_keeps; }
+    // The engine closes every open connection (idle ones too) but still accepts new ones.
+    void close_connections()
+    {
+        boost::system::error_code ignored;
+        for (auto& peer : m_peers) peer->close(ignored);
+        m_peers.clear();
+    }
+    std::size_t dials() const { return m_dials; }
 
     net::awaitable<pybox::Expected<Stream>> dial(Timeout) override
     {
         if (m_gone) co_return pybox::make_error("engine_unreachable", "cannot connect to fake: Connection refused");
+        ++m_dials;
         Stream client(m_io);
         auto peer = std::make_shared<Stream>(m_io);
         net::local::connect_pair(client, *peer);
@@ -235,72 +256,85 @@ private:
     net::awaitable<void> serve(std::shared_ptr<Stream> peer)
     {
         std::string data;
-        auto [ec, n] = co_await net::async_read_until(*peer, net::dynamic_buffer(data), "\r\n\r\n", fake_engine_use_tuple);
-        if (ec) co_return;
-        Request request;
-        request.head = data.substr(0, n - 4);
-        request.method = request.head.substr(0, request.head.find(' '));
-        const auto target_start = request.method.size() + 1;
-        request.target = request.head.substr(target_start, request.head.find(' ', target_start) - target_start);
-        std::size_t length = 0;
-        for (std::string_view header : {"Content-Length: ", "content-length: "})
-            if (const auto at = request.head.find(header); at != std::string::npos)
-                length = std::stoul(request.head.substr(at + header.size()));
-        std::string body = data.substr(n);
-        if (body.size() < length) {
-            std::string rest(length - body.size(), '\0');
-            auto [read_ec, read_n] = co_await net::async_read(*peer, net::buffer(rest), fake_engine_use_tuple);
-            if (read_ec) co_return;
-            body += rest;
+        for (;;) {
+            auto [ec, n] = co_await net::async_read_until(*peer, net::dynamic_buffer(data), "\r\n\r\n", fake_engine_use_tuple);
+            if (ec) co_return;
+            Request request;
+            request.head = data.substr(0, n - 4);
+            request.method = request.head.substr(0, request.head.find(' '));
+            const auto target_start = request.method.size() + 1;
+            request.target = request.head.substr(target_start, request.head.find(' ', target_start) - target_start);
+            std::size_t length = 0;
+            for (std::string_view header : {"Content-Length: ", "content-length: "})
+                if (const auto at = request.head.find(header); at != std::string::npos)
+                    length = std::stoul(request.head.substr(at + header.size()));
+            std::string body = data.substr(n, length);
+            data.erase(0, n + body.size());
+            if (body.size() < length) {
+                std::string rest(length - body.size(), '\0');
+                auto [read_ec, read_n] = co_await net::async_read(*peer, net::buffer(rest), fake_engine_use_tuple);
+                if (read_ec) co_return;
+                body += rest;
+            }
+            request.body = std::move(body);
+            m_heads.push_back(request.head);
+            const Reply reply = choose(request);
+            m_received.push_back(std::move(request));
+            if (!co_await answer(*peer, reply)) co_return;
         }
-        request.body = std::move(body);
-        m_heads.push_back(request.head);
-        const Reply reply = choose(request);
-        m_received.push_back(std::move(request));
+    }
 
+    // Answers one request; true when the connection stays open for the next one.
+    net::awaitable<bool> answer(Stream& peer, const Reply& reply)
+    {
         if (reply.never) {
-            co_await read_to_end(*peer);
-            co_return;
+            co_await read_to_end(peer);
+            co_return false;
         }
         if (reply.drop) {
-            peer->close();
-            co_return;
+            peer.close();
+            co_return false;
         }
         if (reply.delay.count() > 0) {
             net::steady_timer timer(m_io, reply.delay);
             co_await timer.async_wait(fake_engine_use_tuple);
         }
         const std::string head = reply.head_from ? reply.head_from() : reply.head;
-        auto [write_ec, written] = co_await net::async_write(*peer, net::buffer(head), fake_engine_use_tuple);
+        auto [write_ec, written] = co_await net::async_write(peer, net::buffer(head), fake_engine_use_tuple);
         if (reply.box_exit) schedule_exit(*reply.box_exit);
-        if (write_ec) co_return;
+        if (write_ec) co_return false;
         if (!reply.streaming) {
-            peer->close();
-            co_return;
+            if (m_keep_alive) co_return true;
+            peer.close();
+            co_return false;
         }
-        if (reply.deliver == Deliver::never) co_return;
+        if (reply.deliver == Deliver::never) co_return false;
         if (reply.deliver == Deliver::at_exit && !m_box_exited)
             co_await m_exit.async_wait(fake_engine_use_tuple);
-        co_await net::async_write(*peer, net::buffer(reply.stream), fake_engine_use_tuple);
+        co_await net::async_write(peer, net::buffer(reply.stream), fake_engine_use_tuple);
         boost::system::error_code ignored;
         switch (reply.end) {
         case StreamEnd::close:
-            peer->shutdown(net::socket_base::shutdown_send, ignored);
-            m_streamed_in.push_back(co_await read_to_end(*peer));
-            peer->close(ignored);
+            peer.shutdown(net::socket_base::shutdown_send, ignored);
+            m_streamed_in.push_back(co_await read_to_end(peer));
+            peer.close(ignored);
             break;
         case StreamEnd::reset:
-            peer->close(ignored);
+            peer.close(ignored);
             break;
         case StreamEnd::stay_open:
             break;
         }
+        co_return false;
     }
 
     net::io_context& m_io;
     net::steady_timer m_exit;  // cancelled when the fake box exits
     bool m_box_exited = false;
     bool m_gone = false;
+    bool m_keep_alive = false;
+    bool m_client_keeps = false;
+    std::size_t m_dials = 0;
     std::vector<Rule> m_rules;
     std::deque<std::string> m_answers;
     std::vector<std::shared_ptr<Stream>> m_peers;

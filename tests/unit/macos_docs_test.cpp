@@ -6,6 +6,7 @@
 #include "daemon/macos/colima_ssh_config.hpp"
 #include "daemon/macos/launchd_plist.hpp"
 #include "daemon/macos/trusted_tools.hpp"
+#include "daemon/run/run_watch.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -104,4 +105,11 @@ TEST_CASE("docs/macos.md's launchd table matches the generated agent")
     CHECK_THAT(row("`ProgramArguments`"), Catch::Contains("`@HOME@/.local/bin/pyboxd`"));
     CHECK_THAT(plist, Catch::Contains("<string>@HOME@/.pybox/runtime/pyboxd.log</string>"));
     CHECK_THAT(row("`StandardOutPath`, `StandardErrorPath`"), Catch::Contains("`@HOME@/.pybox/runtime/pyboxd.log`"));
+}
+
+TEST_CASE("docs/macos.md quotes the reason a run on macOS gives for its unwatched resources")
+{
+    auto doc = macos_doc();
+    std::replace(doc.begin(), doc.end(), '\n', ' ');
+    CHECK_THAT(doc, Catch::Contains("\"" + std::string(pybox::daemon::k_watcher_off_on_macos) + "\""));
 }

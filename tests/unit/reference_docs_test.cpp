@@ -6,6 +6,7 @@
 #include "common/limits.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/pool/image_copy.hpp"
+#include "daemon/engine/kept_connections.hpp"
 #include "daemon/engine/ssh_session.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
 #include "daemon/run/box_spec.hpp"
@@ -130,6 +131,9 @@ TEST_CASE("The reference's ssh engine session row states the session's numbers f
     CHECK_THAT(row, Catch::Contains("fail fast for " + seconds(timings.reconnect_first) + ", doubling to " +
                                     seconds(timings.reconnect_most)));
     CHECK_THAT(row, Catch::Contains("`rmdir` over ssh " + seconds(watcher::k_cgroup_command_timeout)));
+    CHECK(engine::k_kept_connections == 1);  // the row says "one for plain calls"
+    CHECK_THAT(row, Catch::Contains("one for plain calls, kept between them for at most " +
+                                    seconds(std::chrono::milliseconds(engine::k_kept_idle))));
 }
 
 TEST_CASE("The reference's config.json table lists exactly the keys the daemon accepts")
