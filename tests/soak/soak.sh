@@ -3,9 +3,10 @@
 # another, then PARALLEL runs from CLIENTS clients at once (each client runs its share in turn),
 # every one `print(6*7)` through `pybox exec` that must print 42 and exit 0. Prints failures,
 # leftover boxes (the engine's containers carrying this installation's pybox.owner label) and
-# run parent cgroups, the daemon's RSS and open fds before and after, and the median and p95
-# wall time of each phase. Fails if any run failed, anything was left behind, the fd count
-# changed, or the RSS grew by more than RSS_SLACK_KB (default 1024).
+# run parent cgroups, not counting the daemon's warm boxes (`pybox attempts --json`), the
+# daemon's RSS and open fds before and after (both with its warm boxes made and running), and the
+# median and p95 wall time of each phase. Fails if any run failed, anything was left behind, the
+# fd count changed, or the RSS grew by more than RSS_SLACK_KB (default 1024).
 # Needs a running pyboxd with a verified engine and a built stdlib image (the suite's fixture,
 # or scripts/demo.sh). Usage: tests/soak/soak.sh [SEQUENTIAL [PARALLEL [CLIENTS]]]
 # (default 1000 200 8), with PYBOX_HOME and PYBOX_BIN as for tests/bench/.
@@ -27,10 +28,32 @@ trap 'rm -rf "$scratch"' EXIT
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status"; }
 fd_count() { ls "/proc/$daemon_pid/fd" | wc -l; }
-leftover_boxes() {
-  "$docker_cli" -H "unix://$home/engine/docker.sock" ps -a -q --filter "label=pybox.owner=$installation" | wc -l
+engine() { "$docker_cli" -H "unix://$home/engine/docker.sock" "$@"; }
+# The daemon's warm boxes into $scratch/warm, "CONTAINER_ID RUN_ID" a line ("-" while its create
+# call has not answered); waits up to 5 s until every one's container is running (made, attached
+# and started: the daemon then holds just what a waiting warm box needs).
+read_warm_boxes() {
+  local deadline=$((SECONDS + 5)) running
+  while [ "$SECONDS" -le "$deadline" ]; do
+    running=$(engine ps -q --no-trunc --filter status=running --filter "label=pybox.owner=$installation")
+    "$bin/pybox" attempts --json | python3 -c 'import json, sys
+warm = [note for note in json.load(sys.stdin)["unsettled"] if note["warm"]]
+for note in warm: print(note["container_id"] or "-", note["run_id"])
+sys.exit(any(note["container_id"] not in sys.argv[1].split() for note in warm))' "$running" > "$scratch/warm" && return 0
+    sleep 0.1
+  done
+  echo "soak: the daemon's warm boxes were not all running after 5 s" >&2
 }
-leftover_run_parents() { find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -path "*/$run_parents/*" -type d | wc -l; }
+# Leftovers are what is not a warm box: its container, its run parent (and, with cgroup v2, the
+# box's cgroup under it).
+leftover_boxes() {
+  engine ps -a -q --no-trunc --filter "label=pybox.owner=$installation" |
+    { grep -vxF -f <(cut -d' ' -f1 "$scratch/warm") || true; } | wc -l
+}
+leftover_run_parents() {
+  find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -path "*/$run_parents/*" -type d |
+    { grep -vF -f <(awk -v at="/$run_parents/" '{ print at $2 }' "$scratch/warm") || true; } | wc -l
+}
 # One run; appends its wall time to $1, or "fail" when it did not print 42 and exit 0.
 one_run() {
   local start=$EPOCHREALTIME output
@@ -57,6 +80,7 @@ summarize() {
 }
 
 client 20 "$scratch/warmup"  # the allocator and the engine settle; not counted
+sleep 1; read_warm_boxes      # the RSS and fds are measured with the warm boxes ready, as at the end
 rss_start=$(rss_kb); fds_start=$(fd_count)
 start=$SECONDS
 client "$sequential" "$scratch/sequential"
@@ -71,6 +95,7 @@ wait
 parallel_seconds=$((SECONDS - start))
 cat "$scratch"/parallel.* > "$scratch/parallel"
 sleep 1  # the last box's removal is confirmed before the answer; give the engine a moment anyway
+read_warm_boxes  # the warm box made after the last run
 rss_end=$(rss_kb); fds_end=$(fd_count)
 boxes=$(leftover_boxes); parents=$(leftover_run_parents)
 
