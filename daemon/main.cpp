@@ -20,7 +20,7 @@
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/run/sealed_run.hpp"
-#include "daemon/run/warm_first_engine_control.hpp"
+#include "daemon/run/warm_first_services.hpp"
 #include "daemon/server/http_server.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
@@ -177,13 +177,14 @@ int main(int argc, char** argv)
     }
     daemon::RunService& run_service = pooled_runs ? static_cast<daemon::RunService&>(*pooled_runs) : runs;
     // Warm boxes (config.json warm_boxes), per engine: made by keep_warm() below, removed before
-    // `vm stop` stops the engine and when the daemon stops.
+    // `vm stop` stops the engine, before an image is built or removed, and when the daemon stops.
     std::vector<daemon::SealedRunService*> warm_keepers{&runs};
     for (auto& member : members) warm_keepers.push_back(&member.runs());
+    const daemon::WarmBoxes warm_boxes(warm_keepers);
     daemon::WarmFirstEngineControl engines_control(
-        pool_control ? static_cast<daemon::EngineControl&>(*pool_control) : engine_control, warm_keepers);
-    daemon::ImageService& images_service =
-        pool_images ? static_cast<daemon::ImageService&>(*pool_images) : image_service;
+        pool_control ? static_cast<daemon::EngineControl&>(*pool_control) : engine_control, warm_boxes);
+    daemon::WarmFirstImageService images_service(
+        pool_images ? static_cast<daemon::ImageService&>(*pool_images) : image_service, warm_boxes);
 
     daemon::JournalAttemptRecords attempt_records(attempts, journal, runs_in_progress);
     daemon::HttpServer server(executor, paths.daemon_socket(), run_service, engines_control, images_service,

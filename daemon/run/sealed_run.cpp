@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <iostream>
+#include <utility>
 
 namespace pybox::daemon {
 
@@ -270,8 +271,10 @@ void SealedRunService::remember_unconfirmed_box(const std::string& container_id)
 
 net::awaitable<void> SealedRunService::remove_unconfirmed_boxes()
 {
+    // The warm keeper and a run may be here at once: each removes the boxes it took out of the list.
+    const std::vector<std::string> boxes = std::exchange(m_unconfirmed_boxes, {});
     std::vector<std::string> still_there;
-    for (const auto& id : m_unconfirmed_boxes) {
+    for (const auto& id : boxes) {
         const std::vector<std::string> box{id};  // named: GCC 12 miscompiles braced lists in co_await calls
         const RemovalOutcome removal = co_await remove_boxes(m_engine, box, limits::k_cleanup_budget);
         if (removal.all_gone) {
@@ -281,7 +284,7 @@ net::awaitable<void> SealedRunService::remove_unconfirmed_boxes()
         auto check = co_await m_engine.inspect_container(id, limits::k_inspect_timeout);
         if (check || check.error().code != "engine_no_such_object") still_there.push_back(id);  // else: swept meanwhile
     }
-    m_unconfirmed_boxes = std::move(still_there);
+    for (auto& id : still_there) remember_unconfirmed_box(id);
 }
 
 }  // namespace pybox::daemon
