@@ -136,6 +136,13 @@ TEST_CASE("A warm box's first step reads the timer line, then python reads exact
     CHECK(ran.output == "''\n");
 }
 
+TEST_CASE("A warm box's first step leaves no PWD behind, so the program's environment is a cold box's")
+{
+    const auto ran = run_warm_step(warm_box_timer_line(3.0) + "import os\nprint('PWD' in os.environ)\n");
+    CHECK(ran.exit_code == 0);
+    CHECK(ran.output == "False\n");
+}
+
 TEST_CASE("A warm box's timer counts from the line: the program is killed when it passes")
 {
     const auto started = std::chrono::steady_clock::now();
