@@ -109,12 +109,13 @@ TEST_CASE("The box command carries a timer one second past the deadline")
 namespace {
 
 // The warm command's shell step, run here by the host's /bin/sh (Debian's dash, as in the
-// images) with `input` on stdin.
+// images) with `input` on stdin, in an environment like the box's (only HOME and PATH set).
 pybox::ProcessResult run_warm_step(const std::string& input)
 {
     auto argv = warm_box_command();
     REQUIRE(argv.front() == "sh");
     argv.front() = "/bin/sh";
+    argv.insert(argv.begin(), {"/usr/bin/env", "-i", "HOME=/tmp", "PATH=/usr/bin:/bin"});
     pybox::ProcessOptions options;
     options.input = input;
     options.separate_stderr = true;
