@@ -73,7 +73,7 @@ std::vector<std::string> box_command(double timeout_s)
 
 std::vector<std::string> warm_box_command()
 {
-    return {"sh", "-c", "read -r t && exec timeout -s KILL \"$t\" python3 -I -B -u -"};
+    return {"sh", "-c", "read -r t && unset PWD && exec timeout -s KILL \"$t\" python3 -I -B -u -"};
 }
 
 std::string warm_box_timer_line(double guest_timer_s) { return format_number(guest_timer_s) + "\n"; }

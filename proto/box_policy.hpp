@@ -55,8 +55,9 @@ std::string own_image_name_problem(std::string_view name);
 // The first process of every cold box: `timeout -s KILL <deadline + 1> python3 -I -B -u -`.
 std::vector<std::string> box_command(double timeout_s);
 // The first process of a warm box, started before its program exists: a fixed shell step that
-// reads one line (the box timer's value) and execs the same `timeout -s KILL <value> python3 -I
-// -B -u -`, which then reads the program from the rest of stdin. `read` ends at the first
+// reads one line (the box timer's value), drops the PWD the shell exported (so the program's
+// environment is a cold box's), and execs the same `timeout -s KILL <value> python3 -I -B -u -`,
+// which then reads the program from the rest of stdin. `read` ends at the first
 // newline and takes no byte more, so the program is exactly what follows the line. Without a
 // line (stdin closed first) the shell exits 1 and python never starts.
 std::vector<std::string> warm_box_command();

@@ -74,7 +74,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
     // The next warm box is made once this run has ended (its turn released), off its path.
     struct WakeKeeperAfter {
         SealedRunService& service;
-        ~WakeKeeperAfter() { service.wake_warm_keeper(); }
+        ~WakeKeeperAfter() { service.wake_warm(); }
     } wake_keeper{*this};
 
     auto image = co_await check_before_box(request.image);
@@ -87,7 +87,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
         co_return make_error("client_disconnected", "The client went away before the run began.");
     }
     // In a series the next box is begun now, beside this run, not after it.
-    if (m_warm_series) wake_warm_keeper();
+    if (m_warm_series) wake_warm();
     if (warm) {
         box = warm.get();
         warm->adopt(std::move(request), arrived);
@@ -167,7 +167,7 @@ net::awaitable<std::unique_ptr<BoxRun>> SealedRunService::take_warm_box(const pr
                                                                         const VerifiedImage& image)
 {
     m_warm_series = false;
-    if (m_warm_setup.count == 0 || request.files) co_return nullptr;
+    if (m_warm_setup.count == 0 || request.files || m_warm_paused > 0) co_return nullptr;
     const auto give_up = MonoClock::now() + limits::k_warm_box_longest_wait;
     // Unless a box waited at least k_warm_series_gap for this run, runs come one after another.
     m_warm_series = true;
@@ -215,16 +215,17 @@ net::awaitable<void> SealedRunService::keep_warm()
         });
         auto next_wake = std::chrono::steady_clock::now() + std::chrono::hours(1);
         const bool may_make = m_warm_series || !m_queue.running();
-        if (std::ssize(m_warm) < m_warm_setup.count && may_make && m_queue.waiting() == 0) {
+        if (std::ssize(m_warm) < m_warm_setup.count && may_make && m_warm_paused == 0 && m_queue.waiting() == 0) {
             m_warm_preparing = true;
             auto prepared = co_await prepare_warm_box(m_warm_image);
+            // Stopped or paused meanwhile: the box goes before anyone waiting learns it is done.
+            const bool unwanted = prepared && (m_warm_stopping || m_warm_paused > 0);
+            if (unwanted) co_await (*prepared)->discard();
             m_warm_preparing = false;
             m_warm_changed.cancel();
+            if (m_warm_stopping) break;
+            if (unwanted) continue;
             if (prepared) {
-                if (m_warm_stopping) {
-                    discard_later(std::move(*prepared));
-                    break;
-                }
                 m_warm.push_back(std::move(*prepared));
                 retry_after = limits::k_warm_retry_first;
                 last_failure.clear();
@@ -244,17 +245,35 @@ net::awaitable<void> SealedRunService::keep_warm()
         m_warm_wakeup.expires_at(next_wake);
         (void)co_await m_warm_wakeup.async_wait(net::as_tuple(net::use_awaitable));
     }
-    co_await drop_warm();
+    co_await remove_warm_boxes();
 }
 
 net::awaitable<void> SealedRunService::stop_warm()
 {
     m_warm_stopping = true;
     m_warm_wakeup.cancel();
-    co_await drop_warm();
+    co_await remove_warm_boxes();
 }
 
-net::awaitable<void> SealedRunService::drop_warm()
+net::awaitable<void> SealedRunService::pause_warm()
+{
+    ++m_warm_paused;
+    // A box being made is kept by the keeper only while nothing pauses it (keep_warm()).
+    net::steady_timer poll(m_executor);
+    while (m_warm_preparing) {
+        poll.expires_after(std::chrono::milliseconds(20));
+        (void)co_await poll.async_wait(net::as_tuple(net::use_awaitable));
+    }
+    co_await remove_warm_boxes();
+}
+
+void SealedRunService::resume_warm()
+{
+    if (m_warm_paused > 0) --m_warm_paused;
+    wake_warm();
+}
+
+net::awaitable<void> SealedRunService::remove_warm_boxes()
 {
     while (!m_warm.empty()) {
         std::unique_ptr<BoxRun> box = std::move(m_warm.front());

@@ -74,8 +74,12 @@ public:
     net::awaitable<void> keep_warm();
     // Ends keep_warm() and removes the warm boxes it holds (awaiting their removal).
     net::awaitable<void> stop_warm();
-    // Removes the warm boxes ready now (awaiting their removal); keep_warm() goes on.
-    net::awaitable<void> drop_warm();
+    // Removes the warm boxes (awaiting their removal, and the end of one being made) and makes
+    // none until resume_warm(); runs meanwhile go cold. Pauses nest.
+    net::awaitable<void> pause_warm();
+    void resume_warm();
+    // Makes the missing warm boxes now, not at the keeper's next retry (an engine came up).
+    void wake_warm() { m_warm_wakeup.cancel(); }
 
 private:
     // Boxes whose removal a run could not confirm (the engine went away) are removed again before
@@ -96,7 +100,7 @@ private:
     net::awaitable<std::unique_ptr<BoxRun>> take_warm_box(const proto::RunRequest& request,
                                                           const VerifiedImage& image);
     void discard_later(std::unique_ptr<BoxRun> box);
-    void wake_warm_keeper() { m_warm_wakeup.cancel(); }
+    net::awaitable<void> remove_warm_boxes();
 
     net::any_io_executor m_executor;
     engine::EngineClient& m_engine;
@@ -118,6 +122,7 @@ private:
     // found none ready): the keeper makes the next box at once, beside the run.
     bool m_warm_series = false;
     bool m_warm_stopping = false;
+    int m_warm_paused = 0;
     net::steady_timer m_warm_wakeup;   // the keeper's wait: a run ended, a box is due for renewal
     net::steady_timer m_warm_changed;  // runs waiting for the box being prepared
 };

@@ -109,12 +109,13 @@ TEST_CASE("The box command carries a timer one second past the deadline")
 namespace {
 
 // The warm command's shell step, run here by the host's /bin/sh (Debian's dash, as in the
-// images) with `input` on stdin.
+// images) with `input` on stdin, in an environment like the box's (only HOME and PATH set).
 pybox::ProcessResult run_warm_step(const std::string& input)
 {
     auto argv = warm_box_command();
     REQUIRE(argv.front() == "sh");
     argv.front() = "/bin/sh";
+    argv.insert(argv.begin(), {"/usr/bin/env", "-i", "HOME=/tmp", "PATH=/usr/bin:/bin"});
     pybox::ProcessOptions options;
     options.input = input;
     options.separate_stderr = true;
@@ -134,6 +135,13 @@ TEST_CASE("A warm box's first step reads the timer line, then python reads exact
     CHECK(ran.exit_code == 0);
     // The program is what follows the line: python read it whole, so its own stdin is empty.
     CHECK(ran.output == "''\n");
+}
+
+TEST_CASE("A warm box's first step leaves no PWD behind, so the program's environment is a cold box's")
+{
+    const auto ran = run_warm_step(warm_box_timer_line(3.0) + "import os\nprint('PWD' in os.environ)\n");
+    CHECK(ran.exit_code == 0);
+    CHECK(ran.output == "False\n");
 }
 
 TEST_CASE("A warm box's timer counts from the line: the program is killed when it passes")
