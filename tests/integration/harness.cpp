@@ -157,6 +157,12 @@ std::vector<std::string> labelled_boxes_on(const std::filesystem::path& socket, 
     for (const auto& id : listed)
         if (std::none_of(warm.begin(), warm.end(), [&](const WarmBox& box) { return box.container_id == id; }))
             left.push_back(id);
+    // What each box left is, for the check that follows.
+    for (const auto& id : left) {
+        auto state = run_process({"/usr/bin/docker", "-H", "unix://" + socket.string(), "inspect", "--format",
+                                  "{{.State.Status}} since {{.Created}}, run {{index .Config.Labels \"pybox.run\"}}", id});
+        UNSCOPED_INFO("box left: " << id.substr(0, 12) << " " << (state ? state->output : state.error().message));
+    }
     return left;
 }
 

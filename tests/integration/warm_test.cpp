@@ -413,6 +413,25 @@ TEST_CASE("A daemon stopped with SIGTERM removes its warm boxes", "[warm]")
         CHECK_FALSE(entry.path().extension() == ".json");
 }
 
+// Known daemon bug (report of branch issue10-tests): `pybox vm stop` stops the private engine
+// with the warm boxes in it; the daemon keeps holding them (and tries to make new ones against
+// the stopped engine), and a daemon stopped next cannot remove them, so the next daemon finds
+// them left behind until their expiry (env_down.sh removes them meanwhile). Tagged [!mayfail]
+// until vm stop retires the warm boxes first.
+TEST_CASE("vm stop removes the warm boxes before it stops the engine", "[warm][!mayfail]")
+{
+    const auto warm = warm_stdlib_box();
+    const auto stopped = run_pybox({"vm", "stop"});
+    INFO("vm stop: " << stopped.output << stopped.error_output);
+    REQUIRE(stopped.exit_code == 0);
+    CHECK(warm_boxes().empty());  // none held while the engine is down
+    const auto started = run_pybox({"vm", "start"});
+    INFO("vm start: " << started.output << started.error_output);
+    REQUIRE(started.exit_code == 0);
+    CHECK_FALSE(box_exists(warm.container_id));
+    warm_stdlib_box();  // and runs take warm boxes again
+}
+
 TEST_CASE("With warm_boxes 0 every run is cold and no box is kept between runs", "[warm]")
 {
     SideDaemon daemon("warm-none", json::object{{"warm_boxes", 0}});
