@@ -27,9 +27,18 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// The first process of a warm box, as issue 10 asks for it: a fixed shell step reads the box
-// timer's value at delivery, then becomes the timer; and the cold box's, with the timer in it.
-const json::array k_warm_command{"sh", "-c", "read -r t && exec timeout -s KILL \"$t\" python3 -I -B -u -"};
+// The first process of a warm box, as issue 10 asks for it: a fixed shell step that reads the
+// box timer's value at delivery, then becomes the timer running the interpreter.
+bool is_warm_command(const json::value& command)
+{
+    const auto& argv = command.as_array();
+    if (argv.size() != 3 || argv[0] != "sh" || argv[1] != "-c") return false;
+    const std::string_view script = argv[2].as_string();
+    return script.starts_with("read -r t && ") &&
+           script.ends_with("exec timeout -s KILL \"$t\" python3 -I -B -u -");
+}
+
+// The cold box's first process, with the timer in it.
 json::array cold_command(const std::string& timer_s)
 {
     return json::array{"timeout", "-s", "KILL", timer_s.c_str(), "python3", "-I", "-B", "-u", "-"};
@@ -161,7 +170,8 @@ void check_warm_receipt(const JsonRun& run, double timeout_s, double requested_a
     CHECK(std::find(phases.begin(), phases.end(), "create") == phases.end());
     CHECK(std::find(phases.begin(), phases.end(), "start") == phases.end());
     const auto& configured = run.receipt.at("configured");
-    CHECK(configured.at("command") == k_warm_command);
+    INFO("command: " << json::serialize(configured.at("command")));
+    CHECK(is_warm_command(configured.at("command")));
     CHECK(configured.at("wall_timeout_s").to_number<double>() == timeout_s);
     CHECK(configured.at("guest_timer_s").to_number<double>() == timeout_s + 1);
     // Made and started before the request (the daemon's and the test's wall clocks are the host's).
