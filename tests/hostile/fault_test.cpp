@@ -195,6 +195,11 @@ void fill_up(const fs::path& dir)
     REQUIRE(filled->output.find("No space left on device") != std::string::npos);
 }
 
+// The runtime-folder cases are about a run's attempt note, written before its box is created:
+// their daemons keep no warm box, whose note would have been written before the folder filled
+// up or became read-only (a warm box's run then needs no new note; warm_test.cpp has that case).
+const json::object k_runs_cold{{"warm_boxes", 0}};
+
 // A run against a side daemon whose runtime folder cannot take the attempt note: refused with
 // file_unwritable naming `why`, before any box exists, with nothing written in the folder; the
 // daemon keeps answering.
@@ -415,7 +420,7 @@ TEST_CASE("A full runtime folder: a run is refused with a clear error before any
 {
     side_home_unmounted("full");
     Mounted small;
-    SideDaemon daemon("full", json::object{}, [&small](const fs::path& home) { small.tmpfs(1 << 20, home); });
+    SideDaemon daemon("full", k_runs_cold, [&small](const fs::path& home) { small.tmpfs(1 << 20, home); });
     fill_up(daemon.home());
     check_run_refused_unwritten(daemon, "No space left on device");
     fs::remove(daemon.home() / "filler");
@@ -429,7 +434,7 @@ TEST_CASE("A read-only runtime folder: a run is refused with a clear error befor
           "again once it is writable")
 {
     side_home_unmounted("read-only");
-    SideDaemon daemon("read-only", json::object{});
+    SideDaemon daemon("read-only", k_runs_cold);
     {
         Mounted read_only;
         read_only.read_only(daemon.home());

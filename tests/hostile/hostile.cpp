@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 namespace pybox::test {
 
 namespace json = boost::json;
@@ -85,7 +87,14 @@ std::size_t attempt_files(const std::filesystem::path& home)
 {
     const auto dir = home / "attempts";
     if (!std::filesystem::exists(dir)) return 0;
-    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
+    auto warm = warm_boxes(home);
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+    const auto after = warm_boxes(home);  // a box made warm while the folder was read
+    warm.insert(warm.end(), after.begin(), after.end());
+    return static_cast<std::size_t>(std::count_if(names.begin(), names.end(), [&](const std::string& name) {
+        return std::none_of(warm.begin(), warm.end(), [&](const WarmBox& box) { return name == box.run_id + ".json"; });
+    }));
 }
 
 }  // namespace pybox::test

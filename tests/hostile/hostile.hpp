@@ -39,7 +39,7 @@ std::string error_code(const HttpAnswer& answer);
 // A fresh connection to `socket` gets its ping answered.
 void check_ping_answers(const std::filesystem::path& socket = daemon_socket());
 
-// How many files <home>/attempts holds.
+// How many files <home>/attempts holds, besides the notes of the boxes its daemon keeps warm.
 std::size_t attempt_files(const std::filesystem::path& home = runtime_home());
 
 }  // namespace pybox::test

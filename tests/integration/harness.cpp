@@ -1,12 +1,14 @@
 #include "tests/integration/harness.hpp"
 
 #include "common/files.hpp"
+#include "common/limits.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
@@ -67,17 +69,23 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
     return run;
 }
 
-std::vector<std::string> labelled_boxes(const std::filesystem::path& home)
-{
-    return labelled_boxes_on(engine_socket(), home);
-}
+namespace {
 
-std::vector<std::string> labelled_boxes_on(const std::filesystem::path& socket, const std::filesystem::path& home)
+std::string owner_of(const std::filesystem::path& home)
 {
     auto installation = read_file_capped(home / "installation.json", 4096);
     REQUIRE(installation.has_value());
-    const std::string owner(json::parse(*installation).at("installation_id").as_string());
-    auto listed = run_process({"/usr/bin/docker", "-H", "unix://" + socket.string(), "ps", "-aq", "--no-trunc", "--filter", "label=pybox.owner=" + owner});
+    return std::string(json::parse(*installation).at("installation_id").as_string());
+}
+
+// IDs of the boxes on the engine at `socket` with `owner`'s label (`docker ps` with `filters`).
+std::vector<std::string> boxes_with_owner(const std::filesystem::path& socket, const std::string& owner,
+                                          const std::vector<std::string>& filters = {"--all"})
+{
+    std::vector<std::string> argv{"/usr/bin/docker", "-H", "unix://" + socket.string(), "ps", "--quiet", "--no-trunc",
+                                  "--filter", "label=pybox.owner=" + owner};
+    argv.insert(argv.end(), filters.begin(), filters.end());
+    auto listed = run_process(argv);
     REQUIRE(listed.has_value());
     REQUIRE(listed->exit_code == 0);
     std::vector<std::string> ids;
@@ -85,6 +93,111 @@ std::vector<std::string> labelled_boxes_on(const std::filesystem::path& socket, 
     for (std::string line; std::getline(lines, line);)
         if (!line.empty()) ids.push_back(line);
     return ids;
+}
+
+bool daemon_running(const std::filesystem::path& home)
+{
+    auto text = read_file_capped(home / "pyboxd.pid", 64);
+    if (!text) return false;
+    const int pid = std::atoi(text->c_str());
+    return pid > 0 && process_alive(pid);
+}
+
+// The warm entries of one `pybox attempts --json` of the daemon of `home`, or nullopt when it
+// did not answer; `creating` tells whether one of them has no container ID yet.
+std::optional<std::vector<WarmBox>> read_warm_boxes(const std::filesystem::path& home, bool& creating,
+                                                    std::string& failure)
+{
+    auto listed = try_run_pybox({"attempts", "--json"}, "", {{"PYBOX_HOME", home.string()}});
+    if (!listed || listed->exit_code != 0) {
+        failure = listed ? listed->error_output : listed.error().message;
+        return std::nullopt;
+    }
+    std::vector<WarmBox> warm;
+    creating = false;
+    const auto answer = json::parse(listed->output);
+    for (const auto& entry : answer.at("unsettled").as_array()) {
+        if (entry.at("in_progress") != true || entry.at("warm") != true) continue;
+        const std::string id(entry.at("container_id").as_string());
+        if (id.empty()) creating = true;
+        warm.push_back({std::string(entry.at("run_id").as_string()), id});
+    }
+    return warm;
+}
+
+}  // namespace
+
+std::vector<WarmBox> warm_boxes(const std::filesystem::path& home)
+{
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    std::string failure;
+    for (;;) {
+        bool creating = false;
+        auto warm = read_warm_boxes(home, creating, failure);
+        if (!warm && !daemon_running(home)) return {};
+        if (warm && (!creating || std::chrono::steady_clock::now() > give_up)) return *warm;
+        if (std::chrono::steady_clock::now() > give_up) FAIL("pybox attempts --json failed: " << failure);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+}
+
+std::vector<std::string> labelled_boxes(const std::filesystem::path& home)
+{
+    return labelled_boxes_on(engine_socket(), home);
+}
+
+std::vector<std::string> labelled_boxes_on(const std::filesystem::path& socket, const std::filesystem::path& home)
+{
+    const std::string owner = owner_of(home);
+    auto warm = warm_boxes(home);
+    const auto listed = boxes_with_owner(socket, owner);
+    const auto after = warm_boxes(home);  // a box made warm while the engine listed
+    warm.insert(warm.end(), after.begin(), after.end());
+    std::vector<std::string> left;
+    for (const auto& id : listed)
+        if (std::none_of(warm.begin(), warm.end(), [&](const WarmBox& box) { return box.container_id == id; }))
+            left.push_back(id);
+    // What each box left is, for the check that follows.
+    for (const auto& id : left) {
+        auto state = run_process({"/usr/bin/docker", "-H", "unix://" + socket.string(), "inspect", "--format",
+                                  "{{.State.Status}} since {{.Created}}, run {{index .Config.Labels \"pybox.run\"}}", id});
+        UNSCOPED_INFO("box left: " << id.substr(0, 12) << " " << (state ? state->output : state.error().message));
+    }
+    return left;
+}
+
+int configured_warm_boxes(const std::filesystem::path& home)
+{
+    auto text = read_file_capped(home / "config.json", 1 << 20);
+    REQUIRE(text.has_value());
+    const auto config = json::parse(*text).as_object();
+    const auto number = [&](const char* key, std::int64_t fallback) {
+        const auto* value = config.if_contains(key);
+        return value != nullptr ? value->as_int64() : fallback;
+    };
+    if (number("box_expiry_s", limits::k_box_expiry_s) <
+        limits::k_warm_box_renewed_before_expiry_s + limits::k_min_warm_box_wait_s)
+        return 0;
+    const auto* engines = config.if_contains("engines");
+    const auto* local = config.if_contains("local_engine");
+    const auto engines_taking_runs = (engines != nullptr ? engines->as_array().size() : 0) +
+                                     (local == nullptr || local->as_bool() ? 1 : 0);
+    return static_cast<int>(number("warm_boxes", limits::k_default_warm_boxes)) *
+           static_cast<int>(engines_taking_runs);
+}
+
+bool warm_boxes_settled(std::chrono::seconds limit, const std::filesystem::path& home)
+{
+    const auto wanted = static_cast<std::size_t>(configured_warm_boxes(home));
+    const std::string owner = owner_of(home);
+    return within(limit, [&] {
+        const auto warm = warm_boxes(home);
+        if (warm.size() != wanted) return false;
+        const auto running = boxes_with_owner(engine_socket(), owner, {"--filter", "status=running"});
+        return std::all_of(warm.begin(), warm.end(), [&](const WarmBox& box) {
+            return std::find(running.begin(), running.end(), box.container_id) != running.end();
+        });
+    });
 }
 
 SideDaemon::SideDaemon(const std::string& name, json::object config,
@@ -183,13 +296,18 @@ std::size_t settled_daemon_fd_count(std::optional<std::size_t> wanted = std::nul
 
 void check_ended_clean()
 {
-    static const std::size_t idle_fds = settled_daemon_fd_count();
+    // Idle: the daemon holds its warm box, started (its attach and wait connections open).
+    static const std::size_t idle_fds = [] {
+        CHECK(warm_boxes_settled());
+        return settled_daemon_fd_count();
+    }();
     CHECK(labelled_boxes().empty());
     const auto run = run_json("print('still serving')\n", {"--timeout", "5"});
     CHECK(run.process.exit_code == 0);
     CHECK(run.receipt.at("capture").at("stdout") == "still serving\n");
     CHECK(run.receipt.at("cleanup").at("status") == "REMOVED");
     CHECK(labelled_boxes().empty());
+    CHECK(warm_boxes_settled());  // the next warm box, prepared after the run
     CHECK(settled_daemon_fd_count(idle_fds) == idle_fds);
 }
 

@@ -38,16 +38,37 @@ struct JsonRun {
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {},
                  const std::vector<std::pair<std::string, std::string>>& env = {});
 
-// IDs of every box (any state) on the suite's engine that carries the label of the installation
-// whose runtime folder is `home` (the suite's, unless another is named).
+// The boxes the daemon of `home` keeps warm (config.json warm_boxes, issue 10): the unsettled
+// attempts of `pybox attempts --json` marked in_progress and warm. Waits up to 5 s while one of
+// them is being created (its note has no container ID yet). None when that daemon is not
+// running: a killed daemon keeps nothing warm, its boxes are left to the sweep.
+struct WarmBox {
+    std::string run_id;
+    std::string container_id;
+};
+std::vector<WarmBox> warm_boxes(const std::filesystem::path& home = runtime_home());
+
+// The boxes left behind: IDs of every box (any state) on the suite's engine that carries the
+// label of the installation whose runtime folder is `home` (the suite's, unless another is
+// named), less the boxes its daemon keeps warm (read before and after the listing, so a warm
+// box made or taken meanwhile is still told apart).
 std::vector<std::string> labelled_boxes(const std::filesystem::path& home = runtime_home());
 // The same on the engine at `socket` (another engine of a pool).
 std::vector<std::string> labelled_boxes_on(const std::filesystem::path& socket, const std::filesystem::path& home);
 
-// The end of every hostile case: no box with this installation's label is left, a trivial run
-// right after completes normally (exit 0, its output, the box removed), and the daemon's open
-// fds come back to the idle count seen at the first call (waiting up to 3 s for connections
-// to close).
+// How many warm boxes the daemon of `home` keeps, from its config.json: warm_boxes (default 1)
+// for each engine that takes runs, none when box_expiry_s leaves a warm box too little time.
+int configured_warm_boxes(const std::filesystem::path& home = runtime_home());
+// Waits up to `limit` until the daemon of `home` (whose boxes are on the suite's engine) holds
+// exactly its configured warm boxes, each started: nothing is being prepared in the background
+// (the daemon's fds and attempt notes are then those of an idle daemon). Returns whether it did.
+bool warm_boxes_settled(std::chrono::seconds limit = std::chrono::seconds(15),
+                        const std::filesystem::path& home = runtime_home());
+
+// The end of every hostile case: no box with this installation's label is left (warm boxes
+// aside), a trivial run right after completes normally (exit 0, its output, the box removed),
+// and once the daemon's next warm box is ready its open fds come back to the idle count seen
+// at the first call (waiting up to 3 s for connections to close).
 void check_ended_clean();
 
 // A second pyboxd with its own runtime folder (<suite home>-<name>) and the given config.json,

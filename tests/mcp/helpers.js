@@ -18,12 +18,28 @@ export async function connect() {
   return { client, transport };
 }
 
-// The boxes of this installation that the private engine still has.
+// The container IDs of the boxes pyboxd keeps warm (`pybox attempts --json`: unsettled, in
+// progress and warm); waits up to 5 s while one is being created (no container ID yet).
+function warmBoxes() {
+  let warm = [];
+  for (let i = 0; i < 100; i++) {
+    const answer = JSON.parse(execFileSync(pybox, ['attempts', '--json'], { env: { PYBOX_HOME: home }, encoding: 'utf8' }));
+    warm = answer.unsettled.filter((note) => note.in_progress && note.warm);
+    if (warm.every((note) => note.container_id)) break;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+  }
+  return warm.map((note) => note.container_id);
+}
+
+// The boxes of this installation that the private engine still has, less those pyboxd keeps
+// warm (read before and after the listing, so that a box made warm meanwhile is told apart).
 export function boxesLeft() {
   const owner = JSON.parse(readFileSync(`${home}/installation.json`, 'utf8')).installation_id;
-  const listed = execFileSync('/usr/bin/docker', ['-H', `unix://${home}/engine/docker.sock`, 'ps', '-aq', '--filter',
-    `label=pybox.owner=${owner}`], { encoding: 'utf8' });
-  return listed.split('\n').filter(Boolean);
+  const warm = warmBoxes();
+  const listed = execFileSync('/usr/bin/docker', ['-H', `unix://${home}/engine/docker.sock`, 'ps', '-aq', '--no-trunc',
+    '--filter', `label=pybox.owner=${owner}`], { encoding: 'utf8' });
+  warm.push(...warmBoxes());
+  return listed.split('\n').filter(Boolean).filter((id) => !warm.includes(id));
 }
 
 export async function waitFor(predicate, ms, what) {

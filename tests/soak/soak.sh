@@ -3,10 +3,10 @@
 # another, then PARALLEL runs from CLIENTS clients at once (each client runs its share in turn),
 # every one `print(6*7)` through `pybox exec` that must print 42 and exit 0. Prints failures,
 # leftover boxes (the engine's containers carrying this installation's pybox.owner label) and
-# run parent cgroups, not counting the daemon's warm boxes (`pybox attempts --json`), the
-# daemon's RSS and open fds before and after (both with its warm boxes made and running), and the
-# median and p95 wall time of each phase. Fails if any run failed, anything was left behind, the
-# fd count changed, or the RSS grew by more than RSS_SLACK_KB (default 1024).
+# run parent cgroups, both less those of the boxes pyboxd keeps warm, the daemon's RSS and open
+# fds before and after (each once its next warm box is started), and the median and p95 wall
+# time of each phase. Fails if any run failed, anything was left behind, the fd count
+# changed, or the RSS grew by more than RSS_SLACK_KB (default 1024).
 # Needs a running pyboxd with a verified engine and a built stdlib image (the suite's fixture,
 # or scripts/demo.sh). Usage: tests/soak/soak.sh [SEQUENTIAL [PARALLEL [CLIENTS]]]
 # (default 1000 200 8), with PYBOX_HOME and PYBOX_BIN as for tests/bench/.
@@ -28,31 +28,52 @@ trap 'rm -rf "$scratch"' EXIT
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$daemon_pid/status"; }
 fd_count() { ls "/proc/$daemon_pid/fd" | wc -l; }
-engine() { "$docker_cli" -H "unix://$home/engine/docker.sock" "$@"; }
-# The daemon's warm boxes into $scratch/warm, "CONTAINER_ID RUN_ID" a line ("-" while its create
-# call has not answered); waits up to 5 s until every one's container is running (made, attached
-# and started: the daemon then holds just what a waiting warm box needs).
-read_warm_boxes() {
-  local deadline=$((SECONDS + 5)) running
-  while [ "$SECONDS" -le "$deadline" ]; do
-    running=$(engine ps -q --no-trunc --filter status=running --filter "label=pybox.owner=$installation")
-    "$bin/pybox" attempts --json | python3 -c 'import json, sys
-warm = [note for note in json.load(sys.stdin)["unsettled"] if note["warm"]]
-for note in warm: print(note["container_id"] or "-", note["run_id"])
-sys.exit(any(note["container_id"] not in sys.argv[1].split() for note in warm))' "$running" > "$scratch/warm" && return 0
-    sleep 0.1
-  done
-  echo "soak: the daemon's warm boxes were not all running after 5 s" >&2
+labelled() { # $@: extra docker ps options
+  "$docker_cli" -H "unix://$home/engine/docker.sock" ps -q --no-trunc --filter "label=pybox.owner=$installation" "$@"
 }
-# Leftovers are what is not a warm box: its container, its run parent (and, with cgroup v2, the
-# box's cgroup under it).
+# The boxes pyboxd keeps warm (`pybox attempts --json`: unsettled, in progress and warm), one
+# "RUN_ID CONTAINER_ID" a line; waits up to 5 s while one is being created (no container ID yet).
+warm_boxes() {
+  for _ in $(seq 1 100); do
+    "$bin/pybox" attempts --json | python3 -c 'import json, sys
+warm = [e for e in json.load(sys.stdin)["unsettled"] if e["in_progress"] and e["warm"]]
+for e in warm: print(e["run_id"], e["container_id"])
+sys.exit(1 if any(not e["container_id"] for e in warm) else 0)' && return
+    sleep 0.05
+  done
+}
+# Boxes and run parent cgroups left behind: those of this installation less the warm boxes' (read
+# before and after the listing, so that a box made warm meanwhile is told apart).
 leftover_boxes() {
-  engine ps -a -q --no-trunc --filter "label=pybox.owner=$installation" |
-    { grep -vxF -f <(cut -d' ' -f1 "$scratch/warm") || true; } | wc -l
+  local warm listed
+  warm=$(warm_boxes); listed=$(labelled -a); warm+=$'\n'$(warm_boxes)
+  comm -23 <(printf '%s\n' "$listed" | sed '/^$/d' | sort -u) \
+    <(printf '%s\n' "$warm" | awk 'NF == 2 { print $2 }' | sort -u) | wc -l
 }
 leftover_run_parents() {
-  find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -path "*/$run_parents/*" -type d |
-    { grep -vF -f <(awk -v at="/$run_parents/" '{ print at $2 }' "$scratch/warm") || true; } | wc -l
+  local warm listed
+  warm=$(warm_boxes)
+  listed=$(find /sys/fs/cgroup -mindepth 2 -maxdepth 3 -path "*/$run_parents/*" -type d)
+  warm+=$'\n'$(warm_boxes)
+  printf '%s\n' "$listed" | sed '/^$/d' | { grep -v -F -f <(printf '%s\n' "$warm" | awk 'NF == 2 { print "/" $1 }') || true; } |
+    wc -l
+}
+# Waits up to 15 s until pyboxd holds its warm boxes (config.json warm_boxes, default 1; none
+# when box_expiry_s < 36), each started: nothing is being prepared, so its fds are an idle one's.
+warm_wanted=$(python3 -c 'import json, sys
+config = json.load(open(sys.argv[1]))
+print(0 if config.get("box_expiry_s", 120) < 36 else config.get("warm_boxes", 1))' "$home/config.json")
+settle_warm() {
+  local warm running
+  for _ in $(seq 1 150); do
+    warm=$(warm_boxes | awk 'NF == 2 { print $2 }' | sort); running=$(labelled --filter status=running | sort)
+    if [ "$(printf '%s' "$warm" | grep -c .)" -eq "$warm_wanted" ] &&
+       [ -z "$(comm -23 <(printf '%s\n' "$warm" | sed '/^$/d') <(printf '%s\n' "$running"))" ]; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "soak: pyboxd's warm boxes did not settle" >&2
 }
 # One run; appends its wall time to $1, or "fail" when it did not print 42 and exit 0.
 one_run() {
@@ -80,7 +101,7 @@ summarize() {
 }
 
 client 20 "$scratch/warmup"  # the allocator and the engine settle; not counted
-sleep 1; read_warm_boxes      # the RSS and fds are measured with the warm boxes ready, as at the end
+settle_warm
 rss_start=$(rss_kb); fds_start=$(fd_count)
 start=$SECONDS
 client "$sequential" "$scratch/sequential"
@@ -95,7 +116,7 @@ wait
 parallel_seconds=$((SECONDS - start))
 cat "$scratch"/parallel.* > "$scratch/parallel"
 sleep 1  # the last box's removal is confirmed before the answer; give the engine a moment anyway
-read_warm_boxes  # the warm box made after the last run
+settle_warm  # the next warm box, made after the last run
 rss_end=$(rss_kb); fds_end=$(fd_count)
 boxes=$(leftover_boxes); parents=$(leftover_run_parents)
 

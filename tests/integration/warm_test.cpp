@@ -1,0 +1,511 @@
+// Warm boxes (issue 10, item 5) through the real client, daemon and engine: a box made, verified
+// and started before its request, taken by one run only, whose deadline and box timer count
+// from the program's delivery; replaced before its expiry, retired by a rebuilt image, removed
+// when the daemon stops and by the sweep when it was killed; none with warm_boxes 0. The engine's
+// own event stream is the independent observer of when the box was made and when it ended.
+#include "tests/integration/harness.hpp"
+
+#include "common/clock.hpp"
+#include "common/files.hpp"
+#include "common/process.hpp"
+
+#include <boost/json.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <thread>
+
+using namespace pybox;
+using namespace pybox::test;
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+namespace {
+
+// The first process of a warm box, as issue 10 asks for it: a fixed shell step that reads the
+// box timer's value at delivery, then becomes the timer running the interpreter.
+bool is_warm_command(const json::value& command)
+{
+    const auto& argv = command.as_array();
+    if (argv.size() != 3 || argv[0] != "sh" || argv[1] != "-c") return false;
+    const std::string_view script = argv[2].as_string();
+    return script.starts_with("read -r t && ") &&
+           script.ends_with("exec timeout -s KILL \"$t\" python3 -I -B -u -");
+}
+
+// The cold box's first process, with the timer in it.
+json::array cold_command(const std::string& timer_s)
+{
+    return json::array{"timeout", "-s", "KILL", timer_s.c_str(), "python3", "-I", "-B", "-u", "-"};
+}
+
+double unix_now() { return static_cast<double>(unix_nanoseconds(WallClock::now())) / 1e9; }
+
+double unix_of(const json::value& rfc3339)
+{
+    const auto ns = parse_rfc3339_ns(rfc3339.as_string());
+    REQUIRE(ns.has_value());
+    return static_cast<double>(*ns) / 1e9;
+}
+
+const json::object& lifecycle(const JsonRun& run) { return run.receipt.at("lifecycle").as_object(); }
+
+std::string mechanism(const JsonRun& run)
+{
+    return std::string(run.receipt.at("observed").at("termination").at("mechanism").as_string());
+}
+
+std::string container_of(const JsonRun& run) { return std::string(run.receipt.at("container_id").as_string()); }
+
+std::vector<std::string> phase_names(const json::value& phases)
+{
+    std::vector<std::string> names;
+    for (const auto& phase : phases.as_array()) names.emplace_back(phase.at("name").as_string());
+    return names;
+}
+
+const json::value& phase(const JsonRun& run, std::string_view name)
+{
+    for (const auto& item : lifecycle(run).at("phases").as_array())
+        if (item.at("name").as_string() == name) return item;
+    FAIL("the receipt has no " << name << " phase");
+    throw std::logic_error("unreachable");
+}
+
+// `docker ARGS...` on the suite's engine.
+Expected<ProcessResult> docker(std::vector<std::string> args)
+{
+    args.insert(args.begin(), {"/usr/bin/docker", "-H", "unix://" + (runtime_home() / "engine" / "docker.sock").string()});
+    ProcessOptions options;
+    options.separate_stderr = true;
+    return run_process(args, options);
+}
+
+bool box_exists(const std::string& id)
+{
+    const auto inspected = docker({"inspect", "--format", "{{.Id}}", id});
+    REQUIRE(inspected.has_value());
+    return inspected->exit_code == 0;
+}
+
+// A field of `docker inspect` of a box or an image (a Go template).
+std::string inspect_field(const std::string& object, const std::string& format)
+{
+    const auto inspected = docker({"inspect", "--format", format, object});
+    REQUIRE(inspected.has_value());
+    INFO(inspected->error_output);
+    REQUIRE(inspected->exit_code == 0);
+    return inspected->output.substr(0, inspected->output.find('\n'));
+}
+
+bool engine_holds_image(const std::string& image_id)
+{
+    const auto inspected = docker({"image", "inspect", "--format", "{{.Id}}", image_id});
+    REQUIRE(inspected.has_value());
+    return inspected->exit_code == 0;
+}
+
+// The image of a box, or "" when the engine no longer has it.
+std::string box_image(const std::string& id)
+{
+    const auto inspected = docker({"inspect", "--format", "{{.Image}}", id});
+    REQUIRE(inspected.has_value());
+    return inspected->exit_code == 0 ? inspected->output.substr(0, inspected->output.find('\n')) : std::string();
+}
+
+// The one box the daemon of `home` keeps warm, once it is started.
+WarmBox the_warm_box(const fs::path& home = runtime_home())
+{
+    REQUIRE(warm_boxes_settled(15s, home));
+    const auto warm = warm_boxes(home);
+    REQUIRE(warm.size() == 1);
+    return warm.front();
+}
+
+// The suite daemon's one warm box once it is started and of `image_id` (a box of the image run
+// before may still be on its way out).
+WarmBox warm_box_of(const std::string& image_id)
+{
+    std::optional<WarmBox> found;
+    REQUIRE(within(20s, [&] {
+        if (!warm_boxes_settled(0s)) return false;
+        const auto warm = warm_boxes();
+        if (warm.size() != 1 || box_image(warm.front().container_id) != image_id) return false;
+        found = warm.front();
+        return true;
+    }));
+    return *found;
+}
+
+// The suite's daemon with a warm stdlib box started: a stdlib run first, so the warm boxes
+// follow stdlib whatever an earlier test ran.
+WarmBox warm_stdlib_box()
+{
+    const auto run = run_json("pass\n");
+    REQUIRE(run.process.exit_code == 0);
+    return warm_box_of(std::string(run.receipt.at("identity").at("image_id").as_string()));
+}
+
+// Checks the receipt of a run that took a warm box: made and verified before the request,
+// its own phases from the delivery on.
+void check_warm_receipt(const JsonRun& run, double timeout_s, double requested_at)
+{
+    INFO("lifecycle: " << json::serialize(lifecycle(run)));
+    REQUIRE(lifecycle(run).at("warm") == true);
+    CHECK(run.receipt.at("observed").at("policy_verified_before_start") == true);
+    const auto& preparation = lifecycle(run).at("preparation");
+    REQUIRE(preparation.is_object());
+    CHECK(phase_names(preparation.at("phases")) == std::vector<std::string>{"create", "verify", "start"});
+    for (const auto& item : preparation.at("phases").as_array()) CHECK(item.at("outcome") == "ok");
+    CHECK(preparation.at("total_s").to_number<double>() > 0);
+    CHECK(preparation.at("waited_s").to_number<double>() >= 0);
+    const auto phases = phase_names(lifecycle(run).at("phases"));
+    REQUIRE_FALSE(phases.empty());
+    CHECK(phases.front() == "run");
+    CHECK(std::find(phases.begin(), phases.end(), "create") == phases.end());
+    CHECK(std::find(phases.begin(), phases.end(), "start") == phases.end());
+    const auto& configured = run.receipt.at("configured");
+    INFO("command: " << json::serialize(configured.at("command")));
+    CHECK(is_warm_command(configured.at("command")));
+    CHECK(configured.at("wall_timeout_s").to_number<double>() == timeout_s);
+    CHECK(configured.at("guest_timer_s").to_number<double>() == timeout_s + 1);
+    // Made and started before the request (the daemon's and the test's wall clocks are the host's).
+    const double created = unix_of(run.receipt.at("identity").at("created_at"));
+    const double started = unix_of(lifecycle(run).at("box_started_at"));
+    CHECK(created <= started);
+    CHECK(started < requested_at);
+    CHECK(run.receipt.at("cleanup").at("status") == "REMOVED");
+}
+
+}  // namespace
+
+TEST_CASE("A warm run's receipt shows the policy verified before start, the box's making before the request and "
+          "the run's phases from delivery",
+          "[warm]")
+{
+    const auto warm = warm_stdlib_box();
+    const double requested_at = unix_now();
+    const auto run = run_json("print(6*7)\n", {"--timeout", "3"});
+    CHECK(run.process.exit_code == 0);
+    CHECK(run.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(mechanism(run) == "TARGET_EXIT_OBSERVED");
+    CHECK(container_of(run) == warm.container_id);
+    CHECK(run.receipt.at("identity").at("run_id") == json::value(warm.run_id));
+    check_warm_receipt(run, 3, requested_at);
+    // The run's clock starts when the request takes the box: its first phase at once.
+    CHECK(phase(run, "run").at("started_s").to_number<double>() < 0.1);
+    CHECK(phase_names(lifecycle(run).at("phases")) == std::vector<std::string>{"run", "inspect", "remove"});
+    CHECK_FALSE(box_exists(warm.container_id));
+    std::cout << "warm run: preparation " << lifecycle(run).at("preparation").at("total_s") << " s, run phase "
+              << phase(run, "run").at("duration_s") << " s, total " << lifecycle(run).at("timing").at("total_s")
+              << " s\n";
+}
+
+TEST_CASE("Two runs never share a box: each takes its own, and a file the first left in /tmp is not in the second",
+          "[warm]")
+{
+    warm_stdlib_box();
+    const auto first = run_json("open('/tmp/warm-marker', 'w').write('first')\nprint('written')\n");
+    CHECK(first.receipt.at("capture").at("stdout") == "written\n");
+    the_warm_box();  // the next one, made after the first run
+    const auto second = run_json("import os\nprint(os.path.exists('/tmp/warm-marker'))\n");
+    CHECK(second.receipt.at("capture").at("stdout") == "False\n");
+    CHECK(lifecycle(first).at("warm") == true);
+    CHECK(lifecycle(second).at("warm") == true);
+    CHECK(container_of(first) != container_of(second));
+    CHECK(first.receipt.at("identity").at("run_id") != second.receipt.at("identity").at("run_id"));
+    CHECK_FALSE(box_exists(container_of(first)));
+    CHECK_FALSE(box_exists(container_of(second)));
+}
+
+TEST_CASE("The deadline and the box timer count from delivery: 1.5 s of sleep in a 2 s deadline completes after "
+          "the box waited warm for 10 s",
+          "[warm]")
+{
+    warm_stdlib_box();
+    std::this_thread::sleep_for(10s);
+    const double requested_at = unix_now();
+    const auto run = run_json("import time\ntime.sleep(1.5)\nprint('done')\n", {"--timeout", "2"});
+    INFO("receipt: " << json::serialize(run.receipt));
+    CHECK(run.process.exit_code == 0);
+    CHECK(run.receipt.at("capture").at("stdout") == "done\n");
+    CHECK(mechanism(run) == "TARGET_EXIT_OBSERVED");
+    CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == false);
+    check_warm_receipt(run, 2, requested_at);
+    CHECK(lifecycle(run).at("preparation").at("waited_s").to_number<double>() >= 10);
+    const double run_s = phase(run, "run").at("duration_s").to_number<double>();
+    CHECK(run_s >= 1.5);
+    CHECK(run_s < 2);
+}
+
+TEST_CASE("A program past its 1 s deadline in a box that waited warm for 10 s is killed 1 s into its run", "[warm]")
+{
+    warm_stdlib_box();
+    std::this_thread::sleep_for(10s);
+    const double requested_at = unix_now();
+    const auto run = run_json("import time\ntime.sleep(5)\nprint('too late')\n", {"--timeout", "1"});
+    INFO("receipt: " << json::serialize(run.receipt));
+    CHECK(run.process.exit_code == 124);
+    CHECK(run.receipt.at("capture").at("stdout") == "");
+    check_warm_receipt(run, 1, requested_at);
+    CHECK(lifecycle(run).at("preparation").at("waited_s").to_number<double>() >= 10);
+    CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == true);
+    // DEADLINE_KILL when the box's end is certainly after the kill on one clock; under load the
+    // bracket can be too wide to tell, and the receipt must then say so (as for cold runs).
+    if (mechanism(run) != "DEADLINE_KILL") {
+        CHECK(mechanism(run) == "CAUSE_NOT_ESTABLISHED");
+        CHECK(run.receipt.at("unknown").as_object().contains("exact_termination_cause"));
+    }
+    const double run_s = phase(run, "run").at("duration_s").to_number<double>();
+    CHECK(run_s >= 1);
+    CHECK(run_s < 1.8);
+    CHECK(phase(run, "run").at("outcome") == "timeout");
+}
+
+TEST_CASE("A warm box is replaced before its expiry and never used past it", "[warm]")
+{
+    // box_expiry_s 37: a warm box is renewed 31 s before its expiry label, 6 s after its making.
+    SideDaemon daemon("warm-expiry", json::object{{"box_expiry_s", 37}});
+    const auto old_box = the_warm_box(daemon.home());
+    const double old_created = unix_of(json::value(inspect_field(old_box.container_id, "{{.Created}}")));
+    std::optional<WarmBox> renewed;
+    REQUIRE(within(15s, [&] {
+        const auto warm = warm_boxes(daemon.home());
+        if (warm.size() == 1 && warm.front().container_id != old_box.container_id) renewed = warm.front();
+        return renewed.has_value();
+    }));
+    const double replaced_after = unix_now() - old_created;
+    CHECK(replaced_after > 5);
+    CHECK(replaced_after < 8.5);
+    CHECK(within(5s, [&] { return !box_exists(old_box.container_id); }));
+
+    // 8 s after the old box was made, a run gets a young box.
+    const auto wait = old_created + 8 - unix_now();
+    if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
+    const double requested_at = unix_now();
+    const auto run = daemon.run_json("print('young')\n", {"--timeout", "2"});
+    const double answered_at = unix_now();
+    CHECK(run.receipt.at("capture").at("stdout") == "young\n");
+    CHECK(container_of(run) != old_box.container_id);
+    const double created = unix_of(run.receipt.at("identity").at("created_at"));
+    CHECK(created > old_created + 5);
+    CHECK(requested_at - created < 6);
+    const auto expires_at = run.receipt.at("identity").at("expires_at").to_number<double>();
+    CHECK(expires_at >= answered_at);
+    CHECK(expires_at - created == Approx(37).margin(1));
+    CHECK(labelled_boxes(daemon.home()).empty());
+    WARN("warm box replaced " << replaced_after << " s after its making (box_expiry_s 37)");
+}
+
+namespace {
+
+// The own image of the two cases below, and the image a rebuild replaced.
+constexpr const char* k_own_image = "itest-warm";
+std::optional<std::string> g_replaced_image;
+
+void build_own_image(const std::string& recipe_text)
+{
+    const fs::path recipe = runtime_home().string() + "-warm.recipe";
+    REQUIRE(write_file_atomic(recipe, recipe_text, 0600).has_value());
+    const auto built = run_pybox({"image", "build", k_own_image, "--recipe", recipe.string()});
+    INFO(built.output << built.error_output);
+    REQUIRE(built.exit_code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("A rebuilt own image retires the warm box of the image it replaces", "[warm][own-image]")
+{
+    build_own_image("format=1\nbase=stdlib\ninclude=python3-six\n");
+    const auto first = run_json("import six\nprint(six.__name__)\n", {"--image", k_own_image});
+    CHECK(first.process.exit_code == 0);
+    const std::string old_image(first.receipt.at("identity").at("image_id").as_string());
+    const auto old_box = warm_box_of(old_image);  // the warm box follows the image last run
+
+    build_own_image("format=1\nbase=stdlib\ninclude=python3-six\ninclude=python3-idna\n");
+    g_replaced_image = old_image;
+    const auto second = run_json("import six, idna\nprint('both')\n", {"--image", k_own_image});
+    INFO("receipt: " << json::serialize(second.receipt));
+    CHECK(second.process.exit_code == 0);
+    CHECK(second.receipt.at("capture").at("stdout") == "both\n");  // idna: the new image's
+    const std::string new_image(second.receipt.at("identity").at("image_id").as_string());
+    CHECK(new_image != old_image);
+    CHECK(container_of(second) != old_box.container_id);
+    CHECK(within(5s, [&] { return !box_exists(old_box.container_id); }));
+    CHECK(labelled_boxes().empty());
+    // The next warm box is of the new image.
+    warm_box_of(new_image);
+}
+
+// Known daemon bug (report of branch issue10-tests): a warm box keeps its image in use, and the
+// engine refuses to delete an image that a running box uses even with force=1 (409 "cannot be
+// forced"), so a rebuild leaves the replaced image in the engine for good, and `pybox image rm`
+// keeps the image, while a warm box of it waits. Tagged [!mayfail] until the daemon retires an
+// image's warm boxes before it removes the image. Uses the image of the case before when it
+// ran (own images take a minute to build), else builds it.
+TEST_CASE("An own image removed or replaced while a warm box of it waits leaves the engine",
+          "[warm][own-image][!mayfail]")
+{
+    if (g_replaced_image) {
+        INFO("the image a rebuild replaced while a warm box of it waited");
+        CHECK(within(5s, [] { return !engine_holds_image(*g_replaced_image); }));
+    }
+    if (run_pybox({"image", "ls"}).output.find(k_own_image) == std::string::npos)
+        build_own_image("format=1\nbase=stdlib\ninclude=python3-six\n");
+    const auto run = run_json("print(1)\n", {"--image", k_own_image});
+    REQUIRE(run.process.exit_code == 0);
+    const std::string image(run.receipt.at("identity").at("image_id").as_string());
+    warm_box_of(image);
+    const auto removed = run_pybox({"image", "rm", k_own_image});
+    INFO("rm: " << removed.output << removed.error_output);
+    CHECK(removed.exit_code == 0);
+    CHECK(removed.output.find("kept") == std::string::npos);
+    CHECK_FALSE(engine_holds_image(image));
+
+    // Whatever the outcome, the suite's engine is left without them.
+    warm_stdlib_box();
+    for (const auto& id : {std::optional<std::string>(image), g_replaced_image})
+        if (id) (void)docker({"image", "rm", "--force", *id});
+}
+
+TEST_CASE("A daemon killed with a warm box leaves nothing after the restarted daemon's sweep", "[warm]")
+{
+    // box_expiry_s 36, the shortest that keeps warm boxes: the sweep may remove the box 36 s after
+    // its making.
+    SideDaemon daemon("warm-crash",
+                      json::object{{"box_expiry_s", 36}, {"settle_after_expiry_s", 1}, {"sweep_interval_s", 1}});
+    const auto warm = the_warm_box(daemon.home());
+    daemon.kill_hard();
+    // A killed daemon keeps nothing warm: its box is left behind, for the sweep.
+    CHECK(labelled_boxes(daemon.home()) == std::vector<std::string>{warm.container_id});
+    CHECK(fs::exists(daemon.home() / "attempts" / (warm.run_id + ".json")));
+
+    daemon.restart();
+    const auto killed_at = std::chrono::steady_clock::now();
+    REQUIRE(within(60s, [&] { return !box_exists(warm.container_id); }));
+    const double swept_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+    CHECK(labelled_boxes(daemon.home()).empty());
+    json::value answer;
+    REQUIRE(within(20s, [&] {
+        answer = json::parse(daemon.pybox({"attempts", "--json"}).output);
+        return !answer.at("settled").as_array().empty();
+    }));
+    INFO("attempts: " << json::serialize(answer));
+    const auto& settled = answer.at("settled").as_array();
+    REQUIRE(settled.size() == 1);
+    CHECK(settled[0].at("run_id") == json::value(warm.run_id));
+    CHECK(settled[0].at("container_id") == json::value(warm.container_id));
+    CHECK(settled[0].at("box") == "REMOVED_BY_SWEEP");
+    CHECK_FALSE(fs::exists(daemon.home() / "attempts" / (warm.run_id + ".json")));
+    for (const auto& note : answer.at("unsettled").as_array()) CHECK(note.at("warm") == true);  // the new daemon's
+    const auto after = daemon.run_json("print('back')\n");
+    CHECK(after.receipt.at("capture").at("stdout") == "back\n");
+    WARN("the killed daemon's warm box was swept " << swept_after << " s after the restart");
+}
+
+TEST_CASE("A daemon stopped with SIGTERM removes its warm boxes", "[warm]")
+{
+    std::optional<SideDaemon> daemon;
+    daemon.emplace("warm-term", json::object{{"warm_boxes", 2}});
+    const fs::path home = daemon->home();
+    REQUIRE(warm_boxes_settled(15s, home));
+    const auto warm = warm_boxes(home);
+    REQUIRE(warm.size() == 2);
+    daemon.reset();  // SIGTERM, and waits for the daemon to end
+    for (const auto& box : warm) CHECK_FALSE(box_exists(box.container_id));
+    CHECK(labelled_boxes(home).empty());  // the daemon is gone: every box with its label
+    for (const auto& entry : fs::directory_iterator(home / "attempts"))
+        CHECK_FALSE(entry.path().extension() == ".json");
+}
+
+// Known daemon bug (report of branch issue10-tests): `pybox vm stop` stops the private engine
+// with the warm boxes in it; the daemon keeps holding them (and tries to make new ones against
+// the stopped engine), and a daemon stopped next cannot remove them, so the next daemon finds
+// them left behind until their expiry (env_down.sh removes them meanwhile). Tagged [!mayfail]
+// until vm stop retires the warm boxes first.
+TEST_CASE("vm stop removes the warm boxes before it stops the engine", "[warm][!mayfail]")
+{
+    const auto warm = warm_stdlib_box();
+    const auto stopped = run_pybox({"vm", "stop"});
+    INFO("vm stop: " << stopped.output << stopped.error_output);
+    REQUIRE(stopped.exit_code == 0);
+    CHECK(warm_boxes().empty());  // none held while the engine is down
+    const auto started = run_pybox({"vm", "start"});
+    INFO("vm start: " << started.output << started.error_output);
+    REQUIRE(started.exit_code == 0);
+    CHECK_FALSE(box_exists(warm.container_id));
+    warm_stdlib_box();  // and runs take warm boxes again
+}
+
+TEST_CASE("With warm_boxes 0 every run is cold and no box is kept between runs", "[warm]")
+{
+    SideDaemon daemon("warm-none", json::object{{"warm_boxes", 0}});
+    for (int i = 0; i < 2; ++i) {
+        const auto run = daemon.run_json("print('cold')\n", {"--timeout", "2"});
+        INFO("lifecycle: " << json::serialize(lifecycle(run)));
+        CHECK(run.receipt.at("capture").at("stdout") == "cold\n");
+        CHECK(lifecycle(run).at("warm") == false);
+        CHECK(lifecycle(run).at("preparation").is_null());
+        CHECK(run.receipt.at("configured").at("command") == cold_command("3"));
+        CHECK(run.receipt.at("observed").at("policy_verified_before_start") == true);
+        const auto phases = phase_names(lifecycle(run).at("phases"));
+        REQUIRE(phases.size() >= 4);
+        CHECK(std::vector<std::string>(phases.begin(), phases.begin() + 4) ==
+              std::vector<std::string>{"create", "verify", "start", "run"});
+        // Started by its own request.
+        CHECK(unix_of(lifecycle(run).at("box_started_at")) >= unix_of(run.receipt.at("identity").at("created_at")));
+        std::this_thread::sleep_for(1s);  // time enough for a keeper to make a box, were there one
+        CHECK(warm_boxes(daemon.home()).empty());
+        CHECK(labelled_boxes(daemon.home()).empty());
+    }
+    CHECK(daemon.pybox({"attempts", "--json"}).output.find("\"unsettled\":[]") != std::string::npos);
+}
+
+TEST_CASE("The engine's events for a warm run show its box made and started before the request and ended after "
+          "delivery, as the receipt says",
+          "[warm]")
+{
+    const auto warm = warm_stdlib_box();
+    const auto made = unix_of(json::value(inspect_field(warm.container_id, "{{.Created}}")));
+    std::this_thread::sleep_for(1s);  // the request comes clearly after the box's start
+    const double requested_at = unix_now();
+    const auto run = run_json("import sys\nprint('bye')\nsys.exit(3)\n");
+    const double answered_at = unix_now();
+    CHECK(run.process.exit_code == 3);
+    check_warm_receipt(run, 2, requested_at);
+
+    const auto events = engine_events(warm.container_id, static_cast<std::int64_t>(made) - 1,
+                                      static_cast<std::int64_t>(answered_at) + 1);
+    std::map<std::string, double> first_seen;
+    std::vector<std::string> actions;
+    for (const auto& event : events) {
+        const std::string action(event.at("Action").as_string());
+        actions.push_back(action);
+        if (!first_seen.contains(action))
+            first_seen[action] = static_cast<double>(event.at("timeNano").to_number<std::int64_t>()) / 1e9;
+    }
+    INFO("events: " << json::serialize(json::value_from(actions)));
+    REQUIRE(first_seen.contains("create"));
+    REQUIRE(first_seen.contains("start"));
+    REQUIRE(first_seen.contains("die"));
+    CHECK(first_seen["create"] <= first_seen["start"]);
+    CHECK(first_seen["start"] < requested_at);
+    CHECK(first_seen["die"] > requested_at);
+    CHECK(first_seen["die"] < answered_at);
+    CHECK_FALSE(first_seen.contains("kill"));
+    // The receipt's account agrees: started (by the daemon's clock) once the engine started it and
+    // before the request; the engine's own state says the same.
+    const double box_started = unix_of(lifecycle(run).at("box_started_at"));
+    CHECK(box_started >= first_seen["start"]);
+    CHECK(box_started < requested_at);
+    const auto& state = run.receipt.at("observed").at("engine_state");
+    CHECK(unix_of(state.at("StartedAt")) < requested_at);
+    CHECK(unix_of(state.at("FinishedAt")) > requested_at);
+    for (const auto& event : events)
+        if (event.at("Action") == "die") CHECK(event.at("Actor").at("Attributes").at("exitCode") == "3");
+}
