@@ -342,14 +342,12 @@ TEST_CASE("A rebuilt own image retires the warm box of the image it replaces", "
     warm_box_of(new_image);
 }
 
-// Known daemon bug (report of branch issue10-tests): a warm box keeps its image in use, and the
-// engine refuses to delete an image that a running box uses even with force=1 (409 "cannot be
-// forced"), so a rebuild leaves the replaced image in the engine for good, and `pybox image rm`
-// keeps the image, while a warm box of it waits. Tagged [!mayfail] until the daemon retires an
-// image's warm boxes before it removes the image. Uses the image of the case before when it
-// ran (own images take a minute to build), else builds it.
+// A warm box keeps its image in use, and the engine refuses to delete an image that a running
+// box uses even with force=1 (409 "cannot be forced"): a rebuild and `pybox image rm` must
+// remove the image's warm boxes first, or the image stays in the engine. Uses the image of the
+// case before when it ran (own images take a minute to build), else builds it.
 TEST_CASE("An own image removed or replaced while a warm box of it waits leaves the engine",
-          "[warm][own-image][!mayfail]")
+          "[warm][own-image]")
 {
     if (g_replaced_image) {
         INFO("the image a rebuild replaced while a warm box of it waited");
@@ -423,12 +421,9 @@ TEST_CASE("A daemon stopped with SIGTERM removes its warm boxes", "[warm]")
         CHECK_FALSE(entry.path().extension() == ".json");
 }
 
-// Known daemon bug (report of branch issue10-tests): `pybox vm stop` stops the private engine
-// with the warm boxes in it; the daemon keeps holding them (and tries to make new ones against
-// the stopped engine), and a daemon stopped next cannot remove them, so the next daemon finds
-// them left behind until their expiry (env_down.sh removes them meanwhile). Tagged [!mayfail]
-// until vm stop retires the warm boxes first.
-TEST_CASE("vm stop removes the warm boxes before it stops the engine", "[warm][!mayfail]")
+// Were the engine stopped with the warm boxes in it, nobody would confirm their removal and the
+// next daemon would find them left behind until their expiry.
+TEST_CASE("vm stop removes the warm boxes before it stops the engine", "[warm]")
 {
     const auto warm = warm_stdlib_box();
     const auto stopped = run_pybox({"vm", "stop"});
