@@ -83,6 +83,10 @@ json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& run
         {"OpenStdin", true},
         {"StdinOnce", true},
         {"Tty", false},
+        // Whoever stops the box (the engine restarting, `docker stop`) kills it at once: a box has
+        // nothing to shut down gracefully, and a warm box's waiting shell, PID 1 without a
+        // handler, would ignore SIGTERM for the whole stop timeout.
+        {"StopSignal", "SIGKILL"},
         {"Labels", json::object{{k_label_owner, identity.installation_id},
                                 {k_label_run, identity.run_id},
                                 {k_label_expires, std::to_string(identity.expires_at)}}},

@@ -150,13 +150,20 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
     if (!image) co_return image.error();
     proto::RunRequest placeholder;
     placeholder.image = image_name;
+    // Off the request's path, the start may take as long as the longest deadline allows a cold
+    // box's (a loaded engine); adopt() puts the request's own deadline in.
+    placeholder.timeout_s = limits::k_max_timeout_s;
     auto box = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(placeholder), *policy, m_runtime,
                                         m_watch, BoxKind::warm);
     auto opened = co_await open_box(*box, *image);
     if (!opened) co_return opened.error();
     const bool ready = co_await box->prepare();
     if (!ready) {
-        const auto& explanations = box->receipt().explanations;
+        // A box whose removal was not confirmed is removed again before the next box or run.
+        const auto& receipt = box->receipt();
+        if (receipt.cleanup.status == CleanupStatus::removal_unconfirmed && !receipt.container_id.empty())
+            remember_unconfirmed_box(receipt.container_id);
+        const auto& explanations = receipt.explanations;
         co_return make_error("warm_box_failed", explanations.empty() ? std::string("the box could not be prepared")
                                                                      : explanations.front().message);
     }

@@ -175,7 +175,7 @@ TEST_CASE("The effective policy record names the seccomp profile the engine hold
           json::array{"no-new-privileges", "seccomp=sha256:" + policy.seccomp_sha256});
 }
 
-TEST_CASE("The box spec carries the labels, no TTY, stdin once and the fixed environment")
+TEST_CASE("The box spec carries the labels, no TTY, stdin once, SIGKILL to stop and the fixed environment")
 {
     const auto policy = *proto::policy_for_image("stdlib");
     const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), identity());
@@ -184,6 +184,7 @@ TEST_CASE("The box spec carries the labels, no TTY, stdin once and the fixed env
     CHECK(spec.at("StdinOnce") == true);
     CHECK(spec.at("Labels").at("pybox.expires") == "1900000000");
     CHECK(spec.at("HostConfig").at("AutoRemove") == false);
+    CHECK(spec.at("StopSignal") == "SIGKILL");  // a warm box's waiting shell ignores SIGTERM
     for (const auto& entry : spec.at("Env").as_array()) {
         const std::string_view text = entry.as_string();
         CHECK((text.starts_with("PATH=") || text.starts_with("LANG=") || text.starts_with("HOME=")));
