@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -48,6 +49,16 @@ json::value answer_of(const ProcessResult& process)
     auto document = json::parse(process.output, ec);
     REQUIRE_FALSE(ec);
     return document;
+}
+
+// The end of a test with a linked engine: the daemon stops first (SIGTERM: it removes its warm
+// boxes, the linked engine's through the link), then the link goes, and nothing is left on engine2.
+void stop_then_unlink(std::optional<SideDaemon>& daemon, const fs::path& link)
+{
+    const fs::path home = daemon->home();
+    daemon.reset();
+    fs::remove(link);
+    CHECK(labelled_boxes_on(engine2_socket(), home).empty());
 }
 
 // A new link to engine2's socket, for a test to remove and put back: an engine that stops
@@ -189,9 +200,10 @@ TEST_CASE("An engine that stops answering is skipped by later runs and vm status
 {
     // "gone" is engine2 reached through a link this test removes and puts back.
     const fs::path link = engine2_link("gone");
-    SideDaemon daemon("pool", json::object{{"engines", json::array{engine_entry("gone", link),
-                                                                  engine_entry("engine2", engine2_socket())}},
-                                           {"local_engine", false}});
+    std::optional<SideDaemon> daemon_slot;
+    SideDaemon& daemon = daemon_slot.emplace(
+        "pool", json::object{{"engines", json::array{engine_entry("gone", link), engine_entry("engine2", engine2_socket())}},
+                             {"local_engine", false}});
     REQUIRE(daemon.pybox({"vm", "start"}).exit_code == 0);
     CHECK(daemon.run_json("print(1)\n").receipt.at("engine").at("id") == "gone");  // first in config order
 
@@ -213,17 +225,17 @@ TEST_CASE("An engine that stops answering is skipped by later runs and vm status
     fs::create_symlink(engine2_socket(), link);
     CHECK(daemon.pybox({"vm", "status"}).exit_code == 0);
     CHECK(daemon.run_json("print(3)\n").receipt.at("engine").at("id") == "gone");
-    fs::remove(link);
-    CHECK(labelled_boxes_on(engine2_socket(), daemon.home()).empty());
+    stop_then_unlink(daemon_slot, link);
 }
 
 TEST_CASE("An engine lost by a run takes runs again once it answers, without vm start or status", "[pool]")
 {
     const fs::path link = engine2_link("back");
-    SideDaemon daemon("pool", json::object{{"engines", json::array{engine_entry("back", link),
-                                                                  engine_entry("engine2", engine2_socket())}},
-                                           {"local_engine", false},
-                                           {"sweep_interval_s", 1}});
+    std::optional<SideDaemon> daemon_slot;
+    SideDaemon& daemon = daemon_slot.emplace(
+        "pool", json::object{{"engines", json::array{engine_entry("back", link), engine_entry("engine2", engine2_socket())}},
+                             {"local_engine", false},
+                             {"sweep_interval_s", 1}});
     REQUIRE(daemon.pybox({"vm", "start"}).exit_code == 0);
     fs::remove(link);
     CHECK(daemon.run_json("print(1)\n").receipt.at("engine").at("id") == "engine2");  // "back" found lost
@@ -237,8 +249,7 @@ TEST_CASE("An engine lost by a run takes runs again once it answers, without vm 
     }));
     CHECK_THAT(read_file_capped(daemon.home() / "pyboxd.log", 1 << 20).value(), Catch::Contains("engine back") &&
                                                              Catch::Contains("passes its checks again"));
-    fs::remove(link);
-    CHECK(labelled_boxes_on(engine2_socket(), daemon.home()).empty());
+    stop_then_unlink(daemon_slot, link);
 }
 
 TEST_CASE("A box left on another engine by a killed daemon is removed and its run settled by that engine's sweep", "[pool]")
