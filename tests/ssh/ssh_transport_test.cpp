@@ -86,8 +86,10 @@ net::awaitable<std::unique_ptr<WaitHandle>> start_waiting_box(EngineClient& clie
 // Connects a session to `engine` (the async path the daemon uses), as the daemon's first call would.
 Expected<void> connect_session(const SshEngine& engine)
 {
-    SshSession session(engine);
+    // The io_context first, so that it outlives the session: the session's thread may still
+    // drop a hand-off bound to its executor until the session is destroyed (ASan found this).
     net::io_context io;
+    SshSession session(engine);
     Expected<void> ready = make_error("not_run", "not run");
     run(io, [&]() -> net::awaitable<void> { ready = co_await session.ready(io.get_executor(), k_call); });
     return ready;
@@ -274,8 +276,8 @@ TEST_CASE("An identity file that others may read is not offered")
 TEST_CASE("A remote command's stdout comes back through its stream, its stderr is dropped, and its end ends the stream")
 {
     Fixture fixture;
+    net::io_context io;  // outlives the session (connect_session says why)
     SshSession session(fixture.engine());
-    net::io_context io;
     std::string output;
     run(io, [&]() -> net::awaitable<void> {
         auto stream = co_await session.open_stream(io.get_executor(), "cat; echo out; echo err >&2; exit 7", k_call);
