@@ -108,8 +108,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
     }
     box = nullptr;
     auto& receipt = warm->receipt();
-    if (receipt.cleanup.status == CleanupStatus::removal_unconfirmed && !receipt.container_id.empty())
-        remember_unconfirmed_box(receipt.container_id);
+    remember_if_unconfirmed(receipt);
     receipt.cleanup.reconciliation = m_reconciliation ? m_reconciliation() : json::value(nullptr);
     co_return proto::RunAnswer{std::move(receipt), std::move(warm->output_files())};
 }
@@ -161,8 +160,7 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
     if (!ready) {
         // A box whose removal was not confirmed is removed again before the next box or run.
         const auto& receipt = box->receipt();
-        if (receipt.cleanup.status == CleanupStatus::removal_unconfirmed && !receipt.container_id.empty())
-            remember_unconfirmed_box(receipt.container_id);
+        remember_if_unconfirmed(receipt);
         const auto& explanations = receipt.explanations;
         co_return make_error("warm_box_failed", explanations.empty() ? std::string("the box could not be prepared")
                                                                      : explanations.front().message);
@@ -287,6 +285,12 @@ net::awaitable<void> SealedRunService::remove_warm_boxes()
         m_warm.pop_front();
         co_await box->discard();
     }
+}
+
+void SealedRunService::remember_if_unconfirmed(const proto::Receipt& receipt)
+{
+    if (receipt.cleanup.status == CleanupStatus::removal_unconfirmed && !receipt.container_id.empty())
+        remember_unconfirmed_box(receipt.container_id);
 }
 
 void SealedRunService::remember_unconfirmed_box(const std::string& container_id)

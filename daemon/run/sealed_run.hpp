@@ -87,6 +87,8 @@ private:
     // dropped), and the sweep removes any box after its expiry in any case.
     static constexpr std::size_t k_max_unconfirmed_boxes = 64;
     void remember_unconfirmed_box(const std::string& container_id);
+    // The box of a run or of a warm box that could not be made, when its removal was not confirmed.
+    void remember_if_unconfirmed(const proto::Receipt& receipt);
     net::awaitable<void> remove_unconfirmed_boxes();
 
     // What every box needs before it is made: the engine's API version, the image verified, the
