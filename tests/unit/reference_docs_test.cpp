@@ -12,6 +12,7 @@
 #include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "proto/attempts.hpp"
+#include "proto/box_policy.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -288,4 +289,15 @@ TEST_CASE("The reference's warm box rows state the numbers from the code")
     CHECK_THAT(renewal, Catch::Contains("under " + std::to_string(least) + " s (" + std::to_string(before) + " + " +
                                         std::to_string(limits::k_min_warm_box_wait_s) + " s"));
     CHECK_THAT(reference_row("`warm_boxes`"), Catch::Contains("under " + std::to_string(least)));
+}
+
+TEST_CASE("The reference's stopping row and warm start budget state what the code sets")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), {});
+    CHECK_THAT(reference_row("Stopping"),
+               Catch::Contains("`StopSignal: " + std::string(spec.at("StopSignal").as_string()) + "`"));
+    CHECK_THAT(reference_row("Start"),
+               Catch::Contains("the longest deadline, " +
+                               std::to_string(static_cast<int>(limits::k_max_timeout_s)) + " s"));
 }
