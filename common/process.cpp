@@ -190,14 +190,14 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
     return result;
 }
 
-Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::filesystem::path& log_file)
+namespace {
+
+// Starts argv with `actions` and `env` in a new session, from a short-lived intermediate child,
+// so the process is re-parented to init and never becomes our zombie when it dies. Consumes
+// `actions`. Returns the pid.
+Expected<int> spawn_orphan(const std::vector<std::string>& argv, posix_spawn_file_actions_t& actions,
+                           const std::vector<std::string>& env)
 {
-    if (auto ok = require_absolute(argv); !ok) return ok.error();
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
     // Sockets the daemon holds (its listening socket among them) must not leak into a child
     // that outlives it.
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
@@ -205,20 +205,19 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::fi
     init_clean_signals(attributes, POSIX_SPAWN_SETSID);
 
     CArgs c_argv(argv);
+    CArgs c_env(env);
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) {
         posix_spawn_file_actions_destroy(&actions);
         posix_spawnattr_destroy(&attributes);
         return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
     }
-    // Spawned from a short-lived intermediate child, so the process is re-parented to init and
-    // never becomes our zombie when it dies (it outlives us by design). Everything the child
-    // needs was allocated above; it only calls posix_spawn, write and _exit.
+    // Everything the child needs was allocated above; it only calls posix_spawn, write and _exit.
     const pid_t intermediate = ::fork();
     if (intermediate == 0) {
         ::close(report[0]);
         pid_t pid = -1;
-        const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, c_argv.get(), environ);
+        const int spawned = ::posix_spawn(&pid, argv[0].c_str(), &actions, &attributes, c_argv.get(), c_env.get());
         const int message[2] = {spawned, static_cast<int>(pid)};
         const bool sent = ::write(report[1], message, sizeof message) == static_cast<ssize_t>(sizeof message);
         ::_exit(sent ? 0 : 1);
@@ -241,6 +240,31 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::fi
     if (got != static_cast<ssize_t>(sizeof message) || message[0] != 0)
         return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(message[0]) + ".");
     return message[1];
+}
+
+}  // namespace
+
+Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::filesystem::path& log_file)
+{
+    if (auto ok = require_absolute(argv); !ok) return ok.error();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    return spawn_orphan(argv, actions, merged_environment({}));
+}
+
+Expected<int> spawn_detached_on_pipes(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd,
+                                      const std::map<std::string, std::string>& env)
+{
+    if (auto ok = require_absolute(argv); !ok) return ok.error();
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, stdin_fd, 0);
+    posix_spawn_file_actions_adddup2(&actions, stdout_fd, 1);
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+    return spawn_orphan(argv, actions, merged_environment(env));
 }
 
 Expected<PipedChild> spawn_with_stdout_pipe(const std::vector<std::string>& argv)

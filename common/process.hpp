@@ -52,6 +52,13 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
 Expected<int> spawn_detached(const std::vector<std::string>& argv,
                              const std::filesystem::path& log_file);
 
+// The same with stdin on `stdin_fd` and stdout on `stdout_fd` (pipe ends whose other ends the
+// caller holds; the caller closes these two afterwards), stderr on /dev/null, and `env` added to
+// the inherited environment. It ends by itself once its command does (or when the caller closes
+// its end of stdout and it writes).
+Expected<int> spawn_detached_on_pipes(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd,
+                                      const std::map<std::string, std::string>& env);
+
 // A running child whose stdout is a pipe this process reads.
 struct PipedChild {
     int pid = -1;

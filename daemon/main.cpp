@@ -50,22 +50,26 @@ namespace {
 constexpr std::size_t k_max_watcher_script_bytes = 64 * 1024;
 
 // The one platform switch: on macOS the engine is the Docker of PyBox's colima VM
-// (docs/macos.md), whose boxes this host's cgroup files cannot show, so its runs are not watched
-// yet; elsewhere PyBox's private dockerd or the configured "engine_socket", watched locally.
+// (docs/macos.md), whose boxes' cgroup files are the VM's: the engine control reaches the VM for
+// the watcher (direct ssh, else `colima ssh`) and is checked once at start, so a daemon restarted
+// while the VM runs reaches it again. Elsewhere PyBox's private dockerd or the configured
+// "engine_socket", watched through this host's cgroup files.
 #if defined(__APPLE__)
 using PlatformEngine = macos::ColimaEngineControl;
 std::filesystem::path platform_engine_socket(const vm::DaemonConfig&, const RuntimePaths& paths)
 {
     return macos::ColimaLayout(paths).docker_socket;
 }
-constexpr std::optional<std::string_view> k_platform_watcher_off = daemon::k_watcher_off_on_macos;
+watcher::CgroupHost& platform_cgroups(PlatformEngine& control, watcher::LocalCgroupHost&) { return control.cgroups(); }
+constexpr bool k_check_engine_at_start = true;
 #else
 using PlatformEngine = vm::PrivateEngine;
 std::filesystem::path platform_engine_socket(const vm::DaemonConfig& config, const RuntimePaths& paths)
 {
     return vm::engine_socket_path(config, paths);
 }
-constexpr std::optional<std::string_view> k_platform_watcher_off = std::nullopt;
+watcher::CgroupHost& platform_cgroups(PlatformEngine&, watcher::LocalCgroupHost& local) { return local; }
+constexpr bool k_check_engine_at_start = false;
 #endif
 
 [[noreturn]] void fail(const Error& error)
@@ -123,7 +127,8 @@ int main(int argc, char** argv)
     };
     PlatformEngine engine_control(executor, engine, paths, installation_id, config, recorded_images);
 
-    watcher::LocalCgroupHost cgroups(executor);
+    watcher::LocalCgroupHost local_cgroups(executor);
+    watcher::CgroupHost& cgroups = platform_cgroups(engine_control, local_cgroups);
     const std::string watch_script =
         config.watcher_script ? or_fail(read_file_capped(*config.watcher_script, k_max_watcher_script_bytes))
                               : std::string(watcher::watch_script());
@@ -145,7 +150,7 @@ int main(int argc, char** argv)
         },
         daemon::AttemptTracking{attempts, &runs_in_progress, config.box_expiry_s}, installation_id,
         [&sweeper] { return sweeper.last_summary(); },
-        daemon::local_watch_setup(config.watcher, &cgroups, watch_script, k_platform_watcher_off),
+        daemon::local_watch_setup(config.watcher, &cgroups, watch_script),
         daemon::RunQueueOptions{}, daemon::WarmSetup{config.local_engine ? config.warm_boxes : 0});
 
     // The pool (config.json "engines"): the local engine first, then each entry with its own
@@ -230,6 +235,7 @@ int main(int argc, char** argv)
                       else
                           std::cerr << "pyboxd: the engine does not answer yet: " << pinged.error().message << "\n";
                   });
+    if (k_check_engine_at_start) net::co_spawn(executor, engine_control.status(), net::detached);
     // A pool's engines are checked now, so runs find them verified after a daemon restart
     // without `pybox vm start` (which checks them again and copies the images).
     if (pool_control)

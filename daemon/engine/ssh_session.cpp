@@ -597,7 +597,7 @@ SshSession::SshSession(SshEngine engine, SshTimings timings)
 
 SshSession::~SshSession() = default;
 
-const std::string& SshSession::describe() const { return m_impl->describe(); }
+std::string SshSession::describe() const { return m_impl->describe(); }
 
 const SshEngine& SshSession::engine() const { return m_impl->engine(); }
 
@@ -624,21 +624,12 @@ net::awaitable<Expected<void>> SshSession::ready(net::any_io_executor executor, 
 
 namespace {
 
+// The far end is pumped by the session thread's poll(): non-blocking.
 Expected<std::pair<Stream, int>> make_socket_pair(const net::any_io_executor& executor, const std::string& describe)
 {
-    int ends[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, ends) != 0)
-        return make_error("engine_unreachable", "cannot make a socketpair for " + describe + ": " + std::strerror(errno));
-    ::fcntl(ends[1], F_SETFL, ::fcntl(ends[1], F_GETFL) | O_NONBLOCK);
-    Stream local(executor);
-    boost::system::error_code ec;
-    local.assign(net::local::stream_protocol(), ends[0], ec);
-    if (ec) {
-        ::close(ends[0]);
-        ::close(ends[1]);
-        return make_error("engine_unreachable", "cannot use a socketpair for " + describe + ": " + ec.message());
-    }
-    return std::pair<Stream, int>(std::move(local), ends[1]);
+    auto pair = make_stream_pair(executor, describe);
+    if (pair) ::fcntl(pair->second, F_SETFL, ::fcntl(pair->second, F_GETFL) | O_NONBLOCK);
+    return pair;
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/command_channels.hpp"
 #include "daemon/engine/engine_entry.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -53,17 +54,17 @@ struct SshTimings {
     std::chrono::milliseconds reconnect_most{30'000};
 };
 
-class SshSession {
+class SshSession final : public CommandChannels {
 public:
     // Starts the session thread; nothing is connected until the first request.
     explicit SshSession(SshEngine engine, SshTimings timings = {});
     // Ends every channel, disconnects and joins the thread; pending requests fail.
-    ~SshSession();
+    ~SshSession() override;
     SshSession(const SshSession&) = delete;
     SshSession& operator=(const SshSession&) = delete;
 
     // "ssh://user@host:port", for messages.
-    const std::string& describe() const;
+    std::string describe() const override;
     const SshEngine& engine() const;
 
     // Makes sure the session is up (connecting if needed), within `timeout`.
@@ -76,13 +77,13 @@ public:
     // the command's EOF half-closes it; closing it closes the channel. Within `timeout`.
     net::awaitable<Expected<net::local::stream_protocol::socket>> open_stream(net::any_io_executor executor,
                                                                              std::string command,
-                                                                             std::chrono::milliseconds timeout);
+                                                                             std::chrono::milliseconds timeout) override;
 
     // The same without waiting: the socket is returned at once and the channel opened behind it;
     // when it cannot be opened (within `timeout`), the socket reaches its end with nothing read.
     Expected<net::local::stream_protocol::socket> start_stream(const net::any_io_executor& executor,
                                                                std::string command,
-                                                               std::chrono::milliseconds timeout);
+                                                               std::chrono::milliseconds timeout) override;
 
     // Keeps one channel running `command` open ahead of need while the session is up (replaced
     // every 60 s, and when its command ends), so that open_stream(command) hands it out at once
@@ -92,7 +93,7 @@ public:
     // Why the session was last dropped ("the ssh session to ssh://... was dropped: <why>"), if it
     // ever was. A call whose connection ended with a drop fails in EngineClient as a broken answer
     // ("engine_protocol", "partial message"); this says why, for the run's receipt and messages.
-    std::optional<std::string> last_drop() const;
+    std::optional<std::string> last_drop() const override;
 
     // How many times the session was established (for tests and benchmarks).
     int connects() const;

@@ -2,6 +2,7 @@
 
 #include "common/clock.hpp"
 #include "common/scoped_flag.hpp"
+#include "daemon/macos/colima_ssh_channels.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -29,7 +30,8 @@ ColimaEngineControl::ColimaEngineControl(net::any_io_executor executor, engine::
                                          ToolLocator locate_tools)
     : m_executor(executor), m_paths(paths), m_locate_tools(std::move(locate_tools)),
       m_checks(executor, client, paths, installation_id, on_colima_socket(std::move(config), paths),
-               std::move(recorded_images))
+               std::move(recorded_images)),
+      m_cgroups(executor)
 {
 }
 
@@ -72,9 +74,11 @@ net::awaitable<Expected<proto::EngineStartAnswer>> ColimaEngineControl::start()
     std::function<Expected<ColimaStarted>()> start_vm = [vm = ColimaVm(m_paths, *tools)]() mutable { return vm.start(); };
     auto started = co_await off_the_loop(std::move(start_vm));
     if (!started) co_return started.error();
-    m_watcher_target = started->watcher_target;
+    co_await m_cgroups.reach(started->watcher_target,
+                             std::make_shared<ColimaSshChannels>(ColimaLayout(m_paths), tools->colima));
     auto answer = co_await m_checks.start();
     if (!answer) co_return answer.error();
+    answer->notes.push_back("kernel watcher: " + m_cgroups.describe());
     answer->started = true;
     answer->seconds = seconds_between(begun, MonoClock::now());
     co_return answer;
@@ -90,11 +94,37 @@ net::awaitable<Expected<proto::EngineStopAnswer>> ColimaEngineControl::stop()
     std::function<Expected<void>()> stop_vm = [vm = ColimaVm(m_paths, *tools)]() mutable { return vm.stop(); };
     auto stopped = co_await off_the_loop(std::move(stop_vm));
     if (!stopped) co_return stopped.error();
-    m_watcher_target.reset();
+    m_cgroups.forget("the colima VM was stopped by `pybox vm stop`");
     co_return proto::EngineStopAnswer{false, true, false, ColimaLayout(m_paths).docker_socket.string(),
                                       seconds_between(begun, MonoClock::now()), {}};
 }
 
-net::awaitable<proto::EngineStatus> ColimaEngineControl::status() { co_return co_await m_checks.status(); }
+net::awaitable<proto::EngineStatus> ColimaEngineControl::status()
+{
+    auto status = co_await m_checks.status();
+    if (status.running && !m_cgroups.reached() && !m_busy) co_await reach_running_vm();
+    if (status.running) status.notes.push_back("kernel watcher: " + m_cgroups.describe());
+    co_return status;
+}
+
+net::awaitable<void> ColimaEngineControl::reach_running_vm()
+{
+    const ScopedFlag busy(m_busy);
+    auto tools = m_locate_tools();
+    if (!tools) {
+        m_cgroups.forget(tools.error().message);
+        co_return;
+    }
+    std::function<Expected<engine::SshEngine>()> read_target = [vm = ColimaVm(m_paths, *tools)]() mutable {
+        return vm.watcher_target();
+    };
+    auto target = co_await off_the_loop(std::move(read_target));
+    if (!target) {
+        m_cgroups.forget(target.error().message);
+        co_return;
+    }
+    co_await m_cgroups.reach(std::move(*target),
+                             std::make_shared<ColimaSshChannels>(ColimaLayout(m_paths), tools->colima));
+}
 
 }  // namespace pybox::macos

@@ -4,12 +4,15 @@
 // (ColimaLayout::docker_socket), so it never starts or stops a dockerd itself.
 //
 // start() locates colima and docker in the trusted folders, runs ColimaVm::start() (minutes on
-// a first start), then answers the checks' start answer, with `started` true and `seconds`
-// counting the VM's start. stop() runs ColimaVm::stop(). status() is the checks' status; it
-// never starts anything. The ssh target of the VM (ColimaStarted::watcher_target) is kept for
-// the kernel watcher (watcher_target()); pyboxd does not use it yet (docs/macos.md).
+// a first start), reaches the VM for the kernel watcher (cgroups(): direct ssh, else `colima
+// ssh`; how, in a note of the answer), then answers the checks' start answer, with `started`
+// true and `seconds` counting the VM's start. stop() runs ColimaVm::stop() and forgets the VM's
+// watcher host. status() is the checks' status; it never starts anything, but when the VM's
+// engine answers and the watcher has not reached the VM since the daemon started, it reaches it
+// (ColimaVm::watcher_target(), the key pinned by an earlier start).
 //
-// Ownership: borrows the daemon's EngineClient, which must talk to the VM's Docker socket and
+// Ownership: owns the watcher's ColimaCgroupHost (cgroups(), for the run service and the sweep);
+// borrows the daemon's EngineClient, which must talk to the VM's Docker socket and
 // outlive this object; `recorded_images` as for PrivateEngine; `locate_tools` is called on every
 // start and stop (locate_colima_tools outside tests).
 // Executor: every call is a coroutine on `executor`, which it never blocks: colima runs on a
@@ -21,6 +24,7 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "daemon/macos/colima_cgroup_host.hpp"
 #include "daemon/macos/colima_vm.hpp"
 #include "daemon/server/services.hpp"
 #include "daemon/vm/private_engine.hpp"
@@ -51,18 +55,19 @@ public:
     net::awaitable<Expected<proto::EngineStopAnswer>> stop() override;
     net::awaitable<proto::EngineStatus> status() override;
 
-    // The VM's ssh target after the last successful start.
-    const std::optional<engine::SshEngine>& watcher_target() const { return m_watcher_target; }
+    // Where the kernel watcher reads the boxes' cgroup files: the VM, once reached.
+    ColimaCgroupHost& cgroups() { return m_cgroups; }
 
 private:
     template <class T>
     net::awaitable<T> off_the_loop(std::function<T()> work);
+    net::awaitable<void> reach_running_vm();
 
     net::any_io_executor m_executor;
     RuntimePaths m_paths;
     ToolLocator m_locate_tools;
     vm::PrivateEngine m_checks;
-    std::optional<engine::SshEngine> m_watcher_target;
+    ColimaCgroupHost m_cgroups;
     std::thread m_worker;
     bool m_busy = false;
 };

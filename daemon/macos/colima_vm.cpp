@@ -131,13 +131,31 @@ Expected<ColimaStarted> ColimaVm::start()
 
     auto fingerprint = pinned_host_key();
     if (!fingerprint) return fingerprint.error();
+    auto target = ssh_target(*fingerprint);
+    if (!target) return target.error();
+    return ColimaStarted{m_layout.docker_socket, std::move(*target)};
+}
+
+Expected<engine::SshEngine> ColimaVm::ssh_target(const std::optional<std::string>& fingerprint)
+{
     auto config_text = run_colima(colima_ssh_config_argv(m_tools.colima), k_call_timeout);
     if (!config_text) return config_text.error();
     auto config = parse_colima_ssh_config(*config_text, m_layout);
     if (!config) return config.error();
-    auto target = colima_ssh_engine(*config, *fingerprint);
-    if (!target) return target.error();
-    return ColimaStarted{m_layout.docker_socket, std::move(*target)};
+    return colima_ssh_engine(*config, fingerprint);
+}
+
+Expected<engine::SshEngine> ColimaVm::watcher_target()
+{
+    auto pin = read_file_capped(m_layout.host_key_pin, 1024);
+    if (!pin && pin.error().code != "file_missing") return pin.error();
+    std::optional<std::string> fingerprint;
+    if (pin) {
+        auto parsed = parse_host_key_pin(*pin);
+        if (!parsed) return parsed.error();
+        fingerprint = std::move(*parsed);
+    }
+    return ssh_target(fingerprint);
 }
 
 Expected<void> ColimaVm::stop()

@@ -28,6 +28,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace pybox::macos {
@@ -51,6 +53,9 @@ public:
 
     Expected<ColimaStarted> start();
     Expected<void> stop();
+    // The ssh target of a VM that already runs (a daemon restart): what start() answers, with the
+    // host key pinned by an earlier start (none pinned: "host_key_unpinned"). Never pins.
+    Expected<engine::SshEngine> watcher_target();
 
     const ColimaLayout& layout() const { return m_layout; }
 
@@ -58,6 +63,7 @@ private:
     Expected<std::string> run_colima(const std::vector<std::string>& argv, std::chrono::milliseconds timeout);
     Expected<ColimaFacts> gather_facts();
     Expected<std::string> pinned_host_key();
+    Expected<engine::SshEngine> ssh_target(const std::optional<std::string>& fingerprint);
 
     ColimaLayout m_layout;
     ColimaTools m_tools;

@@ -37,10 +37,8 @@ std::optional<std::int64_t> known_count(const json::object& resources, std::stri
 
 }  // namespace
 
-WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
-                             std::optional<std::string_view> platform_off)
+WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script)
 {
-    if (platform_off) return WatchSetup{nullptr, std::move(script), std::string(*platform_off)};
     if (!watcher_in_config) return WatchSetup{nullptr, std::move(script), std::string(k_watcher_off_in_config)};
     return WatchSetup{host, std::move(script)};
 }

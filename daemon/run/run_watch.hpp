@@ -5,7 +5,7 @@
 // into observed.resources (watcher/resource_summary.hpp) and removes the run parent.
 //
 // Nothing here can fail the run: a host that cannot be watched (no CgroupHost: the reason the
-// WatchSetup gives, such as config.json or macOS; an unknown
+// WatchSetup gives, such as config.json; an unknown
 // cgroup driver, a run parent that cannot be made, a watcher that will not start or prints
 // something unexpected) yields resources with status UNKNOWN or UNREADABLE and the reason.
 //
@@ -36,8 +36,6 @@ namespace net = boost::asio;
 // Why runs are not watched, as the receipt says it (observed.resources.reason).
 inline constexpr std::string_view k_watcher_off_in_config =
     "the kernel watcher is switched off in this daemon's config.json (\"watcher\": false)";
-inline constexpr std::string_view k_watcher_off_on_macos =
-    "the kernel watcher is not wired on macOS yet: boxes in the colima VM are not watched (docs/macos.md)";
 
 // How this daemon's runs are watched.
 struct WatchSetup {
@@ -46,10 +44,8 @@ struct WatchSetup {
     std::string off_reason = std::string(k_watcher_off_in_config);  // why, when host is null
 };
 
-// The local engine's WatchSetup: `host` unless the platform has no watcher for it
-// (`platform_off` says why) or config.json switches the watcher off.
-WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
-                             std::optional<std::string_view> platform_off);
+// The local engine's WatchSetup: `host` unless config.json switches the watcher off.
+WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script);
 
 class RunWatch {
 public:

@@ -27,6 +27,8 @@ using std::chrono::milliseconds;
 
 constexpr auto k_use = net::as_tuple(net::use_awaitable);
 constexpr milliseconds k_channel_open_timeout{10'000};
+// What a run parent script may print (its errors and exit status: a few lines).
+constexpr std::size_t k_max_script_output = 64 * 1024;
 
 // sh -c RELAY pybox-relay WATCHER-ARGV...
 constexpr std::string_view k_relay = R"(# pybox-watch-relay: runs the watcher ("$@") and turns stdin lines into signals for it.
@@ -75,23 +77,28 @@ bool plain_cgroup_path(std::string_view path)
     });
 }
 
+// The command line that replaces the shell it is given to with `argv`. `exec`: a shell that runs
+// a last command as its child (dash, the VM's and many hosts' /bin/sh) would otherwise keep the
+// command's stdout open after the command has closed it, and its end would never show.
+std::string exec_command(const std::vector<std::string>& argv) { return "exec " + engine::shell_command(argv); }
+
 // sh -c "(SCRIPT) 2>&1; echo $?" pybox-cgroup ARGS...: an exec channel passes on stdout only,
 // so the script's errors and then its exit status come back on it.
 std::string script_command(std::string_view script, std::vector<std::string> args)
 {
     std::vector<std::string> argv{"sh", "-c", "(\n" + std::string(script) + ") 2>&1\necho \"$?\"\n", "pybox-cgroup"};
     argv.insert(argv.end(), args.begin(), args.end());
-    return engine::shell_command(argv);
+    return exec_command(argv);
 }
 
-// Reads `stream` to its end, keeping at most k_ssh_channel_buffer bytes.
+// Reads `stream` to its end, keeping at most k_max_script_output bytes.
 net::awaitable<std::string> read_to_end(Stream& stream)
 {
     std::string text;
     std::array<char, 4096> buffer;
     for (;;) {
         auto [ec, got] = co_await stream.async_read_some(net::buffer(buffer), k_use);
-        text.append(buffer.data(), std::min(got, engine::k_ssh_channel_buffer - std::min(text.size(), engine::k_ssh_channel_buffer)));
+        text.append(buffer.data(), std::min(got, k_max_script_output - std::min(text.size(), k_max_script_output)));
         if (ec) break;
     }
     co_return text;
@@ -185,21 +192,21 @@ std::string remote_watch_command(const std::vector<std::string>& argv)
 {
     std::vector<std::string> words{"sh", "-c", std::string(k_relay), "pybox-relay"};
     words.insert(words.end(), argv.begin(), argv.end());
-    return engine::shell_command(words);
+    return exec_command(words);
 }
 
-SshCgroupHost::SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engine::SshSession> session,
+SshCgroupHost::SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engine::CommandChannels> channels,
                              std::string mount_root)
-    : m_executor(std::move(executor)), m_session(std::move(session)), m_mount_root(std::move(mount_root))
+    : m_executor(std::move(executor)), m_channels(std::move(channels)), m_mount_root(std::move(mount_root))
 {
 }
 
-std::string SshCgroupHost::describe() const { return m_session->describe() + " (cgroup files read over ssh)"; }
+std::string SshCgroupHost::describe() const { return m_channels->describe() + " (cgroup files read over ssh)"; }
 
 net::awaitable<Expected<ScriptResult>> SshCgroupHost::run_script(std::string_view script, std::vector<std::string> args)
 {
     const auto deadline = MonoClock::now() + k_cgroup_command_timeout;
-    auto opened = co_await m_session->open_stream(m_executor, script_command(script, std::move(args)),
+    auto opened = co_await m_channels->open_stream(m_executor, script_command(script, std::move(args)),
                                                   k_cgroup_command_timeout);
     if (!opened) co_return opened.error();
     Stream stream = std::move(*opened);
@@ -208,12 +215,12 @@ net::awaitable<Expected<ScriptResult>> SshCgroupHost::run_script(std::string_vie
     net::steady_timer limit(m_executor, deadline);
     auto ended = co_await (read_to_end(stream) || limit.async_wait(k_use));
     if (ended.index() != 0)
-        co_return make_error("engine_timeout", "a command on " + m_session->describe() + " did not end in time");
+        co_return make_error("engine_timeout", "a command on " + m_channels->describe() + " did not end in time");
     auto result = split_status(std::get<0>(ended));
     if (!result)
-        co_return make_error("engine_unreachable", "a command on " + m_session->describe() +
+        co_return make_error("engine_unreachable", "a command on " + m_channels->describe() +
                                                        " ended without its exit status: " +
-                                                       m_session->last_drop().value_or("the ssh channel was closed"));
+                                                       m_channels->last_drop().value_or("its channel was closed"));
     co_return std::move(*result);
 }
 
@@ -221,12 +228,12 @@ net::awaitable<Expected<void>> SshCgroupHost::create_run_parent(int cgroup_versi
 {
     if (!plain_cgroup_path(path))
         co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
-                                                  m_session->describe() + ": it is not a plain absolute path");
+                                                  m_channels->describe() + ": it is not a plain absolute path");
     std::vector<std::string> args{m_mount_root, std::to_string(cgroup_version), path};
     auto result = co_await run_script(k_create, std::move(args));
     if (!result) co_return result.error();
     if (result->exit_status != 0)
-        co_return make_error("cgroup_failed", "cannot make the run parent " + path + " on " + m_session->describe() +
+        co_return make_error("cgroup_failed", "cannot make the run parent " + path + " on " + m_channels->describe() +
                                                   ": " + result->output);
     co_return Expected<void>{};
 }
@@ -235,19 +242,19 @@ net::awaitable<Expected<void>> SshCgroupHost::remove_run_parent(std::string path
 {
     if (!plain_cgroup_path(path))
         co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
-                                                  m_session->describe() + ": it is not a plain absolute path");
+                                                  m_channels->describe() + ": it is not a plain absolute path");
     std::vector<std::string> args{m_mount_root, path};
     auto result = co_await run_script(k_remove, std::move(args));
     if (!result) co_return result.error();
     if (result->exit_status == 0) co_return Expected<void>{};
     co_return make_error(result->exit_status == 3 ? "cgroup_busy" : "cgroup_failed",
-                         "cannot remove the run parent " + path + " on " + m_session->describe() + ": " +
+                         "cannot remove the run parent " + path + " on " + m_channels->describe() + ": " +
                              result->output);
 }
 
 Expected<std::unique_ptr<WatchSession>> SshCgroupHost::start_watch(const std::vector<std::string>& argv)
 {
-    auto channel = m_session->start_stream(m_executor, remote_watch_command(argv), k_channel_open_timeout);
+    auto channel = m_channels->start_stream(m_executor, remote_watch_command(argv), k_channel_open_timeout);
     if (!channel) return channel.error();
     auto state = std::make_shared<SshWatchState>(std::move(*channel));
     net::co_spawn(m_executor, read_watch_output(state), net::detached);

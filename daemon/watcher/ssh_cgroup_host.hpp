@@ -1,6 +1,8 @@
-// SshCgroupHost: the CgroupHost of an ssh engine's host. The watcher is the same fixed
-// watch.sh, run by the remote /bin/sh in an exec channel of the engine's SshSession, with the
-// same argv (watch_command) and so the same output, parsed by the same strict parser. Run
+// SshCgroupHost: the CgroupHost of another machine reached over ssh: an ssh engine's host (an
+// exec channel of the engine's SshSession per command), or the colima VM on macOS (the same, or
+// `colima ssh`: daemon/macos/colima_cgroup_host.hpp); both are engine::CommandChannels. The
+// watcher is the same fixed watch.sh, run by the remote /bin/sh, with the same argv
+// (watch_command) and so the same output, parsed by the same strict parser. Run
 // parents are made and removed by two fixed scripts (in ssh_cgroup_host.cpp) in a channel each,
 // whose output (stderr joined to stdout) ends with a line holding the script's exit status.
 // Every word reaches the remote shell single-quoted (shell_command); run parent paths are also
@@ -20,7 +22,7 @@
 // ends before the script's exit status arrives.
 #pragma once
 
-#include "daemon/engine/ssh_session.hpp"
+#include "daemon/engine/command_channels.hpp"
 #include "daemon/watcher/cgroup_host.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -47,7 +49,7 @@ struct ScriptResult {
 
 class SshCgroupHost final : public CgroupHost {
 public:
-    SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engine::SshSession> session,
+    SshCgroupHost(net::any_io_executor executor, std::shared_ptr<engine::CommandChannels> channels,
                   std::string mount_root = "/sys/fs/cgroup");
 
     std::string mount_root() const override { return m_mount_root; }
@@ -61,7 +63,7 @@ private:
     net::awaitable<Expected<ScriptResult>> run_script(std::string_view script, std::vector<std::string> args);
 
     net::any_io_executor m_executor;
-    std::shared_ptr<engine::SshSession> m_session;
+    std::shared_ptr<engine::CommandChannels> m_channels;
     std::string m_mount_root;
 };
 

@@ -62,9 +62,10 @@ struct OverSsh {
         return engine;
     }
 
+    // Declared in this order so the session (whose thread posts to io) ends before io does.
     Fixture fixture;
-    std::shared_ptr<SshSession> session;
     net::io_context io;
+    std::shared_ptr<SshSession> session;
     EngineClient client{io.get_executor(), make_ssh_dialer(io.get_executor(), session)};
 };
 
@@ -100,7 +101,7 @@ Expected<void> connect_session(const SshEngine& engine)
 TEST_CASE("Ping and info reach the remote engine through the ssh dialer")
 {
     OverSsh ssh;
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         REQUIRE(ping.has_value());
@@ -119,7 +120,7 @@ TEST_CASE("A known_hosts file pins the host key as well as a fingerprint")
         engine.host_key_sha256.reset();
         engine.known_hosts = fixture.value("KNOWN_HOSTS");
     });
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
         CHECK(ping.has_value());
@@ -129,7 +130,7 @@ TEST_CASE("A known_hosts file pins the host key as well as a fingerprint")
 TEST_CASE("A container is created, attached, started, waited for and removed over ssh")
 {
     OverSsh ssh;
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         co_await load_tiny_image(client, fixture);
@@ -167,7 +168,7 @@ TEST_CASE("A container is created, attached, started, waited for and removed ove
 TEST_CASE("Sequential Engine API calls over ssh share one kept channel")
 {
     OverSsh ssh;
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         for (int i = 0; i < 20; ++i) {
@@ -183,7 +184,7 @@ TEST_CASE("Sequential Engine API calls over ssh share one kept channel")
 TEST_CASE("Twenty sequential and eight concurrent requests share one ssh session")
 {
     OverSsh ssh;
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         for (int i = 0; i < 20; ++i) {
             auto ping = co_await client.ping(k_call);
@@ -205,7 +206,7 @@ TEST_CASE("Twenty sequential and eight concurrent requests share one ssh session
 TEST_CASE("A wrong pinned host key is refused before authenticating, showing the key seen")
 {
     OverSsh ssh([](SshEngine& engine, const Fixture&) { engine.host_key_sha256 = "SHA256:" + std::string(43, 'A'); });
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     const auto log_before = fixture.sshd_log().size();
     run(io, [&]() -> net::awaitable<void> {
         auto ping = co_await client.ping(k_call);
@@ -297,7 +298,7 @@ TEST_CASE("A remote command's stdout comes back through its stream, its stderr i
 TEST_CASE("An idle session whose sshd was restarted is connected again by the next call")
 {
     OverSsh ssh;
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());
         fixture.kill_sshd();
@@ -315,7 +316,7 @@ TEST_CASE("A host that stops answering is dropped after the keep-alives go unans
     quick.keepalive_interval = std::chrono::seconds(1);
     quick.keepalive_missed = 2;
     OverSsh ssh({}, quick);
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     std::string id;
     run(io, [&]() -> net::awaitable<void> {
         auto waiting = co_await start_waiting_box(client, fixture, id);
@@ -339,7 +340,7 @@ TEST_CASE("A host that stops answering is dropped after the keep-alives go unans
 TEST_CASE("sshd killed mid-request fails the call within seconds, and a restarted sshd is reached again")
 {
     OverSsh ssh;
-    auto& [fixture, session, io, client] = ssh;
+    auto& [fixture, io, session, client] = ssh;
     std::string id;
     run(io, [&]() -> net::awaitable<void> {
         REQUIRE((co_await client.ping(k_call)).has_value());

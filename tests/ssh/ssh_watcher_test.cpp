@@ -1,13 +1,18 @@
 // The watcher over ssh against the fixture's sshd and engine2: the same box watched at once by
-// the local watcher (engine2 runs on this host) and by the ssh one gives the same readings.
+// the local watcher (engine2 runs on this host) and by the ssh one gives the same readings; and
+// the colima VM's watcher host (macOS) reaching "the VM" directly, or through a stand-in for
+// `colima ssh` that runs its commands on this host.
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/engine/ssh_session.hpp"
+#include "daemon/macos/colima_cgroup_host.hpp"
+#include "daemon/macos/colima_ssh_channels.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
 #include "daemon/watcher/watch_script.hpp"
 
 #include "tests/ssh/ssh_fixture.hpp"
+#include "tests/support/fake_colima.hpp"
 
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -93,13 +98,14 @@ TEST_CASE("A run parent call to a host that never answers ends in time without b
     CHECK(ticks >= watcher::k_cgroup_command_timeout / 100ms - 5);
 }
 
-TEST_CASE("The watcher over ssh reports the same readings as the local watcher for the same box")
+namespace {
+
+// One box on engine2 (this host's kernel) watched at once by `remote` and by the local watcher:
+// both must end with the final reading and read the same totals.
+void check_same_readings_as_local(Fixture& fixture, boost::asio::io_context& io,
+                                  const std::shared_ptr<engine::SshSession>& session, watcher::CgroupHost& remote)
 {
-    Fixture fixture;
-    auto session = std::make_shared<engine::SshSession>(fixture.engine());
-    boost::asio::io_context io;
     engine::EngineClient client(io.get_executor(), engine::make_ssh_dialer(io.get_executor(), session));
-    watcher::SshCgroupHost remote(io.get_executor(), session);
     watcher::LocalCgroupHost local(io.get_executor());
     watcher::WatchOutput remote_output, local_output;
     daemon::RunCgroup cgroup;
@@ -171,4 +177,52 @@ TEST_CASE("The watcher over ssh reports the same readings as the local watcher f
     }
     const auto cpu_key = version == watcher::CgroupVersion::v1 ? "cpuacct.usage" : "cpu.stat.usage_usec";
     CHECK(remote_record->final_parent->value(cpu_key).value_or(0) > 0);
+}
+
+}  // namespace
+
+TEST_CASE("The watcher over ssh reports the same readings as the local watcher for the same box")
+{
+    Fixture fixture;
+    auto session = std::make_shared<engine::SshSession>(fixture.engine());
+    boost::asio::io_context io;
+    watcher::SshCgroupHost remote(io.get_executor(), session);
+    check_same_readings_as_local(fixture, io, session, remote);
+}
+
+TEST_CASE("The colima VM's watcher host uses checked direct ssh when it can")
+{
+    Fixture fixture;
+    test::FakeColima colima;
+    boost::asio::io_context io;
+    macos::ColimaCgroupHost vm(io.get_executor());
+    run(io, [&]() -> boost::asio::awaitable<void> {
+        co_await vm.reach(fixture.engine(), std::make_shared<macos::ColimaSshChannels>(
+                                                macos::ColimaLayout(colima.runtime.paths), colima.bin / "colima"));
+        CHECK(vm.reached());
+        CHECK((co_await vm.remove_run_parent("/pybox-ssh-test/none")).has_value());
+    });
+    CHECK_THAT(vm.describe(), Catch::StartsWith("the colima VM: ssh://") && !Catch::Contains("direct ssh failed"));
+    CHECK_FALSE(std::filesystem::exists(colima.calls));  // colima was never needed
+}
+
+TEST_CASE("With a host key that does not match the pin, the colima VM is watched through `colima ssh`, reading the same")
+{
+    Fixture fixture;
+    test::FakeColima colima;  // its `colima ssh -- sh -c` runs on this host, where engine2's boxes are
+    auto session = std::make_shared<engine::SshSession>(fixture.engine());
+    boost::asio::io_context io;
+    macos::ColimaCgroupHost vm(io.get_executor());
+    auto direct = fixture.engine();
+    direct.known_hosts.reset();
+    direct.host_key_sha256 = "SHA256:VZ25S2eYzkLAezlMX5f77FRikwEEkGc2jTPQIxihLe8";  // not the test sshd's key
+    run(io, [&]() -> boost::asio::awaitable<void> {
+        co_await vm.reach(direct, std::make_shared<macos::ColimaSshChannels>(macos::ColimaLayout(colima.runtime.paths),
+                                                                             colima.bin / "colima"));
+    });
+    REQUIRE(vm.reached());
+    CHECK_THAT(vm.describe(), Catch::Contains(" ssh` (cgroup files read over ssh); direct ssh failed: ") &&
+                                  Catch::Contains("SHA256:"));
+    check_same_readings_as_local(fixture, io, session, vm);
+    CHECK_THAT(test::read_text(colima.calls), Catch::Contains("ssh --profile pybox -- sh -c"));
 }

@@ -1,5 +1,6 @@
 // A scripted stand-in for colima (a shell script that answers each subcommand the way colima
-// 0.10 does and records its calls), for the tests of ColimaVm and ColimaEngineControl.
+// 0.10 does and records its calls), for the tests of ColimaVm and ColimaEngineControl. Its
+// `colima ssh -- sh -c COMMAND` runs COMMAND on this host, standing in for the VM.
 #pragma once
 
 #include "daemon/macos/colima_profile.hpp"
@@ -45,6 +46,8 @@ struct FakeColima {
                << layout.docker_socket.string() << "\",\"kubernetes\":false,\"cpu\":2,\"memory\":2147483648,\"disk\":21474836480}' ;;\n"
                << "ssh) case \"$6\" in\n"
                << "  /proc/self/mounts) cat '" << mounts.string() << "' ;;\n"
+               // `sh -c COMMAND`: the fallback's commands, run on this host as if it were the VM.
+               << "  -c) exec /bin/sh -c \"$7\" ;;\n"
                << "  *) echo 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHBrDrVvZOPZz6u1+ItItDCcdBz11Z9swXD2365GL8// root@colima-pybox' ;;\n"
                << "  esac ;;\n"
                << "ssh-config) printf 'Host colima-pybox\\n  IdentityFile \"%s\"\\n  UserKnownHostsFile /dev/null\\n"

@@ -28,6 +28,7 @@ using Row = std::tuple<unsigned, bool, std::string>;  // status, retryable, mean
 const std::set<std::string> k_never_answered = {
     "config_invalid",            // pyboxd's startup: config.json
     "warm_box_failed",           // a warm box not made: logged, and runs go cold
+    "watcher_unavailable",       // the colima VM not reached: a run's observed.resources reason
     "daemon_already_running",    // pyboxd's startup: the socket
     "socket_unusable",           // pyboxd's startup: the socket
     "socket_path_occupied",      // pyboxd's startup: the socket

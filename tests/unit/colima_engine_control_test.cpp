@@ -57,8 +57,13 @@ TEST_CASE("ColimaEngineControl starts the VM off the event loop, then checks the
     REQUIRE_FALSE(started.has_value());
     CHECK(started.error().code == "engine_unreachable");
     CHECK_THAT(f.colima.called(), Catch::Contains("start --profile pybox"));
-    REQUIRE(f.control.watcher_target());
-    CHECK(f.control.watcher_target()->address == engine::SshAddress{"ada", "127.0.0.1", 60022});
+    // The watcher reached the VM: direct ssh to colima's target (nothing listens there) failed,
+    // so through `colima ssh`.
+    CHECK(f.control.cgroups().reached());
+    CHECK_THAT(f.control.cgroups().describe(), Catch::Contains("the colima VM: the colima VM through `" +
+                                                              (f.colima.bin / "colima").string() + " ssh`") &&
+                                                   Catch::Contains("; direct ssh failed: ") &&
+                                                   Catch::Contains("127.0.0.1:60022"));
     // The loop ran on while colima took its 0.5 s.
     CHECK(ticks >= 10);
 }
@@ -71,7 +76,7 @@ TEST_CASE("ColimaEngineControl answers a failed colima start without checking th
     REQUIRE_FALSE(started.has_value());
     CHECK(started.error().code == "colima_too_old");
     CHECK(f.engine.engine->requests().empty());
-    CHECK_FALSE(f.control.watcher_target());
+    CHECK_FALSE(f.control.cgroups().reached());
 }
 
 TEST_CASE("ColimaEngineControl stops the VM with colima stop and names the VM's Docker socket")
@@ -82,6 +87,56 @@ TEST_CASE("ColimaEngineControl stops the VM with colima stop and names the VM's 
     CHECK(stopped->stopped);
     CHECK(stopped->engine_socket == macos::ColimaLayout(f.colima.runtime.paths).docker_socket.string());
     CHECK_THAT(f.colima.called(), Catch::Contains("stop --profile pybox"));
+}
+
+TEST_CASE("The watcher's run parents reach the VM through `colima ssh` when direct ssh fails, until vm stop")
+{
+    ColimaFixture f;
+    REQUIRE(f.engine.run(f.control.start()).has_value() == false);  // the fake engine fails the checks
+    REQUIRE(f.control.cgroups().reached());
+    // The stand-in's `colima ssh` runs the fixed scripts on this host: removing a run parent that
+    // does not exist is a round trip that touches nothing (colima_cgroup_host_test makes one).
+    CHECK(f.engine.run(f.control.cgroups().remove_run_parent("/pybox-colima-test/none")).has_value());
+    CHECK_THAT(f.colima.called(), Catch::Contains("ssh --profile pybox -- sh -c"));
+
+    REQUIRE(f.engine.run(f.control.stop()).has_value());
+    CHECK_FALSE(f.control.cgroups().reached());
+    auto after_stop = f.engine.run(f.control.cgroups().create_run_parent(2, "/pybox-colima-test/x"));
+    REQUIRE_FALSE(after_stop.has_value());
+    CHECK(after_stop.error().code == "watcher_unavailable");
+    CHECK_THAT(after_stop.error().message, Catch::Contains("stopped by `pybox vm stop`"));
+}
+
+TEST_CASE("After a daemon restart, vm status reaches a running VM with the key pinned by the first start")
+{
+    ColimaFixture first;
+    REQUIRE_FALSE(first.engine.run(first.control.start()).has_value());
+    REQUIRE(std::filesystem::exists(macos::ColimaLayout(first.colima.runtime.paths).host_key_pin));
+    // A new daemon on the same runtime folder: nothing reached until a status finds the engine.
+    ColimaEngineControl restarted(first.engine.io.get_executor(), *first.engine.client, first.colima.runtime.paths,
+                                  "0123456789abcdef0123456789abcdef", vm::DaemonConfig{},
+                                  [] { return Expected<std::vector<vm::RecordedImage>>(std::vector<vm::RecordedImage>{}); },
+                                  [&] { return Expected<macos::ColimaTools>(macos::ColimaTools{first.colima.bin / "colima", first.colima.bin / "docker"}); });
+    CHECK_FALSE(restarted.cgroups().reached());
+    CHECK_THAT(restarted.cgroups().describe(), Catch::Contains(std::string(macos::k_watcher_not_reached_yet)));
+    first.engine.engine->on("GET", "/_ping", {test::Reply{test::ping_response("1.41")}});
+    const auto status = first.engine.run(restarted.status());
+    REQUIRE(status.running);
+    CHECK(restarted.cgroups().reached());
+    CHECK(std::count(status.notes.begin(), status.notes.end(), "kernel watcher: " + restarted.cgroups().describe()) == 1);
+    CHECK_THAT(first.colima.called(), Catch::Contains("ssh-config --profile pybox"));
+}
+
+TEST_CASE("A status after a restart without a pinned key leaves the VM unreached, saying why, and pins nothing")
+{
+    ColimaFixture f;
+    f.engine.engine->on("GET", "/_ping", {test::Reply{test::ping_response("1.41")}});
+    const auto status = f.engine.run(f.control.status());
+    REQUIRE(status.running);
+    CHECK_FALSE(f.control.cgroups().reached());
+    CHECK_THAT(f.control.cgroups().describe(), Catch::Contains("not pinned yet"));
+    CHECK_FALSE(std::filesystem::exists(macos::ColimaLayout(f.colima.runtime.paths).host_key_pin));
+    CHECK_THAT(f.colima.called(), !Catch::Contains("ssh_host_ed25519_key"));
 }
 
 TEST_CASE("ColimaEngineControl fails as the tool check does when colima is not trusted")

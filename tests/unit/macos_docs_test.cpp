@@ -1,12 +1,12 @@
 // docs/macos.md against daemon/macos: the colima command line, override.yaml, the VM's sizes,
 // the checks, the parsers' bounds, the trusted folders and the launchd agent's values it states
 // are the ones the code defines.
+#include "daemon/macos/colima_cgroup_host.hpp"
 #include "daemon/macos/colima_checks.hpp"
 #include "daemon/macos/colima_profile.hpp"
 #include "daemon/macos/colima_ssh_config.hpp"
 #include "daemon/macos/launchd_plist.hpp"
 #include "daemon/macos/trusted_tools.hpp"
-#include "daemon/run/run_watch.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -107,9 +107,10 @@ TEST_CASE("docs/macos.md's launchd table matches the generated agent")
     CHECK_THAT(row("`StandardOutPath`, `StandardErrorPath`"), Catch::Contains("`@HOME@/.pybox/runtime/pyboxd.log`"));
 }
 
-TEST_CASE("docs/macos.md quotes the reason a run on macOS gives for its unwatched resources")
+TEST_CASE("docs/macos.md quotes the reason a run gives before the watcher has reached the VM, and its wait")
 {
     auto doc = macos_doc();
     std::replace(doc.begin(), doc.end(), '\n', ' ');
-    CHECK_THAT(doc, Catch::Contains("\"" + std::string(pybox::daemon::k_watcher_off_on_macos) + "\""));
+    CHECK_THAT(doc, Catch::Contains("\"" + std::string(k_watcher_not_reached_yet) + "\""));
+    CHECK_THAT(doc, Catch::Contains("waits at most " + std::to_string(k_direct_ssh_wait.count() / 1000) + " s"));
 }

@@ -1,5 +1,6 @@
 // How a run is watched when the watcher is off (daemon/run/run_watch.hpp): the reason the
-// WatchSetup gives reaches the receipt, and the platform's reason wins over config.json.
+// WatchSetup gives reaches the receipt, as does why a host cannot be reached.
+#include "daemon/macos/colima_cgroup_host.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
 #include "tests/support/fake_engine.hpp"
@@ -30,32 +31,23 @@ json::value resources_of_unstarted_run(const WatchSetup& setup)
 
 }  // namespace
 
-TEST_CASE("On macOS the local engine's runs are not watched, and the setup says why")
-{
-    net::io_context io;
-    watcher::LocalCgroupHost host(io.get_executor());
-    const auto setup = local_watch_setup(true, &host, "script", k_watcher_off_on_macos);
-    CHECK(setup.host == nullptr);
-    CHECK(setup.off_reason == k_watcher_off_on_macos);
-    CHECK(setup.script == "script");
-}
-
 TEST_CASE("config.json's \"watcher\": false switches the local watcher off, saying so")
 {
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor());
-    const auto setup = local_watch_setup(false, &host, "script", std::nullopt);
+    const auto setup = local_watch_setup(false, &host, "script");
     CHECK(setup.host == nullptr);
     CHECK(setup.off_reason == k_watcher_off_in_config);
-    CHECK(local_watch_setup(true, &host, "script", std::nullopt).host == &host);
+    CHECK(local_watch_setup(true, &host, "script").host == &host);
 }
 
-TEST_CASE("A run on macOS reports resources UNKNOWN because the watcher is not wired there, not a run parent")
+TEST_CASE("A run on macOS before the colima VM is reached reports resources UNKNOWN, saying how to reach it")
 {
-    const auto resources = resources_of_unstarted_run(WatchSetup{nullptr, "script", std::string(k_watcher_off_on_macos)});
+    net::io_context io;
+    macos::ColimaCgroupHost vm(io.get_executor());
+    const auto resources = resources_of_unstarted_run(WatchSetup{&vm, "script"});
     CHECK(resources.at("status") == "UNKNOWN");
-    CHECK(resources.at("reason").as_string() == k_watcher_off_on_macos);
-    CHECK_THAT(std::string(resources.at("reason").as_string()), !Catch::Contains("run parent"));
+    CHECK_THAT(std::string(resources.at("reason").as_string()), Catch::Contains(std::string(macos::k_watcher_not_reached_yet)));
 }
 
 TEST_CASE("A setup without a host and without a reason of its own gives config.json's reason")

@@ -10,7 +10,7 @@ TEST_CASE("The remote watcher command runs the unchanged script behind the relay
     const WatchTarget target{CgroupVersion::v2, "/sys/fs/cgroup", "/pybox-x/r'1/$(id)", "/pybox-x/r'1"};
     const auto argv = watch_command(target, watch_schedule(2));
     const auto command = remote_watch_command(argv);
-    CHECK(command.rfind("'sh' '-c' '", 0) == 0);
+    CHECK(command.rfind("exec 'sh' '-c' '", 0) == 0);
     CHECK_THAT(command, Catch::Contains("' 'pybox-relay' '/bin/sh' '-c' '"));
     // The script's own single quotes are each closed, escaped and reopened.
     std::string quoted_script;
