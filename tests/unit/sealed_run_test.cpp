@@ -718,6 +718,44 @@ TEST_CASE("A warm box is made before the request; the run takes it and delivers 
     test::run_to_end(f.io, f.service->stop_warm());
 }
 
+TEST_CASE("A warm box whose start failed and whose removal was not confirmed is removed before the next run")
+{
+    RunFixture f;
+    make_service(f, 1);
+    // Rules before script()'s, so they match first: the warm box's start fails and both of its
+    // removals fail; later calls succeed (the last reply repeats).
+    f.engine->on("POST", "/containers/box1/start",
+                 {failure(), test::respond("204 No Content").exits_box_after(20ms)});
+    f.engine->on("DELETE", "/containers/box1", {failure(), failure(), test::respond("204 No Content")});
+    // The warm box's verify; the leftover gone after its removal; then the cold run's box.
+    f.engine->on("GET", "/containers/box1/json",
+                 {inspect_verify(*f.engine), gone(), inspect_verify(*f.engine), inspect_final(0), gone()});
+    script(*f.engine, healthy(*f.engine));
+    net::co_spawn(f.io, f.service->keep_warm(), net::detached);
+    // Until the first attempt has ended (the keeper tries again only k_warm_retry_first later).
+    for (int step = 0; step < 300 && f.engine->count("DELETE", "/containers/box1") < 2; ++step) f.io.run_for(10ms);
+    REQUIRE(f.engine->count("POST", "/start") == 1);
+    REQUIRE(f.engine->count("DELETE", "/containers/box1") == 2);  // tried, retried, not confirmed
+    test::run_to_end(f.io, f.service->pause_warm());  // the next run goes cold, with no new warm box
+
+    const auto receipt = run(f, request());
+    CHECK_FALSE(receipt.lifecycle.warm);
+    CHECK(f.engine->count("DELETE", "/containers/box1") == 4);  // the leftover first, then the run's own box
+    const auto& heads = f.engine->requests();
+    const auto is_create = [](const std::string& head) {
+        return head.starts_with("POST") && head.find("/containers/create") != std::string::npos;
+    };
+    const auto first_create = std::find_if(heads.begin(), heads.end(), is_create);
+    REQUIRE(first_create != heads.end());
+    const auto second_create = std::find_if(first_create + 1, heads.end(), is_create);
+    REQUIRE(second_create != heads.end());
+    CHECK(std::count_if(heads.begin(), second_create,
+                        [](const std::string& head) { return head.starts_with("DELETE"); }) == 3);
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+    CHECK(receipt.capture.stdout_stream.bytes == "42\n");
+    test::run_to_end(f.io, f.service->stop_warm());
+}
+
 TEST_CASE("With no warm boxes the keeper makes none and every run is cold")
 {
     RunFixture f;
