@@ -76,11 +76,19 @@ Rendered render_vm_start(const proto::EngineStartAnswer& answer);  // vm.cpp
 Rendered render_vm_stop(const proto::EngineStopAnswer& answer);
 Rendered render_vm_status(const proto::EngineStatus& answer);
 Rendered render_setup(const proto::SetupAnswer& answer);  // setup.cpp
-// setup.cpp: the stderr line for a GET /v1/setup/progress answer, or "" when there is nothing
-// new to say since `previous` (no build, or the same image and phase less than
-// k_setup_progress_repeat later).
+// setup.cpp: how `pybox setup` shows a build's progress (GET /v1/setup/progress) on stderr.
+// terminal: one line rewritten in place ("\r", the line cut at k_setup_progress_columns, erase
+// to its end) at every answer while an image builds, erased when none does; plain (stderr is
+// not a terminal): a line per new image or phase, and again only k_setup_progress_repeat_s
+// later; quiet (--quiet): nothing. "" when there is nothing to write.
+enum class ProgressStyle { terminal, plain, quiet };
 inline constexpr double k_setup_progress_repeat_s = 10;
-std::string render_setup_progress(const proto::SetupProgress& previous, const proto::SetupProgress& current);
+inline constexpr std::size_t k_setup_progress_columns = 79;
+std::string render_setup_progress(ProgressStyle style, const proto::SetupProgress& previous,
+                                  const proto::SetupProgress& current);
+// What ends the progress before the answer is printed: erases the terminal's line if `last`
+// (the last answer shown) left one.
+std::string end_setup_progress(ProgressStyle style, const proto::SetupProgress& last);
 Rendered render_image_list(const proto::ImageList& answer);  // images.cpp
 Rendered render_image_removed(const proto::ImageList& answer);
 Rendered render_attempts(const proto::AttemptsAnswer& answer);  // attempts.cpp
