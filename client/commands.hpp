@@ -104,20 +104,33 @@ int print(const Rendered& rendered);
 // One call to pyboxd whose answer is read with `read` and rendered with `render`. With `json`,
 // the daemon's answer is printed as it came (keys this client does not know included) and the
 // exit code is still the rendering's. Any failure is printed and exits 125.
-template <class Answer>
-int call_and_print(std::string_view method, std::string_view target, std::string_view body,
-                   std::chrono::milliseconds timeout, bool json, AnswerReader<Answer> read,
-                   Rendered (*render)(const Answer&))
+// call_daemon and print_answer are its two halves, for a caller that does something between.
+inline Expected<boost::json::value> call_daemon(std::string_view method, std::string_view target,
+                                               std::string_view body, std::chrono::milliseconds timeout)
 {
     auto connection = DaemonConnection::from_environment();
-    if (!connection) return fail(connection.error());
-    const auto document = connection->call(method, target, body, timeout);
+    if (!connection) return connection.error();
+    return connection->call(method, target, body, timeout);
+}
+
+template <class Answer>
+int print_answer(const Expected<boost::json::value>& document, bool json, AnswerReader<Answer> read,
+                 Rendered (*render)(const Answer&))
+{
     const auto answer = read_answer(document, read);
     if (!answer) return fail(answer.error());
     const auto rendered = render(*answer);
     if (!json) return print(rendered);
     write_bytes(stdout, proto::to_json_text(*document) + "\n");
     return rendered.exit_code;
+}
+
+template <class Answer>
+int call_and_print(std::string_view method, std::string_view target, std::string_view body,
+                   std::chrono::milliseconds timeout, bool json, AnswerReader<Answer> read,
+                   Rendered (*render)(const Answer&))
+{
+    return print_answer(call_daemon(method, target, body, timeout), json, read, render);
 }
 
 }  // namespace pybox::client

@@ -153,11 +153,15 @@ Action configure_setup(CLI::App& command)
             request.images = {"stdlib"};
             request.images.insert(request.images.end(), with->begin(), with->end());
         }
-        const ProgressPrinter progress(*quiet                  ? ProgressStyle::quiet
-                                       : stderr_is_terminal() ? ProgressStyle::terminal
-                                                              : ProgressStyle::plain);
-        return call_and_print("POST", "/v1/setup", proto::serialize_setup_request(request), k_setup_timeout, false,
-                              &proto::setup_answer_from_json, &render_setup);
+        const auto style = *quiet                  ? ProgressStyle::quiet
+                           : stderr_is_terminal() ? ProgressStyle::terminal
+                                                  : ProgressStyle::plain;
+        // The progress ends (a terminal's line erased) before the answer or the failure is printed.
+        const auto document = [&] {
+            const ProgressPrinter progress(style);
+            return call_daemon("POST", "/v1/setup", proto::serialize_setup_request(request), k_setup_timeout);
+        }();
+        return print_answer(document, false, &proto::setup_answer_from_json, &render_setup);
     };
 }
 
