@@ -76,11 +76,19 @@ Rendered render_vm_start(const proto::EngineStartAnswer& answer);  // vm.cpp
 Rendered render_vm_stop(const proto::EngineStopAnswer& answer);
 Rendered render_vm_status(const proto::EngineStatus& answer);
 Rendered render_setup(const proto::SetupAnswer& answer);  // setup.cpp
-// setup.cpp: the stderr line for a GET /v1/setup/progress answer, or "" when there is nothing
-// new to say since `previous` (no build, or the same image and phase less than
-// k_setup_progress_repeat later).
+// setup.cpp: how `pybox setup` shows a build's progress (GET /v1/setup/progress) on stderr.
+// terminal: one line rewritten in place ("\r", the line cut at k_setup_progress_columns, erase
+// to its end) at every answer while an image builds, erased when none does; plain (stderr is
+// not a terminal): a line per new image or phase, and again only k_setup_progress_repeat_s
+// later; quiet (--quiet): nothing. "" when there is nothing to write.
+enum class ProgressStyle { terminal, plain, quiet };
 inline constexpr double k_setup_progress_repeat_s = 10;
-std::string render_setup_progress(const proto::SetupProgress& previous, const proto::SetupProgress& current);
+inline constexpr std::size_t k_setup_progress_columns = 79;
+std::string render_setup_progress(ProgressStyle style, const proto::SetupProgress& previous,
+                                  const proto::SetupProgress& current);
+// What ends the progress before the answer is printed: erases the terminal's line if `last`
+// (the last answer shown) left one.
+std::string end_setup_progress(ProgressStyle style, const proto::SetupProgress& last);
 Rendered render_image_list(const proto::ImageList& answer);  // images.cpp
 Rendered render_image_removed(const proto::ImageList& answer);
 Rendered render_attempts(const proto::AttemptsAnswer& answer);  // attempts.cpp
@@ -96,20 +104,33 @@ int print(const Rendered& rendered);
 // One call to pyboxd whose answer is read with `read` and rendered with `render`. With `json`,
 // the daemon's answer is printed as it came (keys this client does not know included) and the
 // exit code is still the rendering's. Any failure is printed and exits 125.
-template <class Answer>
-int call_and_print(std::string_view method, std::string_view target, std::string_view body,
-                   std::chrono::milliseconds timeout, bool json, AnswerReader<Answer> read,
-                   Rendered (*render)(const Answer&))
+// call_daemon and print_answer are its two halves, for a caller that does something between.
+inline Expected<boost::json::value> call_daemon(std::string_view method, std::string_view target,
+                                               std::string_view body, std::chrono::milliseconds timeout)
 {
     auto connection = DaemonConnection::from_environment();
-    if (!connection) return fail(connection.error());
-    const auto document = connection->call(method, target, body, timeout);
+    if (!connection) return connection.error();
+    return connection->call(method, target, body, timeout);
+}
+
+template <class Answer>
+int print_answer(const Expected<boost::json::value>& document, bool json, AnswerReader<Answer> read,
+                 Rendered (*render)(const Answer&))
+{
     const auto answer = read_answer(document, read);
     if (!answer) return fail(answer.error());
     const auto rendered = render(*answer);
     if (!json) return print(rendered);
     write_bytes(stdout, proto::to_json_text(*document) + "\n");
     return rendered.exit_code;
+}
+
+template <class Answer>
+int call_and_print(std::string_view method, std::string_view target, std::string_view body,
+                   std::chrono::milliseconds timeout, bool json, AnswerReader<Answer> read,
+                   Rendered (*render)(const Answer&))
+{
+    return print_answer(call_daemon(method, target, body, timeout), json, read, render);
 }
 
 }  // namespace pybox::client

@@ -136,20 +136,26 @@ Expected<std::string> read_program(const std::string& name, std::istream& input)
 Action configure_exec(CLI::App& command)
 {
     auto options = std::make_shared<ExecOptions>();
-    command.add_option("program", options->program, "Python file to run, or - for standard input")->required();
+    command.add_option("program", options->program, "Python file to run, or - for standard input")
+        ->type_name("FILE")
+        ->required();
     command.add_option("--timeout", options->timeout_s, "Deadline in seconds (0.1-30)")->capture_default_str();
     command.add_flag("--json", options->json, "Print the full receipt as JSON on stdout, nothing else");
-    command.add_option("--image", options->image, "Image to run in (stdlib, data, or an own image)")->capture_default_str();
+    command.add_option("--image", options->image, "Image to run in (stdlib, data, or an own image)")
+        ->type_name("IMAGE")
+        ->capture_default_str();
     command.add_option("--output-limit", options->output_limit_bytes, "Bytes kept per stream (1-65536)")
         ->check(CLI::Range(static_cast<double>(limits::k_min_output_limit_bytes),
                            static_cast<double>(limits::k_max_output_limit_bytes)))
         ->capture_default_str();
     command.add_option("--in", options->inputs,
                        "Input file or folder (repeatable): placed in the box's working folder /tmp/work, a folder "
-                       "as NAME/...; at most 64 files, 8 MiB in all");
+                       "as NAME/...; at most 64 files, 8 MiB in all")
+        ->type_name("PATH");
     command.add_option("--out", options->output_dir,
                        "Existing folder that receives what the program leaves in out/ (at most 64 regular files, "
-                       "8 MiB in all; symlinks and special files are skipped and listed in the receipt)");
+                       "8 MiB in all; symlinks and special files are skipped and listed in the receipt)")
+        ->type_name("DIR");
     command.add_flag("--force", options->force, "Replace existing files in the --out folder");
     command.footer(k_exit_codes);
     return [options] { return run_exec(*options); };

@@ -70,10 +70,11 @@ Action configure_image(CLI::App& command)
     auto* build = command.add_subcommand("build", "Build an own image: stdlib plus the recipe's Debian packages");
     build->add_option("name", options->name, "Image name: [a-z][a-z0-9-]{0,31}, not stdlib or data")->required();
     build->add_option("--recipe", options->recipe_file, "Recipe file (format=1, base=stdlib, include=PACKAGE...)")
+        ->type_name("FILE")
         ->required();
     build->add_flag("--json", options->json, "Print the daemon's JSON answer");
     auto* remove = command.add_subcommand("rm", "Remove an own image");
-    remove->add_option("name", options->name, "Own image name")->required();
+    remove->add_option("name", options->name, "Own image name")->type_name("IMAGE")->required();
     remove->add_flag("--json", options->json, "Print the daemon's JSON answer");
     return [options, build, remove] {
         if (build->parsed()) return build_own_image(*options);

@@ -399,4 +399,6 @@ std::size_t open_fd_count()
     return 0;
 }
 
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
+
 }  // namespace pybox

@@ -101,6 +101,9 @@ Expected<unsigned> socket_peer_uid(int fd);
 std::optional<std::filesystem::path> find_executable(const std::string& name,
                                                      const std::vector<std::filesystem::path>& dirs);
 
+// Whether this process's standard error is a terminal.
+bool stderr_is_terminal();
+
 // Number of open file descriptors of this process (for leak checks).
 std::size_t open_fd_count();
 

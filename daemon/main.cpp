@@ -3,6 +3,7 @@
 #include "common/limits.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "daemon/daemon_cli.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/image_registry.hpp"
@@ -94,11 +95,8 @@ void or_fail(Expected<void> result)
 
 int main(int argc, char** argv)
 {
-    CLI::App app{"pyboxd: the PyBox daemon. Serves the pybox client and scripts on\n"
-                 "<runtime>/pyboxd.sock (HTTP + JSON, see docs/api.md) and runs each program in a\n"
-                 "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
-                 "Runs in the foreground; stop it with SIGTERM or Ctrl-C."};
-    app.set_version_flag("--version", "pyboxd " PYBOX_VERSION);
+    CLI::App app;
+    daemon::configure_daemon_cli(app);
     CLI11_PARSE(app, argc, argv);
 
     const auto paths = or_fail(RuntimePaths::from_environment());

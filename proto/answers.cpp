@@ -189,6 +189,7 @@ json::value to_json(const SetupProgress& answer)
 {
     return json::object{{"building", optional_to_json(answer.building)},
                         {"phase", answer.phase},
+                        {"downloaded_packages", answer.downloaded_packages},
                         {"downloaded_bytes", answer.downloaded_bytes},
                         {"seconds", answer.seconds}};
 }
@@ -305,6 +306,7 @@ Expected<SetupProgress> setup_progress_from_json(const json::value& document, Re
         SetupProgress answer;
         answer.building = reader.optional_string("building");
         answer.phase = reader.string("phase");
+        answer.downloaded_packages = reader.uint64("downloaded_packages");
         answer.downloaded_bytes = reader.uint64("downloaded_bytes");
         answer.seconds = reader.number("seconds");
         return answer;

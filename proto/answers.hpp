@@ -121,11 +121,12 @@ struct SetupAnswer {
 };
 
 // GET /v1/setup/progress: the image a `pybox setup` is building right now (nullopt when none),
-// mmdebstrap's latest phase line, the bytes of packages downloaded so far, and the seconds
-// since that image's build started.
+// mmdebstrap's latest phase line, the packages downloaded so far (complete .deb files) and
+// their bytes (partial ones too), and the seconds since that image's build started.
 struct SetupProgress {
     std::optional<std::string> building;
     std::string phase;
+    std::uint64_t downloaded_packages = 0;
     std::uint64_t downloaded_bytes = 0;
     double seconds = 0;
 

@@ -7,6 +7,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libcli11-dev libssh2-1-dev libssl-dev catch2
   docker.io mmdebstrap ca-certificates curl
   openssh-server socat
+  zsh fish groff-base
   clang libclang-rt-14-dev
 )
 missing=()

@@ -35,28 +35,30 @@ void MmdebstrapPhases::finish_line()
     m_line_too_long = false;
 }
 
-std::uint64_t downloaded_package_bytes(const std::filesystem::path& build_dir)
+DownloadedPackages downloaded_packages(const std::filesystem::path& build_dir)
 {
     namespace fs = std::filesystem;
-    std::uint64_t bytes = 0;
+    DownloadedPackages downloaded;
     std::size_t counted = 0;
     std::error_code ec;
     for (const auto& root : fs::directory_iterator(build_dir, ec)) {
-        for (const fs::path& cache : {root.path() / "var/cache/apt/archives", root.path() / "var/cache/apt/archives/partial"}) {
+        const fs::path complete = root.path() / "var/cache/apt/archives";
+        for (const fs::path& cache : {complete, complete / "partial"}) {
             std::error_code inner;
             for (const auto& entry : fs::directory_iterator(cache, inner)) {
                 if (++counted > k_max_counted_files) {
-                    return bytes;
+                    return downloaded;
                 }
                 std::error_code size_ec;
                 if (entry.path().extension() == ".deb" && entry.is_regular_file(size_ec)) {
                     const auto size = entry.file_size(size_ec);
-                    bytes += size_ec ? 0 : size;
+                    downloaded.bytes += size_ec ? 0 : size;
+                    downloaded.packages += cache == complete ? 1U : 0U;
                 }
             }
         }
     }
-    return bytes;
+    return downloaded;
 }
 
 void BuildProgress::start(const std::string& image, const std::filesystem::path& build_dir)
@@ -95,7 +97,9 @@ proto::SetupProgress BuildProgress::snapshot() const
         progress.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_started).count();
         build_dir = m_build_dir;
     }
-    progress.downloaded_bytes = downloaded_package_bytes(build_dir);
+    const auto downloaded = downloaded_packages(build_dir);
+    progress.downloaded_packages = downloaded.packages;
+    progress.downloaded_bytes = downloaded.bytes;
     return progress;
 }
 

@@ -7,9 +7,9 @@
 // stays bounded whatever arrives. Pure.
 //
 // BuildProgress is the shared state: the build thread feeds output, the event loop reads
-// snapshots; a mutex guards it. downloaded_package_bytes() sums the .deb files (complete and
-// partial) under build_dir/*/var/cache/apt/archives, the apt cache of mmdebstrap's temporary
-// root, looking at no more than k_max_counted_files files.
+// snapshots; a mutex guards it. downloaded_packages() counts the complete .deb files and sums
+// the bytes of all (complete and partial) under build_dir/*/var/cache/apt/archives, the apt
+// cache of mmdebstrap's temporary root, looking at no more than k_max_counted_files files.
 #pragma once
 
 #include "proto/answers.hpp"
@@ -42,7 +42,11 @@ private:
     std::string m_phase;
 };
 
-std::uint64_t downloaded_package_bytes(const std::filesystem::path& build_dir);
+struct DownloadedPackages {
+    std::uint64_t packages = 0;  // complete .deb files
+    std::uint64_t bytes = 0;     // complete and partial
+};
+DownloadedPackages downloaded_packages(const std::filesystem::path& build_dir);
 
 class BuildProgress {
 public:

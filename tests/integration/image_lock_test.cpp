@@ -1,6 +1,7 @@
 // The lock's SHA-256 per package, against the real archive and engine: a pinned version whose
 // .deb has another SHA-256 stops `pybox setup` before anything is imported. The build it
-// stops also shows `pybox setup`'s progress lines.
+// stops also shows `pybox setup`'s progress: plain lines, since stderr is a pipe here, and none
+// with --quiet.
 #include "tests/integration/harness.hpp"
 
 #include "common/files.hpp"
@@ -41,9 +42,18 @@ TEST_CASE("A package whose .deb does not match the lock's SHA-256 stops the buil
     CHECK(run.error_output.find("does not match the SHA-256 pinned in images/stdlib/lock") != std::string::npos);
     CHECK(run.error_output.find("has SHA-256 " + real_digest + ", the lock says " + wrong_digest) != std::string::npos);
     CHECK(run.error_output.find("Nothing was imported") != std::string::npos);
-    // The build took long enough for `pybox setup` to show its progress (GET /v1/setup/progress).
+    // The build took long enough for `pybox setup` to show its progress (GET /v1/setup/progress),
+    // as whole lines: stderr is not a terminal.
     CHECK(run.error_output.find("pybox setup: stdlib: ") != std::string::npos);
-    CHECK(run.error_output.find(" of packages downloaded, ") != std::string::npos);
+    CHECK(run.error_output.find(" packages, ") != std::string::npos);
+    CHECK(run.error_output.find(" downloaded, ") != std::string::npos);
+    CHECK(run.error_output.find('\r') == std::string::npos);
+    CHECK(run.error_output.find("\x1b[") == std::string::npos);
+    const auto quiet = side.pybox({"setup", "--quiet", "--image", "stdlib"});
+    INFO(quiet.error_output);
+    CHECK(quiet.exit_code == 125);
+    CHECK(quiet.error_output.find("has SHA-256 " + real_digest + ", the lock says " + wrong_digest) != std::string::npos);
+    CHECK(quiet.error_output.find("pybox setup: ") == std::string::npos);
     const auto records_after = read_file_capped(side.home() / "images.json", 64 * 1024);
     REQUIRE(records_after.has_value());
     CHECK(*records_after == *records_before);

@@ -31,6 +31,15 @@ TEST_CASE("Setup with nothing changed says the image is up to date")
     CHECK(run.output.find("up to date") != std::string::npos);
 }
 
+TEST_CASE("Setup with --quiet prints its result and no progress")
+{
+    const auto run = run_pybox({"setup", "--quiet"});
+    INFO(run.output << run.error_output);
+    CHECK(run.exit_code == 0);
+    CHECK(run.output.find("up to date") != std::string::npos);
+    CHECK(run.error_output.find("pybox setup: ") == std::string::npos);
+}
+
 TEST_CASE("An engine that is not running is reported clearly and nothing is created")
 {
     const std::filesystem::path home = runtime_home().string() + "-dead-engine";

@@ -36,7 +36,7 @@ TEST_CASE("Phase lines with control bytes or over the line cap are ignored, long
     CHECK(phases.phase() == std::string(k_max_phase_bytes, 'y'));
 }
 
-TEST_CASE("Downloaded bytes count the .deb files in the build root's apt cache")
+TEST_CASE("Downloaded packages and bytes count the .deb files in the build root's apt cache")
 {
     const auto dir = std::filesystem::temp_directory_path() / ("pybox-progress-" + pybox::random_id_128());
     const auto archives = dir / "mmdebstrap.abc/var/cache/apt/archives";
@@ -44,8 +44,10 @@ TEST_CASE("Downloaded bytes count the .deb files in the build root's apt cache")
     std::ofstream(archives / "a_1_amd64.deb") << std::string(1000, 'a');
     std::ofstream(archives / "partial/b_1_amd64.deb") << std::string(234, 'b');
     std::ofstream(archives / "lock") << "not a package";
-    CHECK(downloaded_package_bytes(dir) == 1234);
-    CHECK(downloaded_package_bytes(dir / "missing") == 0);
+    CHECK(downloaded_packages(dir).packages == 1);  // the partial one is not a package yet
+    CHECK(downloaded_packages(dir).bytes == 1234);
+    CHECK(downloaded_packages(dir / "missing").packages == 0);
+    CHECK(downloaded_packages(dir / "missing").bytes == 0);
 
     BuildProgress progress;
     CHECK_FALSE(progress.snapshot().building.has_value());
@@ -54,6 +56,7 @@ TEST_CASE("Downloaded bytes count the .deb files in the build root's apt cache")
     const auto running = progress.snapshot();
     CHECK(running.building == "data");
     CHECK(running.phase == "installing remaining packages inside the chroot...");
+    CHECK(running.downloaded_packages == 1);
     CHECK(running.downloaded_bytes == 1234);
     progress.finish();
     CHECK(progress.snapshot() == pybox::proto::SetupProgress{});

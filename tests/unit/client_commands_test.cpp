@@ -242,21 +242,64 @@ TEST_CASE("A daemon that goes away after it took the request is reported as lost
     CHECK_THAT(reply.error().message, Catch::Contains("went away after it took the request"));
 }
 
-TEST_CASE("Setup progress prints a line per new phase, and again only every ten seconds")
+TEST_CASE("Setup progress not on a terminal prints a line per new phase, and again only every ten seconds")
 {
+    using pybox::client::ProgressStyle;
     using pybox::client::render_setup_progress;
     using pybox::proto::SetupProgress;
+    const auto plain = ProgressStyle::plain;
     const SetupProgress idle;
-    CHECK(render_setup_progress(idle, idle).empty());
-    const SetupProgress downloading{"data", "downloading packages with apt...", 12'345'678, 4.0};
-    CHECK(render_setup_progress(idle, downloading) ==
-          "pybox setup: data: downloading packages with apt... (12.3 MB of packages downloaded, 4.0 s)\n");
-    const SetupProgress later{"data", "downloading packages with apt...", 40'000'000, 9.0};
-    CHECK(render_setup_progress(downloading, later).empty());
-    const SetupProgress much_later{"data", "downloading packages with apt...", 90'000'000, 14.5};
-    CHECK(render_setup_progress(downloading, much_later).find("90.0 MB") != std::string::npos);
-    const SetupProgress installing{"data", "installing remaining packages inside the chroot...", 90'000'000, 15.0};
-    CHECK(render_setup_progress(much_later, installing).find("installing remaining") != std::string::npos);
+    CHECK(render_setup_progress(plain, idle, idle).empty());
+    const SetupProgress downloading{"data", "downloading packages with apt...", 12, 12'345'678, 4.0};
+    CHECK(render_setup_progress(plain, idle, downloading) ==
+          "pybox setup: data: downloading packages with apt... (12 packages, 12.3 MB downloaded, 4.0 s)\n");
+    const SetupProgress later{"data", "downloading packages with apt...", 40, 40'000'000, 9.0};
+    CHECK(render_setup_progress(plain, downloading, later).empty());
+    const SetupProgress much_later{"data", "downloading packages with apt...", 90, 90'000'000, 14.5};
+    CHECK(render_setup_progress(plain, downloading, much_later).find("90 packages, 90.0 MB") != std::string::npos);
+    const SetupProgress installing{"data", "installing remaining packages inside the chroot...", 90, 90'000'000, 15.0};
+    CHECK(render_setup_progress(plain, much_later, installing).find("installing remaining") != std::string::npos);
+    CHECK(render_setup_progress(plain, installing, idle).empty());
+    CHECK(pybox::client::end_setup_progress(plain, installing).empty());
+}
+
+TEST_CASE("Setup progress on a terminal rewrites one line in place at every answer and erases it at the end")
+{
+    using pybox::client::ProgressStyle;
+    using pybox::client::render_setup_progress;
+    using pybox::proto::SetupProgress;
+    const auto terminal = ProgressStyle::terminal;
+    const SetupProgress idle;
+    CHECK(render_setup_progress(terminal, idle, idle).empty());
+    const SetupProgress downloading{"data", "downloading packages with apt...", 12, 12'345'678, 4.0};
+    CHECK(render_setup_progress(terminal, idle, downloading) ==
+          "\r\x1b[Kpybox setup: data: downloading pack... (12 packages, 12.3 MB downloaded, 4.0 s)");
+    // The same phase a second later is shown again: the elapsed time moves.
+    const SetupProgress second_later{"data", "downloading packages with apt...", 13, 13'000'000, 5.0};
+    CHECK(render_setup_progress(terminal, downloading, second_later).find("13 packages, 13.0 MB downloaded, 5.0 s") !=
+          std::string::npos);
+    // A long phase is cut so the line fits one row of the terminal ("\r" returns to its start),
+    // keeping the counts and the elapsed time.
+    const SetupProgress long_phase{"data", std::string(160, 'x'), 13, 13'000'000, 6.0};
+    const auto line = render_setup_progress(terminal, second_later, long_phase);
+    CHECK(line.size() == 4 + pybox::client::k_setup_progress_columns);
+    CHECK(line.find('\n') == std::string::npos);
+    CHECK(line.find("xxx... (13 packages, 13.0 MB downloaded, 6.0 s)") != std::string::npos);
+    // Between two images, and at the end, the line is erased.
+    CHECK(render_setup_progress(terminal, long_phase, idle) == "\r\x1b[K");
+    CHECK(pybox::client::end_setup_progress(terminal, long_phase) == "\r\x1b[K");
+    CHECK(pybox::client::end_setup_progress(terminal, idle).empty());
+}
+
+TEST_CASE("Setup progress with --quiet writes nothing")
+{
+    using pybox::client::ProgressStyle;
+    using pybox::proto::SetupProgress;
+    const SetupProgress idle;
+    const SetupProgress downloading{"data", "downloading packages with apt...", 12, 12'345'678, 4.0};
+    CHECK(pybox::client::render_setup_progress(ProgressStyle::quiet, idle, downloading).empty());
+    CHECK(pybox::client::render_setup_progress(ProgressStyle::quiet, downloading, idle).empty());
+    CHECK(pybox::client::end_setup_progress(ProgressStyle::quiet, downloading).empty());
 }
 
 TEST_CASE("vm start and status list a pool's engines and succeed only when every engine that takes runs is verified")

@@ -112,7 +112,7 @@ public:
     }
     pybox::proto::SetupProgress progress() override
     {
-        return pybox::proto::SetupProgress{"data", "downloading packages with apt...", 12345, 2.5};
+        return pybox::proto::SetupProgress{"data", "downloading packages with apt...", 7, 12345, 2.5};
     }
 };
 
@@ -298,7 +298,7 @@ TEST_CASE("GET /v1/setup/progress answers what the image service is building")
     REQUIRE(reply);
     CHECK(reply->status == 200);
     CHECK(reply->body ==
-          R"({"building":"data","phase":"downloading packages with apt...","downloaded_bytes":12345,"seconds":2.5})"
+          R"({"building":"data","phase":"downloading packages with apt...","downloaded_packages":7,"downloaded_bytes":12345,"seconds":2.5})"
           "\n");
 }
 

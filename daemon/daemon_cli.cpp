@@ -1,0 +1,15 @@
+#include "daemon/daemon_cli.hpp"
+
+namespace pybox::daemon {
+
+void configure_daemon_cli(CLI::App& app)
+{
+    app.name("pyboxd");
+    app.description("pyboxd: the PyBox daemon. Serves the pybox client and scripts on\n"
+                    "<runtime>/pyboxd.sock (HTTP + JSON, see docs/api.md) and runs each program in a\n"
+                    "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
+                    "Runs in the foreground; stop it with SIGTERM or Ctrl-C.");
+    app.set_version_flag("--version", "pyboxd " PYBOX_VERSION);
+}
+
+}  // namespace pybox::daemon

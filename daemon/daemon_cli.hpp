@@ -1,0 +1,12 @@
+// The `pyboxd` command line as one CLI::App: daemon/main.cpp parses with it, and the man page
+// generator (packaging/docgen) walks it, so pyboxd(8) says what `pyboxd --help` says.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace pybox::daemon {
+
+// Names the App "pyboxd" and declares its description and options.
+void configure_daemon_cli(CLI::App& app);
+
+}  // namespace pybox::daemon
