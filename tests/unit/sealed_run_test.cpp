@@ -705,7 +705,8 @@ TEST_CASE("A warm box is made before the request; the run takes it and delivers 
     for (const auto& phase : receipt.lifecycle.phases) ran.push_back(phase.name);
     CHECK(prepared == std::vector<std::string>{"create", "verify", "start"});
     CHECK(ran == std::vector<std::string>{"run", "inspect", "remove"});
-    CHECK(receipt.lifecycle.preparation->waited_s >= 1.0);
+    // The box waited about a second (less the time a loaded machine took to make it).
+    CHECK(receipt.lifecycle.preparation->waited_s >= 0.5);
     CHECK(receipt.lifecycle.box_started_at);
     CHECK(receipt.observed.policy_verified_before_start);
     CHECK(receipt.configured.command == proto::warm_box_command());
