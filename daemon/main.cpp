@@ -3,6 +3,7 @@
 #include "common/limits.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "common/version.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/image_registry.hpp"
@@ -86,6 +87,17 @@ void or_fail(Expected<void> result)
     if (!result) fail(result.error());
 }
 
+// config.json's recipes_dir, else the installed recipes; without either the daemon does not start.
+std::filesystem::path recipes_dir(const vm::DaemonConfig& config, const RuntimePaths& paths)
+{
+    if (config.recipes_dir) return *config.recipes_dir;
+    auto installed = images::installed_recipes_dir();
+    if (!installed)
+        fail(make_error(installed.error().code, installed.error().message + " Or name a recipes folder with \"recipes_dir\" in " +
+                                                    paths.config_file().string() + "."));
+    return *installed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -94,7 +106,7 @@ int main(int argc, char** argv)
                  "<runtime>/pyboxd.sock (HTTP + JSON, see docs/api.md) and runs each program in a\n"
                  "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
                  "Runs in the foreground; stop it with SIGTERM or Ctrl-C."};
-    app.set_version_flag("--version", "pyboxd " PYBOX_VERSION);
+    app.set_version_flag("--version", "pyboxd " + pybox::version());
     CLI11_PARSE(app, argc, argv);
 
     const auto paths = or_fail(RuntimePaths::from_environment());
@@ -111,9 +123,7 @@ int main(int argc, char** argv)
     engine::EngineClient engine(executor,
                                 engine::make_unix_socket_dialer(executor, platform_engine_socket(config, paths)));
     const images::ImageRegistry registry(paths);
-    images::RecipeImageService image_service(paths, engine,
-                                             config.recipes_dir.value_or(images::default_recipes_source_dir()),
-                                             config.image_tar_cache_dir);
+    images::RecipeImageService image_service(paths, engine, recipes_dir(config, paths), config.image_tar_cache_dir);
     const vm::RecordedImagesSource recorded_images = [registry]() -> Expected<std::vector<vm::RecordedImage>> {
         auto records = registry.load();
         if (!records) return records.error();
