@@ -2,6 +2,7 @@
 
 #include "common/paths.hpp"
 #include "common/process.hpp"
+#include "common/version.hpp"
 #include "proto/api.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -59,7 +60,7 @@ http::request<http::string_body> make_request(std::string_view method, std::stri
 {
     http::request<http::string_body> request{http::string_to_verb(method), target, 11};
     request.set(http::field::host, proto::k_host);
-    request.set(http::field::user_agent, "pybox/" PYBOX_VERSION);
+    request.set(http::field::user_agent, "pybox/" + pybox::version());
     if (!body.empty()) request.set(http::field::content_type, "application/json");
     request.body() = std::string(body);
     request.prepare_payload();

@@ -11,6 +11,7 @@
 #include "client/mcp_tools.hpp"
 
 #include "common/limits.hpp"
+#include "common/version.hpp"
 #include "proto/answers.hpp"
 #include "proto/api.hpp"
 #include "proto/run_answer.hpp"
@@ -57,7 +58,7 @@ void log(std::string_view line)
 class McpServer {
 public:
     McpServer()
-        : m_session({"pybox", PYBOX_VERSION, std::string(k_instructions)}, mcp::tool_definitions()),
+        : m_session({"pybox", pybox::version(), std::string(k_instructions)}, mcp::tool_definitions()),
           m_lines(limits::k_mcp_max_message_bytes)
     {
     }

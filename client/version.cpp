@@ -2,6 +2,7 @@
 // `docker version`, it exits non-zero when the daemon does not answer, so scripts can use it as
 // a liveness check; the client's version is printed either way).
 #include "client/commands.hpp"
+#include "common/version.hpp"
 #include "proto/api.hpp"
 
 #include <CLI/CLI.hpp>
@@ -18,7 +19,7 @@ constexpr std::chrono::seconds k_ping_timeout{5};
 
 std::string render_client_version()
 {
-    return "pybox " PYBOX_VERSION " (API " + std::string(proto::k_api_version) + ")\n";
+    return "pybox " + pybox::version() + " (API " + std::string(proto::k_api_version) + ")\n";
 }
 
 Rendered render_daemon_version(const Expected<proto::PingAnswer>& ping)

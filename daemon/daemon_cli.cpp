@@ -1,5 +1,7 @@
 #include "daemon/daemon_cli.hpp"
 
+#include "common/version.hpp"
+
 namespace pybox::daemon {
 
 void configure_daemon_cli(CLI::App& app)
@@ -9,7 +11,7 @@ void configure_daemon_cli(CLI::App& app)
                     "<runtime>/pyboxd.sock (HTTP + JSON, see docs/api.md) and runs each program in a\n"
                     "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
                     "Runs in the foreground; stop it with SIGTERM or Ctrl-C.");
-    app.set_version_flag("--version", "pyboxd " PYBOX_VERSION);
+    app.set_version_flag("--version", "pyboxd " + pybox::version());
 }
 
 }  // namespace pybox::daemon

@@ -91,6 +91,17 @@ void or_fail(Expected<void> result)
     if (!result) fail(result.error());
 }
 
+// config.json's recipes_dir, else the installed recipes; without either the daemon does not start.
+std::filesystem::path recipes_dir(const vm::DaemonConfig& config, const RuntimePaths& paths)
+{
+    if (config.recipes_dir) return *config.recipes_dir;
+    auto installed = images::installed_recipes_dir();
+    if (!installed)
+        fail(make_error(installed.error().code, installed.error().message + " Or name a recipes folder with \"recipes_dir\" in " +
+                                                    paths.config_file().string() + "."));
+    return *installed;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -113,9 +124,7 @@ int main(int argc, char** argv)
     engine::EngineClient engine(executor,
                                 engine::make_unix_socket_dialer(executor, platform_engine_socket(config, paths)));
     const images::ImageRegistry registry(paths);
-    images::RecipeImageService image_service(paths, engine,
-                                             config.recipes_dir.value_or(images::default_recipes_source_dir()),
-                                             config.image_tar_cache_dir);
+    images::RecipeImageService image_service(paths, engine, recipes_dir(config, paths), config.image_tar_cache_dir);
     const vm::RecordedImagesSource recorded_images = [registry]() -> Expected<std::vector<vm::RecordedImage>> {
         auto records = registry.load();
         if (!records) return records.error();

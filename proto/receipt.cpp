@@ -249,7 +249,8 @@ json::value receipt_to_json(const Receipt& receipt)
                                   {"image_id", identity.image_id},
                                   {"recipe_sha256", identity.recipe_sha256},
                                   {"created_at", identity.created_at},
-                                  {"expires_at", identity.expires_at}}},
+                                  {"expires_at", identity.expires_at},
+                                  {"daemon_version", identity.daemon_version}}},
         {"engine", receipt.engine ? json::value(json::object{{"id", receipt.engine->id},
                                                              {"address", receipt.engine->address}})
                                   : json::value(nullptr)},

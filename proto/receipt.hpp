@@ -37,6 +37,9 @@ struct Identity {
     std::string recipe_sha256;
     std::string created_at;       // RFC 3339, host wall clock
     std::int64_t expires_at = 0;  // unix seconds, the box's pybox.expires label
+    // The version of the pyboxd that wrote the receipt (common/version.hpp: "0.1.0+c0b8f2b").
+    // Daemons before it wrote none; readers accept that and leave it empty.
+    std::string daemon_version = {};
 
     friend bool operator==(const Identity&, const Identity&) = default;
 };

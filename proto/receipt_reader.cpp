@@ -229,6 +229,8 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     receipt.identity.recipe_sha256 = identity.string("recipe_sha256");
     receipt.identity.created_at = identity.string("created_at");
     receipt.identity.expires_at = identity.int64("expires_at");
+    if (identity.if_present("daemon_version") != nullptr)
+        receipt.identity.daemon_version = identity.string("daemon_version");
     identity.finish();
 
     if (const auto* engine = root.if_present("engine"); engine != nullptr && !engine->is_null()) {

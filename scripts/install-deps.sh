@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages PyBox builds and runs with (DESIGN.md "Dependencies").
-# Needs root and Debian's archive; no container registry is used.
+# Needs root and Debian's archive; no container registry is used. dpkg-dev (dpkg-shlibdeps) and
+# file are what `cpack -G DEB` needs to find the package's library dependencies; jq reads
+# receipts in the install tests (tests/install/).
 set -euo pipefail
 packages=(
   cmake g++ ninja-build pkg-config ccache
@@ -8,6 +10,7 @@ packages=(
   docker.io mmdebstrap ca-certificates curl
   openssh-server socat
   zsh fish groff-base
+  dpkg-dev file jq
   clang libclang-rt-14-dev
 )
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 machine (as root) to a passing test suite: installs the packages,
-# builds with warnings as errors, then runs every test with ctest (the soak included); then the
+# builds with warnings as errors, then runs every test with ctest (the soak included, and the
+# install layout); then builds the .deb, installs it and runs a program with it; then the
 # same suite again in an AddressSanitizer + UBSan build (${ASAN_BUILD_DIR:-build-asan}); then
 # every fuzz target under libFuzzer for ${FUZZ_SECONDS:-30} s (scripts/fuzz.sh; ctest only
 # replays their seed corpora). The integration tests' fixture starts the suite's own pyboxd and
@@ -12,6 +13,9 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh -DPYBOX_WERROR=ON
 ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --timeout 900
+# The .deb of this build (never the sanitizer build's), installed with apt-get and run with the
+# build folder moved away: the seed page's first sealed run with /usr/bin/pybox and pyboxd.
+./tests/install/deb_test.sh "${BUILD_DIR:-build}"
 
 # Sanitizers: any report fails the run (halt_on_error; UBSan made fatal).
 export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1

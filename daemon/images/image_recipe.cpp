@@ -1,5 +1,6 @@
 #include "daemon/images/image_recipe.hpp"
 
+#include "common/data_dir.hpp"
 #include "common/files.hpp"
 #include "common/sha256.hpp"
 
@@ -392,9 +393,9 @@ std::string image_spec_sha256(std::string_view image_name, const Recipe& recipe,
     return sha256_hex(image_spec_text(image_name, recipe, lock));
 }
 
-std::filesystem::path default_recipes_source_dir()
+Expected<std::filesystem::path> installed_recipes_dir()
 {
-    return PYBOX_IMAGES_SOURCE_DIR;
+    return data_subdir("images");
 }
 
 std::filesystem::path recipe_file(const std::filesystem::path& source_dir, std::string_view image_name)

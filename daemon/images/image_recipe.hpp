@@ -93,8 +93,10 @@ inline constexpr int k_image_builder_version = 3;
 std::string image_spec_text(std::string_view image_name, const Recipe& recipe, const Lock& lock);
 std::string image_spec_sha256(std::string_view image_name, const Recipe& recipe, const Lock& lock);
 
-// The images/ folder of the source tree this daemon was built from (PYBOX_IMAGES_SOURCE_DIR).
-std::filesystem::path default_recipes_source_dir();
+// The built-in recipes: <prefix>/share/pybox/images of an installed PyBox, or the copy the build
+// stages in <build>/share/pybox/images (common/data_dir.hpp). The error names the path it
+// looked at. config.json's recipes_dir replaces it.
+Expected<std::filesystem::path> installed_recipes_dir();
 
 struct RecipeFiles {
     Recipe recipe;

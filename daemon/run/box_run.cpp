@@ -3,6 +3,7 @@
 #include "common/ids.hpp"
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
+#include "common/version.hpp"
 #include "daemon/run/box_removal.hpp"
 #include "daemon/run/capture_record.hpp"
 #include "daemon/run/engine_clock.hpp"
@@ -91,6 +92,7 @@ BoxRun::BoxRun(net::any_io_executor executor, engine::EngineClient& engine, cons
         m_demuxer.split_stdout_at(*m_files_marker, k_max_files_report_bytes);
     }
     m_receipt.lifecycle.warm = m_kind == BoxKind::warm;
+    m_receipt.identity.daemon_version = pybox::version();
 }
 
 BoxRun::~BoxRun() = default;

@@ -1,3 +1,4 @@
+#include "common/version.hpp"
 #include "daemon/server/api_router.hpp"
 
 #include "proto/answers.hpp"
@@ -77,7 +78,7 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellat
                                                 std::string(method_name(route->method)) + "."));
 
     if (path == "/v1/ping")
-        co_return json_response(proto::to_json(proto::PingAnswer{true, "pyboxd", PYBOX_VERSION,
+        co_return json_response(proto::to_json(proto::PingAnswer{true, "pyboxd", pybox::version(),
                                                                  std::string(proto::k_api_version)}));
     if (path == "/v1/runs") co_return co_await run(request.body, client_gone);
     if (path == "/v1/vm/status") co_return json_response(proto::to_json(co_await m_engine.status()));

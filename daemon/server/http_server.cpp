@@ -1,3 +1,4 @@
+#include "common/version.hpp"
 #include "daemon/server/http_server.hpp"
 
 #include "common/process.hpp"
@@ -96,7 +97,7 @@ net::awaitable<beast::error_code> read_request(Stream& stream, beast::flat_buffe
 http::response<http::string_body> response_message(ApiResponse response, unsigned version, bool keep_alive)
 {
     http::response<http::string_body> message{static_cast<http::status>(response.status), version};
-    message.set(http::field::server, "pyboxd/" PYBOX_VERSION);
+    message.set(http::field::server, "pyboxd/" + pybox::version());
     message.set(http::field::content_type, "application/json");
     if (response.retry_after) message.set(http::field::retry_after, std::to_string(response.retry_after->count()));
     message.keep_alive(keep_alive);

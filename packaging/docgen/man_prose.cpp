@@ -1,6 +1,7 @@
 #include "packaging/docgen/man_prose.hpp"
 
 #include "client/commands.hpp"
+#include "common/version.hpp"
 
 namespace pybox::docgen {
 
@@ -34,7 +35,7 @@ ManPage client_man_prose()
 {
     ManPage page;
     page.section = 1;
-    page.version = "pybox " PYBOX_VERSION;
+    page.version = "pybox " + pybox::version();
     page.manual = "User Commands";
     page.summary = "run Python programs in fresh, sealed containers and get a receipt";
     page.before_commands.push_back(
@@ -69,7 +70,7 @@ ManPage daemon_man_prose()
 {
     ManPage page;
     page.section = 8;
-    page.version = "pybox " PYBOX_VERSION;
+    page.version = "pybox " + pybox::version();
     page.manual = "System Manager's Manual";
     page.summary = "the PyBox daemon: runs programs in sealed containers for pybox";
     page.before_commands.push_back(

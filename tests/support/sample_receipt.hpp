@@ -22,7 +22,7 @@ inline Receipt sample_receipt()
     Receipt receipt;
     receipt.identity = {"5319e024aa0c4b6e9d1f00112233aabb", "0f1e2d3c4b5a69788796a5b4c3d2e1f0", "stdlib",
                         "sha256:" + std::string(64, 'a'), std::string(64, 'b'), "2026-11-29T20:00:05.021506Z",
-                        1'795'000'000};
+                        1'795'000'000, "0.1.0+c0b8f2b"};
     receipt.engine = proto::EngineRef{"local", "unix:///r/engine/docker.sock"};
     receipt.container_id = std::string(64, 'c');
     receipt.source_sha256 = std::string(64, 'd');

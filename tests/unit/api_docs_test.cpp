@@ -35,6 +35,7 @@ const std::set<std::string> k_never_answered = {
     "private_engine_needs_root", // pyboxd's startup: the engine configuration
     "invalid_runtime_dir",       // pyboxd's (and pybox's) startup: PYBOX_HOME
     "runtime_dir_unusable",      // pyboxd's startup: the runtime folder
+    "data_missing",              // pyboxd's startup: its data folder next to the program
     "peer_unknown",              // a peer whose uid cannot be read is answered "forbidden"
     "invalid_receipt",           // the client's receipt reader
     "invalid_answer",            // the client's readers of the other answers

@@ -4,6 +4,7 @@
 #include "client/daemon_connection.hpp"
 
 #include "common/ids.hpp"
+#include "common/version.hpp"
 #include "proto/answers.hpp"
 #include "proto/api.hpp"
 #include "tests/support/sample_answers.hpp"
@@ -156,7 +157,7 @@ TEST_CASE("The not-running message names pyboxd's path when it is known")
 TEST_CASE("The client's version line names the project's version and the API version")
 {
     CHECK(pybox::client::render_client_version() ==
-          "pybox " PYBOX_VERSION " (API " + std::string(pybox::proto::k_api_version) + ")\n");
+          "pybox " + pybox::version() + " (API " + std::string(pybox::proto::k_api_version) + ")\n");
 }
 
 TEST_CASE("The daemon's version line comes from its ping answer")

@@ -77,7 +77,7 @@ TEST_CASE("A well-formed recipe parses into its fields")
 
 TEST_CASE("The committed stdlib recipe and lock parse")
 {
-    const auto files = load_recipe_files(default_recipes_source_dir(), "stdlib");
+    const auto files = load_recipe_files(std::filesystem::path(PYBOX_SOURCE_DIR) / "images", "stdlib");
     REQUIRE(files.has_value());
     REQUIRE(files->lock.has_value());
     CHECK(files->lock->contains("python3"));

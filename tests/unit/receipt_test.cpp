@@ -575,6 +575,20 @@ TEST_CASE("A receipt of a daemon older than the pool, without engine, reads in b
     }
 }
 
+TEST_CASE("The receipt names the daemon's version, and a receipt of an older daemon without it still reads")
+{
+    auto document = receipt_to_json(sample_receipt());
+    CHECK(document.at("identity").at("daemon_version") == "0.1.0+c0b8f2b");
+    document.at("identity").as_object().erase("daemon_version");
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = receipt_from_json(document, mode);
+        REQUIRE(read.has_value());
+        CHECK(read->identity.daemon_version.empty());
+    }
+    document.at("identity").as_object()["daemon_version"] = 1;
+    CHECK(from_json_error(document).find("identity.daemon_version") != std::string::npos);
+}
+
 TEST_CASE("An engine key a newer daemon adds is refused strictly and ignored tolerantly")
 {
     auto document = receipt_to_json(sample_receipt());
