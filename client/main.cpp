@@ -20,6 +20,7 @@ constexpr Command k_commands[] = {
      pybox::client::configure_attempts},
     {"mcp", "Serve AI agents over the Model Context Protocol on stdin/stdout (docs/mcp.md)",
      pybox::client::configure_mcp},
+    {"doctor", "Check everything a run depends on; say what is wrong and how to fix it", pybox::client::configure_doctor},
     {"version", "Print the version", pybox::client::configure_version},
 };
 
