@@ -1,6 +1,7 @@
 #include "daemon/doctor/doctor_checks.hpp"
 
 #include "daemon/run/run_cgroup.hpp"
+#include "daemon/run/run_watch.hpp"
 #include "daemon/vm/engine_checks.hpp"
 #include "proto/seccomp_profile.hpp"
 
@@ -178,8 +179,11 @@ DoctorCheck check_cgroups(const Expected<json::value>& info, const WatcherView& 
     if (facts->driver != "cgroupfs")
         return problem(k_doctor_cgroups, seen + ": runs get no run parent and are not watched",
                        "start the engine with --exec-opt native.cgroupdriver=cgroupfs");
-    if (watcher.off_reason) return problem(k_doctor_cgroups, seen + "; " + *watcher.off_reason,
-                                           "remove \"watcher\": false from config.json, then restart pyboxd");
+    if (watcher.off_reason && *watcher.off_reason == k_watcher_off_in_config)
+        return problem(k_doctor_cgroups, seen + "; " + *watcher.off_reason,
+                       "remove \"watcher\": false from config.json, then restart pyboxd");
+    // The platform has no watcher for this engine (macOS): nothing here can be fixed by the user.
+    if (watcher.off_reason) return unknown(k_doctor_cgroups, seen + "; " + *watcher.off_reason);
     const bool seen_by_watcher = facts->version == 1 ? watcher.v1_controllers_seen : watcher.v2_unified_seen;
     if (!seen_by_watcher)
         return problem(k_doctor_cgroups,

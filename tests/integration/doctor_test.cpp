@@ -78,6 +78,26 @@ void check_only_problem(const Doctor& doctor, const std::string& broken)
     }
 }
 
+// No attempt note other than those of runs in progress (warm boxes): `pybox attempts --json`.
+bool no_unsettled_attempts()
+{
+    const auto listed = run_pybox({"attempts", "--json"});
+    if (listed.exit_code != 0) return false;
+    const auto answer = json::parse(listed.output);
+    for (const auto& note : answer.at("unsettled").as_array())
+        if (note.at("in_progress") == false) return false;
+    return true;
+}
+
+// The installation is as healthy as doctor expects: the warm boxes made, and no run lost by an
+// earlier suite (the hostile cases kill daemons mid-run) waiting for the sweep, which settles
+// each from its expiry + 60 s (at most 120 + 60 s, plus a sweep interval of 30 s).
+void require_healthy()
+{
+    REQUIRE(warm_boxes_settled());
+    REQUIRE(within(std::chrono::seconds(240), no_unsettled_attempts));
+}
+
 void check_all_ok()
 {
     const auto doctor = doctor_json();
@@ -93,7 +113,7 @@ void check_all_ok()
 
 TEST_CASE("doctor on a healthy installation passes every check and exits 0")
 {
-    REQUIRE(warm_boxes_settled());
+    require_healthy();
     const auto run = run_pybox({"doctor"});
     INFO(run.output << run.error_output);
     CHECK(run.exit_code == 0);
@@ -104,7 +124,7 @@ TEST_CASE("doctor on a healthy installation passes every check and exits 0")
 
 TEST_CASE("doctor --json prints one object: ok, the exit code, and each check's four keys in order")
 {
-    REQUIRE(warm_boxes_settled());
+    require_healthy();
     const auto doctor = doctor_json();
     CHECK(doctor.process.exit_code == 0);
     CHECK(doctor.report.size() == 3);
@@ -124,6 +144,7 @@ TEST_CASE("doctor --json prints one object: ok, the exit code, and each check's 
 
 TEST_CASE("doctor with the engine stopped says so, fixes it with vm start, and cannot check the rest")
 {
+    require_healthy();
     const Restore restart([] {
         const auto started = run_pybox({"vm", "start"});
         INFO(started.output << started.error_output);
@@ -150,6 +171,7 @@ TEST_CASE("doctor with the engine stopped says so, fixes it with vm start, and c
 
 TEST_CASE("doctor with an image whose recorded recipe SHA-256 was changed says to run setup")
 {
+    require_healthy();
     const fs::path file = runtime_home() / "images.json";
     const auto original = read_file_capped(file, 64 * 1024);
     REQUIRE(original.has_value());
@@ -172,6 +194,7 @@ TEST_CASE("doctor with an image whose recorded recipe SHA-256 was changed says t
 
 TEST_CASE("doctor with the runtime folder at 0755 says to chmod it back")
 {
+    require_healthy();
     const fs::path home = runtime_home();
     const Restore put_back([&] { fs::permissions(home, fs::perms::owner_all, fs::perm_options::replace); });
     fs::permissions(home, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
@@ -186,7 +209,7 @@ TEST_CASE("doctor with the runtime folder at 0755 says to chmod it back")
 
 TEST_CASE("doctor finds a box with this installation's label that no run holds and says how to remove it")
 {
-    REQUIRE(warm_boxes_settled());
+    require_healthy();
     const auto installation = read_file_capped(runtime_home() / "installation.json", 4096);
     REQUIRE(installation.has_value());
     const std::string owner(json::parse(*installation).at("installation_id").as_string());
@@ -210,6 +233,32 @@ TEST_CASE("doctor finds a box with this installation's label that no run holds a
     CHECK(doctor.fix("leftover_boxes").find("rm -f " + box.substr(0, 12)) != std::string::npos);
 }
 
+TEST_CASE("doctor finds an attempt note of a run that is not in progress and points to the sweep")
+{
+    require_healthy();
+    const auto installation = read_file_capped(runtime_home() / "installation.json", 4096);
+    REQUIRE(installation.has_value());
+    const std::string owner(json::parse(*installation).at("installation_id").as_string());
+    // A lost run's note whose expiry is an hour away: the sweep leaves it to this test.
+    const std::string run_id = "d0c70000000000000000000000000001";
+    const fs::path note = runtime_home() / "attempts" / (run_id + ".json");
+    const auto expires = std::chrono::duration_cast<std::chrono::seconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count() + 3600;
+    const Restore remove([&] { fs::remove(note); });
+    REQUIRE(write_file_atomic(note, json::serialize(json::object{{"run_id", run_id},
+                                                                 {"installation_id", owner},
+                                                                 {"created_at", "2026-12-01T00:00:00Z"},
+                                                                 {"expires_at", expires},
+                                                                 {"container_id", ""},
+                                                                 {"engine", "local"}}))
+                .has_value());
+
+    const auto doctor = doctor_json();
+    check_only_problem(doctor, "attempts");
+    CHECK(doctor.check("attempts").at("detail").as_string().find("d0c70000") != std::string::npos);
+    CHECK(doctor.fix("attempts").find("expiry + 60 s") != std::string::npos);
+}
+
 TEST_CASE("doctor without a daemon says how to start it and leaves every other check unknown")
 {
     const fs::path home = runtime_home().string() + "-doctor-no-daemon";
@@ -227,6 +276,6 @@ TEST_CASE("doctor without a daemon says how to start it and leaves every other c
 
 TEST_CASE("doctor's last check leaves the installation healthy")
 {
-    REQUIRE(warm_boxes_settled());
+    require_healthy();
     check_all_ok();
 }

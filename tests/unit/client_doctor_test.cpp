@@ -9,6 +9,7 @@
 #include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace {
@@ -109,6 +110,16 @@ TEST_CASE("--json is one object with ok, the exit code and every check")
     CHECK(checks[2].at("fix") == "chmod 700 /r");
     CHECK(checks[2].as_object().size() == 4);
     CHECK(boost::json::parse(render_doctor_json({k_daemon_ok})).at("ok") == true);
+}
+
+TEST_CASE("docs/reference.md's sentence on doctor's exit codes is the code's")
+{
+    std::string doc = pybox::test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "reference.md");
+    std::replace(doc.begin(), doc.end(), '\n', ' ');
+    CHECK(has(doc, "`pybox doctor` exits 0 when every check is ok, " + std::to_string(k_exit_doctor_problem) +
+                       " when one is a problem (a daemon that does not answer is one), " +
+                       std::to_string(k_exit_doctor_unknown) + " when none is a problem but one is unknown, " +
+                       std::to_string(k_exit_pybox_failed) + " when it cannot work at all"));
 }
 
 TEST_CASE("docs/doctor.md's exit codes are the code's")

@@ -2,6 +2,7 @@
 // of each check, and docs/doctor.md held to the thresholds and check names in code.
 #include "daemon/doctor/doctor_checks.hpp"
 
+#include "daemon/run/run_watch.hpp"
 #include "proto/seccomp_profile.hpp"
 #include "tests/support/source_text.hpp"
 
@@ -215,13 +216,23 @@ TEST_CASE("An unknown cgroup driver is a problem")
         info(R"("SecurityOptions": ["name=seccomp"], "CgroupVersion": "1", "CgroupDriver": "none")"), watcher_on())));
 }
 
-TEST_CASE("A watcher switched off is a problem that says why")
+TEST_CASE("A watcher switched off in config.json is a problem that says why")
 {
     auto watcher = watcher_on();
-    watcher.off_reason = "the kernel watcher is switched off in this daemon's config.json";
+    watcher.off_reason = std::string(k_watcher_off_in_config);
     const auto check = check_cgroups(info(), watcher);
     CHECK(is_problem(check));
     CHECK(has(check.detail, "switched off"));
+    CHECK(has(check.fix, "config.json"));
+}
+
+TEST_CASE("A platform without a watcher for its engine leaves the cgroups check unknown")
+{
+    auto watcher = watcher_on();
+    watcher.off_reason = std::string(k_watcher_off_on_macos);
+    const auto check = check_cgroups(info(), watcher);
+    CHECK(is_unknown(check));
+    CHECK(has(check.detail, "not wired on macOS"));
 }
 
 TEST_CASE("A hierarchy the watcher does not see is a problem")
