@@ -14,6 +14,7 @@ constexpr Command k_commands[] = {
     {"attempts", "List the runs whose end pyboxd did not confirm (it was killed or lost the engine mid-run)",
      configure_attempts},
     {"mcp", "Serve AI agents over the Model Context Protocol on stdin/stdout (docs/mcp.md)", configure_mcp},
+    {"doctor", "Check everything a run depends on; say what is wrong and how to fix it", configure_doctor},
     {"version", "Print the version", configure_version},
 };
 

@@ -19,6 +19,7 @@
 #include <istream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -41,6 +42,7 @@ Action configure_image(CLI::App& command);
 Action configure_version(CLI::App& command);
 Action configure_attempts(CLI::App& command);
 Action configure_mcp(CLI::App& command);  // mcp.cpp: the MCP server on stdio
+Action configure_doctor(CLI::App& command);
 
 inline constexpr int k_exit_pybox_failed = 125;
 // `pybox vm status` when the engine is not running or not verified.
@@ -98,6 +100,25 @@ std::string lost_daemon_message(const std::string& why);
 // GET /v1/ping answer, or, when the daemon did not answer, why its version is unknown (exit 125).
 std::string render_client_version();
 Rendered render_daemon_version(const Expected<proto::PingAnswer>& ping);
+// doctor.cpp: `pybox doctor`'s exit codes: 0 when every check is ok; k_exit_doctor_problem when
+// any check is a problem (a daemon that does not answer is one); k_exit_doctor_unknown when none
+// is a problem but some could not be made; 125 for a bad command line.
+inline constexpr int k_exit_doctor_problem = 1;
+inline constexpr int k_exit_doctor_unknown = 2;
+// The "daemon" check from GET /v1/ping's answer: reachable, and the same version and API as
+// this client's (`client_version`, `client_api`).
+proto::DoctorCheck check_daemon(const Expected<proto::PingAnswer>& ping, std::string_view client_version,
+                                std::string_view client_api);
+// Every check in order: `daemon`, then GET /v1/doctor's, or, when the daemon did not answer that
+// (`answer` an error), each of proto::k_doctor_daemon_checks "unknown" with why.
+std::vector<proto::DoctorCheck> doctor_checks(const proto::DoctorCheck& daemon,
+                                              const Expected<proto::DoctorAnswer>& answer);
+int doctor_exit_code(const std::vector<proto::DoctorCheck>& checks);
+// One line per check ("ok", "PROBLEM", "unknown", its name and what was seen), a "fix:" line
+// under each problem, and a last line that sums up; the exit code is doctor_exit_code's.
+Rendered render_doctor(const std::vector<proto::DoctorCheck>& checks);
+// `--json`: {"ok": bool, "exit_code": int, "checks": [{"name", "verdict", "detail", "fix"}]}.
+std::string render_doctor_json(const std::vector<proto::DoctorCheck>& checks);
 // Prints a Rendered to stdout or stderr by its exit code; returns the exit code.
 int print(const Rendered& rendered);
 

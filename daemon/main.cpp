@@ -4,6 +4,7 @@
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "daemon/daemon_cli.hpp"
+#include "daemon/doctor/doctor_service.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/image_registry.hpp"
@@ -148,6 +149,7 @@ int main(int argc, char** argv)
                                                       return cgroups.remove_run_parent(
                                                           daemon::run_parent_path(installation_id, run_id));
                                                   }});
+    const auto watch_setup = daemon::local_watch_setup(config.watcher, &cgroups, watch_script);
     daemon::SealedRunService runs(
         executor, engine, daemon::BoxRuntime{config.runtime},
         [&engine, registry](std::string name) -> net::awaitable<Expected<daemon::VerifiedImage>> {
@@ -157,8 +159,7 @@ int main(int argc, char** argv)
         },
         daemon::AttemptTracking{attempts, &runs_in_progress, config.box_expiry_s}, installation_id,
         [&sweeper] { return sweeper.last_summary(); },
-        daemon::local_watch_setup(config.watcher, &cgroups, watch_script),
-        daemon::RunQueueOptions{}, daemon::WarmSetup{config.local_engine ? config.warm_boxes : 0});
+        watch_setup, daemon::RunQueueOptions{}, daemon::WarmSetup{config.local_engine ? config.warm_boxes : 0});
 
     // The pool (config.json "engines"): the local engine first, then each entry with its own
     // client, checks, run queue and sweep. Without entries none of this exists and the daemon
@@ -199,8 +200,11 @@ int main(int argc, char** argv)
         pool_images ? static_cast<daemon::ImageService&>(*pool_images) : image_service, warm_boxes);
 
     daemon::JournalAttemptRecords attempt_records(attempts, journal, runs_in_progress);
+    daemon::DoctorService doctor(daemon::DoctorSources{
+        paths, engines_control, engine, registry, attempt_records, runs_in_progress, installation_id,
+        watch_setup.host ? std::nullopt : std::optional<std::string>(watch_setup.off_reason), cgroups.mount_root()});
     daemon::HttpServer server(executor, paths.daemon_socket(), run_service, engines_control, images_service,
-                              attempt_records);
+                              attempt_records, doctor);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));

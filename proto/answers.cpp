@@ -229,6 +229,15 @@ json::value to_json(const AttemptsAnswer& answer)
                         {"damaged_lines", answer.damaged_lines}};
 }
 
+json::value to_json(const DoctorAnswer& answer)
+{
+    json::array checks;
+    for (const auto& check : answer.checks)
+        checks.push_back(json::object{
+            {"name", check.name}, {"verdict", check.verdict}, {"detail", check.detail}, {"fix", check.fix}});
+    return json::object{{"checks", std::move(checks)}};
+}
+
 json::value to_json(const ErrorAnswer& answer)
 {
     return json::object{
@@ -373,6 +382,22 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             answer.settled.push_back(std::move(entry));
         }
         answer.damaged_lines = reader.uint64("damaged_lines");
+        return answer;
+    });
+}
+
+Expected<DoctorAnswer> doctor_answer_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<DoctorAnswer>(document, mode, "doctor answer", [mode](ObjectReader& reader) {
+        DoctorAnswer answer;
+        for (auto& item : reader.objects("checks")) {
+            DoctorCheck check{item.string("name"), item.string("verdict"), item.string("detail"), item.string("fix")};
+            if (mode == ReadMode::strict && check.verdict != k_verdict_ok && check.verdict != k_verdict_problem &&
+                check.verdict != k_verdict_unknown)
+                item.fail("verdict", "is not a known value");
+            item.finish();
+            answer.checks.push_back(std::move(check));
+        }
         return answer;
     });
 }

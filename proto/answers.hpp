@@ -175,6 +175,47 @@ struct AttemptsAnswer {
     friend bool operator==(const AttemptsAnswer&, const AttemptsAnswer&) = default;
 };
 
+// The verdicts of one `pybox doctor` check (GET /v1/doctor). A strict reader accepts only these
+// three; a tolerant one keeps any other text as it was written.
+inline constexpr std::string_view k_verdict_ok = "ok";
+inline constexpr std::string_view k_verdict_problem = "problem";
+inline constexpr std::string_view k_verdict_unknown = "unknown";
+
+// One check of GET /v1/doctor (docs/doctor.md lists them): its name, its verdict, what was seen
+// (or, for "unknown", why it could not be seen), and for a problem the fix in one line ("" else).
+struct DoctorCheck {
+    std::string name;
+    std::string verdict{k_verdict_ok};
+    std::string detail;
+    std::string fix;
+
+    friend bool operator==(const DoctorCheck&, const DoctorCheck&) = default;
+};
+
+// The checks of `pybox doctor`, in the order it prints them (docs/doctor.md): the client makes the
+// first, GET /v1/doctor answers the others.
+inline constexpr std::string_view k_doctor_daemon = "daemon";
+inline constexpr std::string_view k_doctor_engine = "engine";
+inline constexpr std::string_view k_doctor_runtime_folder = "runtime_folder";
+inline constexpr std::string_view k_doctor_free_space = "free_space";
+inline constexpr std::string_view k_doctor_images = "images";
+inline constexpr std::string_view k_doctor_seccomp = "seccomp";
+inline constexpr std::string_view k_doctor_cgroups = "cgroups";
+inline constexpr std::string_view k_doctor_leftover_boxes = "leftover_boxes";
+inline constexpr std::string_view k_doctor_attempts = "attempts";
+inline constexpr std::string_view k_doctor_clock = "clock";
+inline constexpr std::string_view k_doctor_daemon_checks[] = {
+    k_doctor_engine,   k_doctor_runtime_folder, k_doctor_free_space, k_doctor_images, k_doctor_seccomp,
+    k_doctor_cgroups,  k_doctor_leftover_boxes, k_doctor_attempts,   k_doctor_clock,
+};
+
+// GET /v1/doctor: the daemon's checks, in k_doctor_daemon_checks' order.
+struct DoctorAnswer {
+    std::vector<DoctorCheck> checks;
+
+    friend bool operator==(const DoctorAnswer&, const DoctorAnswer&) = default;
+};
+
 // Every error answer: {"error": {"code", "message", "retryable"}}.
 struct ErrorAnswer {
     std::string code;
@@ -192,6 +233,7 @@ boost::json::value to_json(const SetupAnswer& answer);
 boost::json::value to_json(const SetupProgress& answer);
 boost::json::value to_json(const ImageList& answer);
 boost::json::value to_json(const AttemptsAnswer& answer);
+boost::json::value to_json(const DoctorAnswer& answer);
 boost::json::value to_json(const ErrorAnswer& answer);
 
 Expected<PingAnswer> ping_answer_from_json(const boost::json::value& document, ReadMode mode);
@@ -203,6 +245,7 @@ Expected<SetupProgress> setup_progress_from_json(const boost::json::value& docum
 Expected<ImageList> image_list_from_json(const boost::json::value& document, ReadMode mode);
 // A settled attempt's `box` the client does not know is kept as its text (tolerant mode).
 Expected<AttemptsAnswer> attempts_answer_from_json(const boost::json::value& document, ReadMode mode);
+Expected<DoctorAnswer> doctor_answer_from_json(const boost::json::value& document, ReadMode mode);
 Expected<ErrorAnswer> error_answer_from_json(const boost::json::value& document, ReadMode mode);
 
 }  // namespace pybox::proto

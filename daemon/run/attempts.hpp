@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,13 @@ public:
     };
 
     bool contains(std::string_view run_id) const { return m_runs.find(run_id) != m_runs.end(); }
+    // The run IDs held now (a snapshot).
+    std::set<std::string, std::less<>> ids() const
+    {
+        std::set<std::string, std::less<>> ids;
+        for (const auto& [id, state] : m_runs) ids.insert(id);
+        return ids;
+    }
     bool is_warm(std::string_view run_id) const
     {
         const auto found = m_runs.find(run_id);

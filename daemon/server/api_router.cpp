@@ -39,7 +39,7 @@ constexpr Route k_routes[] = {
     {"/v1/ping", Method::get},       {"/v1/runs", Method::post},     {"/v1/vm/status", Method::get},
     {"/v1/vm/start", Method::post},  {"/v1/vm/stop", Method::post},  {"/v1/setup", Method::post},
     {"/v1/images", Method::get},     {"/v1/attempts", Method::get},  {"/v1/images/build", Method::post},
-    {"/v1/images/remove", Method::post}, {"/v1/setup/progress", Method::get},
+    {"/v1/images/remove", Method::post}, {"/v1/setup/progress", Method::get}, {"/v1/doctor", Method::get},
 };
 
 std::string_view method_name(Method method) { return method == Method::get ? "GET" : "POST"; }
@@ -57,8 +57,9 @@ ApiResponse error_response(const Error& error)
     return error_response(make_error("internal_error", error.message));
 }
 
-ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts)
-    : m_runs(runs), m_engine(engine), m_images(images), m_attempts(attempts)
+ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts,
+                     Doctor& doctor)
+    : m_runs(runs), m_engine(engine), m_images(images), m_attempts(attempts), m_doctor(doctor)
 {
 }
 
@@ -87,6 +88,7 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellat
     if (path == "/v1/setup") co_return co_await setup(request.body);
     if (path == "/v1/setup/progress") co_return json_response(proto::to_json(m_images.progress()));
     if (path == "/v1/attempts") co_return from_expected(m_attempts.list());
+    if (path == "/v1/doctor") co_return json_response(proto::to_json(co_await m_doctor.check()));
     if (path == "/v1/images/build") co_return co_await build_image(request.body);
     if (path == "/v1/images/remove") co_return co_await remove_image(request.body);
     co_return from_expected(co_await m_images.list());

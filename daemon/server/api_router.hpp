@@ -38,7 +38,7 @@ ApiResponse error_response(const Error& error);
 
 class ApiRouter {
 public:
-    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts);
+    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts, Doctor& doctor);
 
     // `client_gone` fires when the client disconnects; a run then kills and removes its box.
     net::awaitable<ApiResponse> handle(ApiRequest request, net::cancellation_slot client_gone);
@@ -53,6 +53,7 @@ private:
     EngineControl& m_engine;
     ImageService& m_images;
     AttemptRecords& m_attempts;
+    Doctor& m_doctor;
 };
 
 }  // namespace pybox::daemon

@@ -68,4 +68,12 @@ public:
     virtual Expected<proto::AttemptsAnswer> list() = 0;
 };
 
+// `pybox doctor`'s daemon-side checks (GET /v1/doctor, docs/doctor.md). Always an answer: a
+// check whose observation could not be made (the engine does not answer) is "unknown" with why.
+class Doctor {
+public:
+    virtual ~Doctor() = default;
+    virtual net::awaitable<proto::DoctorAnswer> check() = 0;
+};
+
 }  // namespace pybox::daemon

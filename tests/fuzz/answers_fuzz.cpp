@@ -38,5 +38,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check(document, &pybox::proto::image_list_from_json);
     check(document, &pybox::proto::error_answer_from_json);
     check(document, &pybox::proto::attempts_answer_from_json);
+    check(document, &pybox::proto::doctor_answer_from_json);
     return 0;
 }

@@ -141,6 +141,30 @@ std::vector<WarmBox> warm_boxes(const std::filesystem::path& home)
     }
 }
 
+Expected<ProcessResult> docker(std::vector<std::string> args)
+{
+    args.insert(args.begin(), {"/usr/bin/docker", "-H", engine_host()});
+    ProcessOptions options;
+    options.separate_stderr = true;
+    return run_process(args, options);
+}
+
+std::string docker_ok(const std::vector<std::string>& args)
+{
+    const auto result = docker(args);
+    REQUIRE(result.has_value());
+    INFO(result->output << result->error_output);
+    REQUIRE(result->exit_code == 0);
+    return result->output.substr(0, result->output.find('\n'));
+}
+
+bool box_exists(const std::string& id)
+{
+    const auto inspected = docker({"inspect", "--format", "{{.Id}}", id});
+    REQUIRE(inspected.has_value());
+    return inspected->exit_code == 0;
+}
+
 std::vector<std::string> labelled_boxes(const std::filesystem::path& home)
 {
     return labelled_boxes_on(engine_socket(), home);

@@ -48,6 +48,13 @@ struct WarmBox {
 };
 std::vector<WarmBox> warm_boxes(const std::filesystem::path& home = runtime_home());
 
+// `docker ARGS...` on the suite's engine, stdout and stderr kept apart; asserts nothing.
+Expected<ProcessResult> docker(std::vector<std::string> args);
+// The same, requiring exit 0; the first line of its output (an ID for `create`).
+std::string docker_ok(const std::vector<std::string>& args);
+// Whether the suite's engine has a box (any state) with this ID or name.
+bool box_exists(const std::string& id);
+
 // The boxes left behind: IDs of every box (any state) on the suite's engine that carries the
 // label of the installation whose runtime folder is `home` (the suite's, unless another is
 // named), less the boxes its daemon keeps warm (read before and after the listing, so a warm

@@ -108,30 +108,6 @@ TEST_CASE("A user who is not root is told how to use an engine without the priva
     std::filesystem::remove_all(home, ignored);
 }
 
-namespace {
-
-std::string docker(const std::vector<std::string>& args)
-{
-    std::vector<std::string> argv{"/usr/bin/docker", "-H", "unix://" + (runtime_home() / "engine" / "docker.sock").string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    ProcessOptions options;
-    options.separate_stderr = true;
-    auto result = run_process(argv, options);
-    REQUIRE(result.has_value());
-    INFO(result->output << result->error_output);
-    REQUIRE(result->exit_code == 0);
-    return result->output.substr(0, result->output.find('\n'));
-}
-
-bool box_exists(const std::string& id)
-{
-    auto result = run_process({"/usr/bin/docker", "-H", "unix://" + (runtime_home() / "engine" / "docker.sock").string(),
-                               "inspect", "--format", "{{.Id}}", id});
-    return result.has_value() && result->exit_code == 0;
-}
-
-}  // namespace
-
 // HOSTILE.md 40, and a daemon restart finding what an earlier one left behind.
 TEST_CASE("A restarted daemon removes its own expired boxes and never touches foreign or unlabelled ones")
 {
@@ -142,10 +118,10 @@ TEST_CASE("A restarted daemon removes its own expired boxes and never touches fo
     REQUIRE(images.has_value());
     const std::string image(json::parse(*images).at("images").at(0).at("image_id").as_string());
     const std::string expired = "--label=pybox.expires=1000000000";
-    const auto own = docker({"create", "--label=pybox.owner=" + owner, "--label=pybox.run=leftover", expired, image, "true"});
-    const auto foreign = docker({"create", "--label=pybox.owner=ffffffffffffffffffffffffffffffff",
+    const auto own = docker_ok({"create", "--label=pybox.owner=" + owner, "--label=pybox.run=leftover", expired, image, "true"});
+    const auto foreign = docker_ok({"create", "--label=pybox.owner=ffffffffffffffffffffffffffffffff",
                                  "--label=pybox.run=foreign", expired, image, "true"});
-    const auto unlabelled = docker({"create", image, "true"});
+    const auto unlabelled = docker_ok({"create", image, "true"});
 
     const int old_daemon = daemon_pid();
     REQUIRE(send_signal(old_daemon, k_signal_terminate));
@@ -159,7 +135,7 @@ TEST_CASE("A restarted daemon removes its own expired boxes and never touches fo
     CHECK_FALSE(box_exists(own));
     CHECK(box_exists(foreign));
     CHECK(box_exists(unlabelled));
-    docker({"rm", "-f", foreign, unlabelled});
+    docker_ok({"rm", "-f", foreign, unlabelled});
     CHECK(run_pybox({"exec", "-"}, "print('after restart')\n").output == "after restart\n");
 }
 

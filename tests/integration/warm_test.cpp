@@ -77,22 +77,6 @@ const json::value& phase(const JsonRun& run, std::string_view name)
     throw std::logic_error("unreachable");
 }
 
-// `docker ARGS...` on the suite's engine.
-Expected<ProcessResult> docker(std::vector<std::string> args)
-{
-    args.insert(args.begin(), {"/usr/bin/docker", "-H", "unix://" + (runtime_home() / "engine" / "docker.sock").string()});
-    ProcessOptions options;
-    options.separate_stderr = true;
-    return run_process(args, options);
-}
-
-bool box_exists(const std::string& id)
-{
-    const auto inspected = docker({"inspect", "--format", "{{.Id}}", id});
-    REQUIRE(inspected.has_value());
-    return inspected->exit_code == 0;
-}
-
 // A field of `docker inspect` of a box or an image (a Go template).
 std::string inspect_field(const std::string& object, const std::string& format)
 {

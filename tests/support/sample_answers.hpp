@@ -74,4 +74,12 @@ inline proto::AttemptsAnswer sample_attempts()
                                  0};
 }
 
+// A doctor answer with one check of each verdict.
+inline proto::DoctorAnswer sample_doctor()
+{
+    return {{{"engine", "ok", "running and verified", ""},
+             {"runtime_folder", "problem", "/r has mode 0755, not 0700", "chmod 700 /r"},
+             {"clock", "unknown", "the engine's /info was not read", ""}}};
+}
+
 }  // namespace pybox::test

@@ -73,4 +73,5 @@ TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes"
     CHECK(documented_keys("### `POST /v1/setup`") == written_keys(to_json(pybox::test::sample_setup())));
     CHECK(documented_keys("### `GET /v1/images`") == written_keys(to_json(pybox::test::sample_images())));
     CHECK(documented_keys("### `GET /v1/attempts`") == written_keys(to_json(pybox::test::sample_attempts())));
+    CHECK(documented_keys("### `GET /v1/doctor`") == written_keys(to_json(pybox::test::sample_doctor())));
 }

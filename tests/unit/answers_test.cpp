@@ -10,6 +10,7 @@
 using namespace pybox::proto;
 namespace json = boost::json;
 using pybox::test::sample_attempts;
+using pybox::test::sample_doctor;
 using pybox::test::sample_images;
 using pybox::test::sample_pool_start;
 using pybox::test::sample_setup;
@@ -64,6 +65,7 @@ TEST_CASE("Every answer the daemon writes reads back strictly as the same answer
     check_round_trip(sample_setup(), &setup_answer_from_json);
     check_round_trip(sample_images(), &image_list_from_json);
     check_round_trip(sample_attempts(), &attempts_answer_from_json);
+    check_round_trip(sample_doctor(), &doctor_answer_from_json);
     check_round_trip(ErrorAnswer{"setup_busy", "Another pybox setup is running.", true}, &error_answer_from_json);
 }
 
@@ -76,6 +78,17 @@ TEST_CASE("Keys a newer daemon adds are refused strictly and ignored tolerantly"
     check_added_keys(sample_setup(), &setup_answer_from_json);
     check_added_keys(sample_images(), &image_list_from_json);
     check_added_keys(sample_attempts(), &attempts_answer_from_json);
+    check_added_keys(sample_doctor(), &doctor_answer_from_json);
+}
+
+TEST_CASE("A doctor verdict this build does not know is refused strictly and kept tolerantly")
+{
+    auto document = to_json(sample_doctor());
+    document.at("checks").at(0).as_object()["verdict"] = "warning";
+    CHECK_FALSE(doctor_answer_from_json(document, ReadMode::strict).has_value());
+    const auto tolerant = doctor_answer_from_json(document, ReadMode::tolerant);
+    REQUIRE(tolerant.has_value());
+    CHECK(tolerant->checks.at(0).verdict == "warning");
 }
 
 TEST_CASE("A setup status this build does not know is refused strictly and kept tolerantly")

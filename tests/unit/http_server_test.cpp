@@ -126,6 +126,14 @@ public:
     }
 };
 
+class FakeDoctor : public pybox::daemon::Doctor {
+public:
+    net::awaitable<pybox::proto::DoctorAnswer> check() override
+    {
+        co_return pybox::proto::DoctorAnswer{{{"engine", "problem", "not running", "pybox vm start"}}};
+    }
+};
+
 class TempDir {
 public:
     TempDir() : m_path(fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12)))
@@ -147,7 +155,7 @@ private:
 class RunningServer {
 public:
     explicit RunningServer(HttpServerOptions options = {})
-        : m_server(m_io.get_executor(), socket_path(), runs, m_engine, m_images, m_attempts, options)
+        : m_server(m_io.get_executor(), socket_path(), runs, m_engine, m_images, m_attempts, m_doctor, options)
     {
         auto started = m_server.start();
         REQUIRE(started.has_value());
@@ -168,6 +176,7 @@ private:
     FakeEngineControl m_engine;
     FakeImageService m_images;
     FakeAttemptRecords m_attempts;
+    FakeDoctor m_doctor;
     HttpServer m_server;
     std::thread m_thread;
 };
@@ -287,6 +296,18 @@ TEST_CASE("GET /v1/attempts answers the attempt records")
     REQUIRE(reply);
     CHECK(reply->status == 200);
     CHECK(reply->body == R"({"unsettled":[],"unsettled_total":0,"settled":[],"damaged_lines":2})" "\n");
+}
+
+TEST_CASE("GET /v1/doctor answers the doctor's checks")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send(get("/v1/doctor"));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 200);
+    CHECK(reply->body ==
+          R"({"checks":[{"name":"engine","verdict":"problem","detail":"not running","fix":"pybox vm start"}]})" "\n");
 }
 
 TEST_CASE("GET /v1/setup/progress answers what the image service is building")
@@ -580,7 +601,8 @@ TEST_CASE("A second server refuses a socket another server answers on")
     FakeEngineControl engine;
     FakeImageService images;
     FakeAttemptRecords attempts;
-    HttpServer second(io.get_executor(), server.socket_path(), runs, engine, images, attempts);
+    FakeDoctor doctor;
+    HttpServer second(io.get_executor(), server.socket_path(), runs, engine, images, attempts, doctor);
     const auto started = second.start();
     REQUIRE_FALSE(started.has_value());
     CHECK(started.error().code == "daemon_already_running");
@@ -599,7 +621,8 @@ TEST_CASE("A stale socket file nobody answers on is replaced")
     FakeEngineControl engine;
     FakeImageService images;
     FakeAttemptRecords attempts;
-    HttpServer server(io.get_executor(), path, runs, engine, images, attempts);
+    FakeDoctor doctor;
+    HttpServer server(io.get_executor(), path, runs, engine, images, attempts, doctor);
     CHECK(server.start().has_value());
     server.stop();
     io.run();
