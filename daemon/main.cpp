@@ -202,7 +202,8 @@ int main(int argc, char** argv)
     daemon::JournalAttemptRecords attempt_records(attempts, journal, runs_in_progress);
     daemon::DoctorService doctor(daemon::DoctorSources{
         paths, engines_control, engine, registry, attempt_records, runs_in_progress, installation_id,
-        watch_setup.host ? std::nullopt : std::optional<std::string>(watch_setup.off_reason), cgroups.mount_root()});
+        watch_setup.host ? std::nullopt : std::optional<std::string>(watch_setup.off_reason), cgroups.mount_root(),
+        &cgroups == &local_cgroups ? nullptr : &cgroups});
     daemon::HttpServer server(executor, paths.daemon_socket(), run_service, engines_control, images_service,
                               attempt_records, doctor);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left

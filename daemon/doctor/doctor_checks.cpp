@@ -182,8 +182,9 @@ DoctorCheck check_cgroups(const Expected<json::value>& info, const WatcherView& 
     if (watcher.off_reason && *watcher.off_reason == k_watcher_off_in_config)
         return problem(k_doctor_cgroups, seen + "; " + *watcher.off_reason,
                        "remove \"watcher\": false from config.json, then restart pyboxd");
-    // The platform has no watcher for this engine (macOS): nothing here can be fixed by the user.
-    if (watcher.off_reason) return unknown(k_doctor_cgroups, seen + "; " + *watcher.off_reason);
+    // On macOS the boxes' cgroup files are the colima VM's, not this machine's.
+    if (watcher.elsewhere)
+        return unknown(k_doctor_cgroups, seen + "; the watcher reads " + *watcher.elsewhere + ", not this machine's cgroup files");
     const bool seen_by_watcher = facts->version == 1 ? watcher.v1_controllers_seen : watcher.v2_unified_seen;
     if (!seen_by_watcher)
         return problem(k_doctor_cgroups,

@@ -56,6 +56,8 @@ struct WatcherView {
     std::string mount_root;
     bool v1_controllers_seen = false;  // <mount_root>/memory, pids and cpuacct are folders
     bool v2_unified_seen = false;      // <mount_root>/cgroup.controllers exists
+    // The watcher reads another machine's cgroup files (macOS: the colima VM): its description.
+    std::optional<std::string> elsewhere;
 };
 proto::DoctorCheck check_cgroups(const Expected<boost::json::value>& info, const WatcherView& watcher);
 

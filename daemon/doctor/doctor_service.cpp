@@ -106,7 +106,9 @@ WatcherView DoctorService::watcher_view() const
     std::error_code ec;
     return WatcherView{m_sources.watcher_off_reason, root.string(),
                        is_folder(root / "memory") && is_folder(root / "pids") && is_folder(root / "cpuacct"),
-                       fs::exists(root / "cgroup.controllers", ec)};
+                       fs::exists(root / "cgroup.controllers", ec),
+                       m_sources.watcher_elsewhere ? std::optional<std::string>(m_sources.watcher_elsewhere->describe())
+                                                   : std::nullopt};
 }
 
 }  // namespace pybox::daemon

@@ -17,6 +17,7 @@
 #include "daemon/images/image_registry.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/server/services.hpp"
+#include "daemon/watcher/cgroup_host.hpp"
 
 #include <optional>
 #include <string>
@@ -33,6 +34,8 @@ struct DoctorSources {
     std::string installation_id;
     std::optional<std::string> watcher_off_reason;  // WatchSetup::off_reason when its host is null
     std::string cgroup_mount_root = "/sys/fs/cgroup";
+    // The watcher's host when it is not this machine's cgroup files (macOS: the colima VM).
+    const watcher::CgroupHost* watcher_elsewhere = nullptr;
 };
 
 class DoctorService final : public Doctor {

@@ -49,7 +49,7 @@ json::value info(std::string_view extra = R"("SecurityOptions": ["name=seccomp,p
     return json::parse(R"({"OSType": "linux", )" + std::string(extra) + "}");
 }
 
-WatcherView watcher_on() { return {std::nullopt, "/sys/fs/cgroup", true, false}; }
+WatcherView watcher_on() { return {std::nullopt, "/sys/fs/cgroup", true, false, std::nullopt}; }
 
 const Error k_engine_down = make_error("engine_unreachable", "The engine does not answer.");
 
@@ -226,18 +226,18 @@ TEST_CASE("A watcher switched off in config.json is a problem that says why")
     CHECK(has(check.fix, "config.json"));
 }
 
-TEST_CASE("A platform without a watcher for its engine leaves the cgroups check unknown")
+TEST_CASE("A watcher that reads another machine's cgroup files (macOS: the colima VM) leaves the cgroups check unknown, naming it")
 {
     auto watcher = watcher_on();
-    watcher.off_reason = std::string(k_watcher_off_on_macos);
+    watcher.elsewhere = "the colima VM: ssh://ada@127.0.0.1:60022 (cgroup files read over ssh)";
     const auto check = check_cgroups(info(), watcher);
     CHECK(is_unknown(check));
-    CHECK(has(check.detail, "not wired on macOS"));
+    CHECK(has(check.detail, "the watcher reads the colima VM: ssh://ada@127.0.0.1:60022"));
 }
 
 TEST_CASE("A hierarchy the watcher does not see is a problem")
 {
-    const auto check = check_cgroups(info(), WatcherView{std::nullopt, "/sys/fs/cgroup", false, true});
+    const auto check = check_cgroups(info(), WatcherView{std::nullopt, "/sys/fs/cgroup", false, true, std::nullopt});
     CHECK(is_problem(check));
     CHECK(has(check.detail, "does not see"));
     CHECK(is_unknown(check_cgroups(k_engine_down, watcher_on())));
