@@ -37,18 +37,25 @@ struct Pump {
     Pipe from_child;
 };
 
-// What the caller writes goes to the child's stdin; the caller's half-close closes it.
-net::awaitable<void> pump_to_child(std::shared_ptr<Pump> pump)
+// Copies `from` to `to` until `from` ends or either fails.
+template <class From, class To>
+net::awaitable<void> copy_until_end(From& from, To& to)
 {
     std::array<char, 16 * 1024> buffer;
     for (;;) {
-        auto [read_error, got] = co_await pump->far.async_read_some(net::buffer(buffer), k_use);
+        auto [read_error, got] = co_await from.async_read_some(net::buffer(buffer), k_use);
         if (got > 0) {
-            auto [write_error, written] = co_await net::async_write(pump->to_child, net::buffer(buffer.data(), got), k_use);
-            if (write_error) break;
+            auto [write_error, written] = co_await net::async_write(to, net::buffer(buffer.data(), got), k_use);
+            if (write_error) co_return;
         }
-        if (read_error) break;
+        if (read_error) co_return;
     }
+}
+
+// What the caller writes goes to the child's stdin; the caller's half-close closes it.
+net::awaitable<void> pump_to_child(std::shared_ptr<Pump> pump)
+{
+    co_await copy_until_end(pump->far, pump->to_child);
     boost::system::error_code ignored;
     pump->to_child.close(ignored);
 }
@@ -56,15 +63,7 @@ net::awaitable<void> pump_to_child(std::shared_ptr<Pump> pump)
 // The child's stdout goes to the caller; its end half-closes the caller's stream.
 net::awaitable<void> pump_from_child(std::shared_ptr<Pump> pump)
 {
-    std::array<char, 16 * 1024> buffer;
-    for (;;) {
-        auto [read_error, got] = co_await pump->from_child.async_read_some(net::buffer(buffer), k_use);
-        if (got > 0) {
-            auto [write_error, written] = co_await net::async_write(pump->far, net::buffer(buffer.data(), got), k_use);
-            if (write_error) break;
-        }
-        if (read_error) break;
-    }
+    co_await copy_until_end(pump->from_child, pump->far);
     boost::system::error_code ignored;
     pump->from_child.close(ignored);
     pump->far.shutdown(engine::CommandChannels::Stream::shutdown_send, ignored);
