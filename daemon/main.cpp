@@ -14,6 +14,7 @@
 #include "daemon/pool/pool_control.hpp"
 #include "daemon/pool/pool_member.hpp"
 #include "daemon/pool/pooled_run_service.hpp"
+#include "daemon/reconcile/run_parent_release.hpp"
 #include "daemon/reconcile/sweeper.hpp"
 #include "daemon/run/attempt_journal.hpp"
 #include "daemon/run/attempt_records.hpp"
@@ -145,10 +146,7 @@ int main(int argc, char** argv)
     daemon::RunsInProgress runs_in_progress;
     daemon::Sweeper sweeper(engine, attempts, journal, installation_id,
                             daemon::SweepSettings{config.settle_after_expiry_s, &runs_in_progress,
-                                                  [&cgroups, &installation_id](const std::string& run_id) {
-                                                      return cgroups.remove_run_parent(
-                                                          daemon::run_parent_path(installation_id, run_id));
-                                                  }});
+                                                  daemon::run_parent_releaser(cgroups, installation_id)});
     const auto watch_setup = daemon::local_watch_setup(config.watcher, &cgroups, watch_script);
     daemon::SealedRunService runs(
         executor, engine, daemon::BoxRuntime{config.runtime},

@@ -1,7 +1,7 @@
 #include "daemon/pool/pool_member.hpp"
 
 #include "daemon/engine/ssh_dialer.hpp"
-#include "daemon/run/run_cgroup.hpp"
+#include "daemon/reconcile/run_parent_release.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
 
@@ -52,12 +52,8 @@ PoolMember::PoolMember(net::any_io_executor executor, const engine::EngineEntry&
                 context.recorded_images),
       m_sweeper(m_client, AttemptLog(context.paths), AttemptJournal(context.paths), context.installation_id,
                 SweepSettings{context.config.settle_after_expiry_s, &context.runs_in_progress,
-                              [cgroups = m_cgroups.get(), installation_id = context.installation_id](
-                                  const std::string& run_id) -> net::awaitable<Expected<void>> {
-                                  if (cgroups == nullptr) co_return Expected<void>{};
-                                  auto removed = co_await cgroups->remove_run_parent(run_parent_path(installation_id, run_id));
-                                  co_return removed;
-                              },
+                              // Without a watcher no run parent is made, so none is released.
+                              m_cgroups ? run_parent_releaser(*m_cgroups, context.installation_id) : RunReleaser{},
                               entry.id}),
       m_runs(executor, m_client, BoxRuntime{context.config.runtime},
              [this, &registry = context.registry](std::string name) -> net::awaitable<Expected<VerifiedImage>> {

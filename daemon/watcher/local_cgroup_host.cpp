@@ -1,5 +1,6 @@
 #include "daemon/watcher/local_cgroup_host.hpp"
 
+#include "common/files.hpp"
 #include "common/process.hpp"
 #include "daemon/watcher/watch_collector.hpp"
 
@@ -12,6 +13,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include <array>
+#include <sstream>
 #include <thread>
 #include <system_error>
 
@@ -170,6 +172,31 @@ net::awaitable<Expected<void>> LocalCgroupHost::remove_run_parent(std::string pa
             co_return cgroup_error(directory, error);
     }
     co_return Expected<void>{};
+}
+
+net::awaitable<Expected<int>> LocalCgroupHost::kill_run_parent_tasks(std::string path)
+{
+    std::vector<fs::path> roots{m_mount_root};
+    std::error_code error;
+    for (const auto& entry : fs::directory_iterator(m_mount_root, error))
+        if (entry.is_directory(error) && !entry.is_symlink(error)) roots.push_back(entry.path());
+    if (error) co_return cgroup_error(m_mount_root, error);
+    int signalled = 0;
+    for (const auto& root : roots) {
+        const auto parent = below(root, path);
+        if (!fs::is_directory(parent, error)) continue;
+        std::vector<fs::path> cgroups{parent};
+        for (const auto& entry : fs::recursive_directory_iterator(parent, error))
+            if (entry.is_directory(error) && !entry.is_symlink(error)) cgroups.push_back(entry.path());
+        for (const auto& cgroup : cgroups) {
+            auto procs = read_file_capped(cgroup / "cgroup.procs", 64 * 1024);
+            if (!procs) continue;  // gone meanwhile
+            std::istringstream pids(*procs);
+            for (int pid = 0; pids >> pid;)
+                if (pid > 1 && send_signal(pid, k_signal_kill)) ++signalled;
+        }
+    }
+    co_return signalled;
 }
 
 Expected<std::unique_ptr<WatchSession>> LocalCgroupHost::start_watch(const std::vector<std::string>& argv)

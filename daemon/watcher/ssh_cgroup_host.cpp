@@ -68,6 +68,21 @@ done
 exit $status
 )";
 
+// sh -c KILL pybox-cgroup ROOT PATH: SIGKILL to every process in the run parent and the cgroups
+// directly below it, in every hierarchy; prints how many signals were sent.
+constexpr std::string_view k_kill = R"(root=$1 path=$2 sent=0
+for base in "$root" "$root"/*; do
+    if [ ! -d "$base" ] || [ -L "$base" ] || [ ! -d "$base$path" ]; then continue; fi
+    for procs in "$base$path/cgroup.procs" "$base$path"/*/cgroup.procs; do
+        [ -f "$procs" ] || continue
+        while read -r pid; do
+            if [ "$pid" -gt 1 ] 2>/dev/null && kill -9 "$pid" 2>/dev/null; then sent=$((sent + 1)); fi
+        done <"$procs"
+    done
+done
+echo "$sent"
+)";
+
 bool plain_cgroup_path(std::string_view path)
 {
     if (path.size() < 2 || path.front() != '/' || path.find("..") != std::string_view::npos) return false;
@@ -250,6 +265,23 @@ net::awaitable<Expected<void>> SshCgroupHost::remove_run_parent(std::string path
     co_return make_error(result->exit_status == 3 ? "cgroup_busy" : "cgroup_failed",
                          "cannot remove the run parent " + path + " on " + m_channels->describe() + ": " +
                              result->output);
+}
+
+net::awaitable<Expected<int>> SshCgroupHost::kill_run_parent_tasks(std::string path)
+{
+    if (!plain_cgroup_path(path))
+        co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
+                                                  m_channels->describe() + ": it is not a plain absolute path");
+    std::vector<std::string> args{m_mount_root, path};
+    auto result = co_await run_script(k_kill, std::move(args));
+    if (!result) co_return result.error();
+    int sent = -1;
+    const std::string_view said = result->output;
+    const auto [end, ec] = std::from_chars(said.data(), said.data() + said.size(), sent);
+    if (result->exit_status != 0 || ec != std::errc() || sent < 0 || std::string_view(end) != "\n")
+        co_return make_error("cgroup_failed", "cannot stop what is left in the run parent " + path + " on " +
+                                                  m_channels->describe() + ": " + result->output);
+    co_return sent;
 }
 
 Expected<std::unique_ptr<WatchSession>> SshCgroupHost::start_watch(const std::vector<std::string>& argv)

@@ -3,7 +3,7 @@
 // `colima ssh`: daemon/macos/colima_cgroup_host.hpp); both are engine::CommandChannels. The
 // watcher is the same fixed watch.sh, run by the remote /bin/sh, with the same argv
 // (watch_command) and so the same output, parsed by the same strict parser. Run
-// parents are made and removed by two fixed scripts (in ssh_cgroup_host.cpp) in a channel each,
+// parents are made, emptied and removed by three fixed scripts (in ssh_cgroup_host.cpp) in a channel each,
 // whose output (stderr joined to stdout) ends with a line holding the script's exit status.
 // Every word reaches the remote shell single-quoted (shell_command); run parent paths are also
 // checked to be plain ([A-Za-z0-9/_.-], absolute, no "..") before they are sent.
@@ -56,6 +56,7 @@ public:
     std::string describe() const override;
     net::awaitable<Expected<void>> create_run_parent(int cgroup_version, std::string path) override;
     net::awaitable<Expected<void>> remove_run_parent(std::string path) override;
+    net::awaitable<Expected<int>> kill_run_parent_tasks(std::string path) override;
     Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) override;
 
 private:

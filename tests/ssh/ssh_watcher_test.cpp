@@ -2,6 +2,7 @@
 // the local watcher (engine2 runs on this host) and by the ssh one gives the same readings; and
 // the colima VM's watcher host (macOS) reaching "the VM" directly, or through a stand-in for
 // `colima ssh` that runs its commands on this host.
+#include "common/process.hpp"
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/engine/ssh_session.hpp"
 #include "daemon/macos/colima_cgroup_host.hpp"
@@ -19,6 +20,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/json/parse.hpp>
 
+#include <fstream>
 #include <random>
 
 using namespace pybox;
@@ -61,6 +63,37 @@ TEST_CASE("Run parents are made and removed over ssh, and a busy one is refused"
         auto strange = co_await host.create_run_parent(1, "/pybox/$(reboot)");
         REQUIRE_FALSE(strange.has_value());
         CHECK(strange.error().code == "cgroup_failed");
+    });
+}
+
+TEST_CASE("A process left in a run parent is killed over ssh, and the run parent can then be removed")
+{
+    Fixture fixture;
+    auto session = std::make_shared<engine::SshSession>(fixture.engine());
+    boost::asio::io_context io;
+    watcher::SshCgroupHost host(io.get_executor(), session);
+    const std::string parent = "/pybox-ssh-test/" + random_run_id();
+    const auto lost = spawn_detached({"/bin/sleep", "60"}, "/dev/null");
+    REQUIRE(lost.has_value());
+    run(io, [&]() -> boost::asio::awaitable<void> {
+        REQUIRE((co_await host.create_run_parent(1, parent)).has_value());
+        std::filesystem::create_directory("/sys/fs/cgroup/pids" + parent + "/box");
+        std::ofstream("/sys/fs/cgroup/pids" + parent + "/box/cgroup.procs") << *lost << "\n";
+        auto busy = co_await host.remove_run_parent(parent);
+        REQUIRE_FALSE(busy.has_value());
+        CHECK(busy.error().code == "cgroup_busy");
+        auto sent = co_await host.kill_run_parent_tasks(parent);
+        REQUIRE(sent.has_value());
+        CHECK(*sent == 1);
+        boost::asio::steady_timer wait(io);
+        for (int poll = 0; poll < 100 && process_alive(*lost); ++poll) {
+            wait.expires_after(10ms);
+            co_await wait.async_wait(boost::asio::use_awaitable);
+        }
+        CHECK_FALSE(process_alive(*lost));
+        std::filesystem::remove("/sys/fs/cgroup/pids" + parent + "/box");
+        CHECK((co_await host.remove_run_parent(parent)).has_value());
+        CHECK((co_await host.remove_run_parent("/pybox-ssh-test")).has_value());
     });
 }
 

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 using namespace pybox;
 namespace fs = std::filesystem;
@@ -113,4 +114,33 @@ TEST_CASE("A watcher's output beyond the cap is dropped and flagged")
                                   milliseconds(5'000));
     CHECK(output.truncated);
     CHECK(output.text.size() == limits::k_watch_max_output_bytes);
+}
+
+TEST_CASE("What is left in a run parent, in any hierarchy and in the cgroups below it, is killed and counted")
+{
+    TempTree tree;
+    const auto lost = spawn_detached({"/bin/sleep", "60"}, tree.root / "sleep.log");
+    REQUIRE(lost.has_value());
+    // A v1-shaped tree: the lost process is listed in two hierarchies, in the box's cgroup below
+    // the run parent; another run parent's process is not touched.
+    for (const auto* controller : {"memory", "pids"}) {
+        fs::create_directories(tree.root / controller / "pybox-x" / "run-1" / "box");
+        std::ofstream(tree.root / controller / "pybox-x" / "run-1" / "box" / "cgroup.procs") << *lost << "\n";
+        std::ofstream(tree.root / controller / "pybox-x" / "run-1" / "cgroup.procs") << "";
+    }
+    const auto other = spawn_detached({"/bin/sleep", "60"}, tree.root / "sleep.log");
+    REQUIRE(other.has_value());
+    fs::create_directories(tree.root / "memory" / "pybox-x" / "run-2");
+    std::ofstream(tree.root / "memory" / "pybox-x" / "run-2" / "cgroup.procs") << *other << "\n";
+
+    net::io_context io;
+    watcher::LocalCgroupHost host(io.get_executor(), tree.root);
+    const auto sent = test::run_to_result(io, host.kill_run_parent_tasks("/pybox-x/run-1"));
+    REQUIRE(sent.has_value());
+    CHECK(*sent >= 1);  // once per hierarchy that lists it while it still lives
+    for (int poll = 0; poll < 200 && process_alive(*lost); ++poll) std::this_thread::sleep_for(milliseconds(10));
+    CHECK_FALSE(process_alive(*lost));
+    CHECK(process_alive(*other));
+    CHECK(test::run_to_result(io, host.kill_run_parent_tasks("/pybox-x/none")) == Expected<int>(0));
+    send_signal(*other, k_signal_kill);
 }

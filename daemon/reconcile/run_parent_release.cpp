@@ -1,0 +1,45 @@
+#include "daemon/reconcile/run_parent_release.hpp"
+
+#include "daemon/run/run_cgroup.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <iostream>
+
+namespace pybox::daemon {
+
+namespace net = boost::asio;
+
+namespace {
+
+net::awaitable<Expected<void>> release(watcher::CgroupHost& host, std::string path, std::string run_id)
+{
+    auto removed = co_await host.remove_run_parent(path);
+    if (removed || removed.error().code != "cgroup_busy") co_return removed;
+    auto killed = co_await host.kill_run_parent_tasks(path);
+    if (!killed) co_return killed.error();
+    std::cerr << "pyboxd: run " << run_id.substr(0, 8) << ": sent SIGKILL " << *killed
+              << " time(s) to what was left in its run parent " << path << " by a box the engine no longer has\n";
+    net::steady_timer wait(co_await net::this_coro::executor);
+    for (int retry = 0; retry < k_release_retries; ++retry) {
+        wait.expires_after(k_release_retry_interval);
+        (void)co_await wait.async_wait(net::as_tuple(net::use_awaitable));
+        removed = co_await host.remove_run_parent(path);
+        if (removed || removed.error().code != "cgroup_busy") break;
+    }
+    co_return removed;
+}
+
+}  // namespace
+
+RunReleaser run_parent_releaser(watcher::CgroupHost& host, std::string installation_id)
+{
+    return [&host, installation_id = std::move(installation_id)](const std::string& run_id) {
+        return release(host, run_parent_path(installation_id, run_id), run_id);
+    };
+}
+
+}  // namespace pybox::daemon
