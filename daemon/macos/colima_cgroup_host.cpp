@@ -54,11 +54,11 @@ net::awaitable<Expected<void>> ColimaCgroupHost::remove_run_parent(std::string p
     co_return co_await host->remove_run_parent(std::move(path));
 }
 
-net::awaitable<Expected<int>> ColimaCgroupHost::kill_run_parent_tasks(std::string path)
+net::awaitable<Expected<int>> ColimaCgroupHost::empty_run_parent(std::string path)
 {
     const auto host = m_host;
     if (!host) co_return unavailable();
-    co_return co_await host->kill_run_parent_tasks(std::move(path));
+    co_return co_await host->empty_run_parent(std::move(path));
 }
 
 Expected<std::unique_ptr<watcher::WatchSession>> ColimaCgroupHost::start_watch(const std::vector<std::string>& argv)

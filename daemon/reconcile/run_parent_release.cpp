@@ -18,17 +18,18 @@ namespace {
 net::awaitable<Expected<void>> release(watcher::CgroupHost& host, std::string path, std::string run_id)
 {
     auto removed = co_await host.remove_run_parent(path);
-    if (removed || removed.error().code != "cgroup_busy") co_return removed;
-    auto killed = co_await host.kill_run_parent_tasks(path);
-    if (!killed) co_return killed.error();
-    std::cerr << "pyboxd: run " << run_id.substr(0, 8) << ": sent SIGKILL " << *killed
-              << " time(s) to what was left in its run parent " << path << " by a box the engine no longer has\n";
     net::steady_timer wait(co_await net::this_coro::executor);
-    for (int retry = 0; retry < k_release_retries; ++retry) {
+    for (int retry = 0; retry < k_release_retries && !removed && removed.error().code == "cgroup_busy"; ++retry) {
+        // Killed processes leave their cgroups a moment later: empty it again on every retry.
+        auto killed = co_await host.empty_run_parent(path);
+        if (!killed) co_return killed.error();
+        if (*killed > 0)
+            std::cerr << "pyboxd: run " << run_id.substr(0, 8) << ": sent SIGKILL " << *killed
+                      << " time(s) to what was left in its run parent " << path
+                      << " by a box the engine no longer has\n";
         wait.expires_after(k_release_retry_interval);
         (void)co_await wait.async_wait(net::as_tuple(net::use_awaitable));
         removed = co_await host.remove_run_parent(path);
-        if (removed || removed.error().code != "cgroup_busy") break;
     }
     co_return removed;
 }

@@ -59,11 +59,12 @@ public:
     // Removes the run parent in every hierarchy where it exists (v1 or v2); a missing one is
     // fine. Fails ("cgroup_busy") while something still lives below it.
     virtual net::awaitable<Expected<void>> remove_run_parent(std::string path) = 0;
-    // Sends SIGKILL to every process left in the run parent `path` (and the cgroups below it, in
-    // every hierarchy); returns how many signals were sent. Only for a run whose box the engine
-    // no longer has: such processes are ones the engine lost (a box whose start was cut short
-    // can leave runc's init behind, holding the run parent busy for ever).
-    virtual net::awaitable<Expected<int>> kill_run_parent_tasks(std::string path) = 0;
+    // Sends SIGKILL to every process left in the run parent `path` and the cgroups below it, in
+    // every hierarchy, and removes the cgroups below it that are empty; returns how many signals
+    // were sent. Only for a run whose box the engine no longer has: what is there is what the
+    // engine lost (a box whose start was cut short can leave runc's init behind, and its cgroup
+    // once that is killed, holding the run parent busy for ever).
+    virtual net::awaitable<Expected<int>> empty_run_parent(std::string path) = 0;
     // Starts the watcher command on that host.
     virtual Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) = 0;
 };

@@ -174,7 +174,7 @@ net::awaitable<Expected<void>> LocalCgroupHost::remove_run_parent(std::string pa
     co_return Expected<void>{};
 }
 
-net::awaitable<Expected<int>> LocalCgroupHost::kill_run_parent_tasks(std::string path)
+net::awaitable<Expected<int>> LocalCgroupHost::empty_run_parent(std::string path)
 {
     std::vector<fs::path> roots{m_mount_root};
     std::error_code error;
@@ -195,6 +195,8 @@ net::awaitable<Expected<int>> LocalCgroupHost::kill_run_parent_tasks(std::string
             for (int pid = 0; pids >> pid;)
                 if (pid > 1 && send_signal(pid, k_signal_kill)) ++signalled;
         }
+        // The cgroups below it, deepest first; one that still holds a process stays (EBUSY).
+        for (auto cgroup = cgroups.rbegin(); cgroup + 1 != cgroups.rend(); ++cgroup) fs::remove(*cgroup, error);
     }
     co_return signalled;
 }

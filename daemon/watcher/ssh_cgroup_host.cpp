@@ -69,7 +69,8 @@ exit $status
 )";
 
 // sh -c KILL pybox-cgroup ROOT PATH: SIGKILL to every process in the run parent and the cgroups
-// directly below it, in every hierarchy; prints how many signals were sent.
+// directly below it, in every hierarchy, then rmdir of those below it that are empty; prints how
+// many signals were sent.
 constexpr std::string_view k_kill = R"(root=$1 path=$2 sent=0
 for base in "$root" "$root"/*; do
     if [ ! -d "$base" ] || [ -L "$base" ] || [ ! -d "$base$path" ]; then continue; fi
@@ -79,6 +80,7 @@ for base in "$root" "$root"/*; do
             if [ "$pid" -gt 1 ] 2>/dev/null && kill -9 "$pid" 2>/dev/null; then sent=$((sent + 1)); fi
         done <"$procs"
     done
+    for below in "$base$path"/*/; do if [ -d "$below" ]; then rmdir -- "$below" 2>/dev/null; fi; done
 done
 echo "$sent"
 )";
@@ -267,7 +269,7 @@ net::awaitable<Expected<void>> SshCgroupHost::remove_run_parent(std::string path
                              result->output);
 }
 
-net::awaitable<Expected<int>> SshCgroupHost::kill_run_parent_tasks(std::string path)
+net::awaitable<Expected<int>> SshCgroupHost::empty_run_parent(std::string path)
 {
     if (!plain_cgroup_path(path))
         co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +

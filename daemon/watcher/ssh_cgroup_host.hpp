@@ -56,7 +56,7 @@ public:
     std::string describe() const override;
     net::awaitable<Expected<void>> create_run_parent(int cgroup_version, std::string path) override;
     net::awaitable<Expected<void>> remove_run_parent(std::string path) override;
-    net::awaitable<Expected<int>> kill_run_parent_tasks(std::string path) override;
+    net::awaitable<Expected<int>> empty_run_parent(std::string path) override;
     Expected<std::unique_ptr<WatchSession>> start_watch(const std::vector<std::string>& argv) override;
 
 private:

@@ -66,7 +66,7 @@ TEST_CASE("Run parents are made and removed over ssh, and a busy one is refused"
     });
 }
 
-TEST_CASE("A process left in a run parent is killed over ssh, and the run parent can then be removed")
+TEST_CASE("A run parent holding a lost process is emptied over ssh and can then be removed")
 {
     Fixture fixture;
     auto session = std::make_shared<engine::SshSession>(fixture.engine());
@@ -82,7 +82,7 @@ TEST_CASE("A process left in a run parent is killed over ssh, and the run parent
         auto busy = co_await host.remove_run_parent(parent);
         REQUIRE_FALSE(busy.has_value());
         CHECK(busy.error().code == "cgroup_busy");
-        auto sent = co_await host.kill_run_parent_tasks(parent);
+        auto sent = co_await host.empty_run_parent(parent);
         REQUIRE(sent.has_value());
         CHECK(*sent == 1);
         boost::asio::steady_timer wait(io);
@@ -91,7 +91,11 @@ TEST_CASE("A process left in a run parent is killed over ssh, and the run parent
             co_await wait.async_wait(boost::asio::use_awaitable);
         }
         CHECK_FALSE(process_alive(*lost));
-        std::filesystem::remove("/sys/fs/cgroup/pids" + parent + "/box");
+        // Emptied again, now that the process has left it, its cgroup goes too.
+        auto again = co_await host.empty_run_parent(parent);
+        REQUIRE(again.has_value());
+        CHECK(*again == 0);
+        CHECK_FALSE(std::filesystem::exists("/sys/fs/cgroup/pids" + parent + "/box"));
         CHECK((co_await host.remove_run_parent(parent)).has_value());
         CHECK((co_await host.remove_run_parent("/pybox-ssh-test")).has_value());
     });

@@ -135,13 +135,13 @@ TEST_CASE("What is left in a run parent, in any hierarchy and in the cgroups bel
 
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor(), tree.root);
-    const auto sent = test::run_to_result(io, host.kill_run_parent_tasks("/pybox-x/run-1"));
+    const auto sent = test::run_to_result(io, host.empty_run_parent("/pybox-x/run-1"));
     REQUIRE(sent.has_value());
     CHECK(*sent >= 1);  // once per hierarchy that lists it while it still lives
     for (int poll = 0; poll < 200 && process_alive(*lost); ++poll) std::this_thread::sleep_for(milliseconds(10));
     CHECK_FALSE(process_alive(*lost));
     CHECK(process_alive(*other));
-    const auto none = test::run_to_result(io, host.kill_run_parent_tasks("/pybox-x/none"));
+    const auto none = test::run_to_result(io, host.empty_run_parent("/pybox-x/none"));
     REQUIRE(none.has_value());
     CHECK(*none == 0);
     send_signal(*other, k_signal_kill);

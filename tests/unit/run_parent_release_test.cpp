@@ -1,6 +1,6 @@
 // The sweep's releaser of run parents (daemon/reconcile/run_parent_release.hpp) against a
-// scripted CgroupHost: what is left in a busy run parent is killed once, then the removal is
-// tried again until it succeeds or the retries run out.
+// scripted CgroupHost: a busy run parent is emptied, then its removal tried again, until it
+// succeeds or the retries run out.
 #include "daemon/reconcile/run_parent_release.hpp"
 
 #include "daemon/run/run_cgroup.hpp"
@@ -34,9 +34,9 @@ public:
         if (removals.size() > 1) removals.pop_front();
         co_return result;
     }
-    net::awaitable<Expected<int>> kill_run_parent_tasks(std::string path) override
+    net::awaitable<Expected<int>> empty_run_parent(std::string path) override
     {
-        calls.push_back("kill " + path);
+        calls.push_back("empty " + path);
         co_return kill_result;
     }
     Expected<std::unique_ptr<watcher::WatchSession>> start_watch(const std::vector<std::string>&) override
@@ -63,13 +63,13 @@ TEST_CASE("A run parent that can be removed is removed, and nothing is killed")
     CHECK(host.calls == std::vector<std::string>{"remove " + k_path});
 }
 
-TEST_CASE("A busy run parent of a box the engine no longer has: what is left is killed, then it is removed")
+TEST_CASE("A busy run parent of a box the engine no longer has is emptied until it can be removed")
 {
     ScriptedHost host;
     host.removals = {k_busy, k_busy, Expected<void>{}};
     CHECK(release(host).has_value());
-    CHECK(host.calls == std::vector<std::string>{"remove " + k_path, "kill " + k_path, "remove " + k_path,
-                                                 "remove " + k_path});
+    CHECK(host.calls == std::vector<std::string>{"remove " + k_path, "empty " + k_path, "remove " + k_path,
+                                                 "empty " + k_path, "remove " + k_path});
 }
 
 TEST_CASE("A run parent still busy after every retry stays, and the sweep hears why")
@@ -79,7 +79,7 @@ TEST_CASE("A run parent still busy after every retry stays, and the sweep hears 
     const auto released = release(host);
     REQUIRE_FALSE(released.has_value());
     CHECK(released.error().code == "cgroup_busy");
-    CHECK(std::count(host.calls.begin(), host.calls.end(), "kill " + k_path) == 1);
+    CHECK(std::count(host.calls.begin(), host.calls.end(), "empty " + k_path) == k_release_retries);
     CHECK(std::count(host.calls.begin(), host.calls.end(), "remove " + k_path) == 1 + k_release_retries);
 }
 
@@ -92,5 +92,5 @@ TEST_CASE("Other failures are returned as they are, and nothing is killed")
     host.removals = {k_busy};
     host.kill_result = make_error("engine_unreachable", "gone");
     CHECK(release(host).error().code == "engine_unreachable");
-    CHECK(host.calls == std::vector<std::string>{"remove " + k_path, "kill " + k_path});
+    CHECK(host.calls == std::vector<std::string>{"remove " + k_path, "empty " + k_path});
 }
