@@ -363,7 +363,7 @@ TEST_CASE("A client killed mid-run has its box killed and removed within a secon
     const double gone_after = *destroyed - killed_at;
     WARN("box destroyed " << gone_after << " s after the client was killed");
     CHECK(gone_after < 1.0);
-    CHECK(wait_until([&] { return attempt_files() == attempts_before; }, milliseconds(5'000)));
+    CHECK(wait_until([&] { return new_attempt_files(attempts_before).empty(); }, milliseconds(5'000)));
     check_ended_clean();
 }
 
@@ -388,7 +388,7 @@ TEST_CASE("A client that closes its socket mid-run has its box killed and remove
     const double gone_after = *destroyed - closed_at;
     WARN("box destroyed " << gone_after << " s after the client closed its socket");
     CHECK(gone_after < 1.0);
-    CHECK(wait_until([&] { return attempt_files() == attempts_before; }, milliseconds(5'000)));
+    CHECK(wait_until([&] { return new_attempt_files(attempts_before).empty(); }, milliseconds(5'000)));
     check_ended_clean();
 }
 
@@ -409,7 +409,7 @@ TEST_CASE("A client of another uid is refused with 403 even when the socket and 
         CHECK(reply.closed_by_server);
     }
     CHECK(labelled_boxes(daemon.home()).empty());
-    CHECK(attempt_files(daemon.home()) == 0);
+    CHECK(attempt_files(daemon.home()).empty());
     // The owner is still served.
     const auto run = daemon.run_json("print('owner')\n");
     CHECK(run.process.exit_code == 0);
@@ -427,7 +427,7 @@ TEST_CASE("A full runtime folder: a run is refused with a clear error before any
     const auto run = daemon.run_json("print('room again')\n");
     CHECK(run.process.exit_code == 0);
     CHECK(captured(run.receipt, "stdout") == "room again\n");
-    CHECK(attempt_files(daemon.home()) == 0);
+    CHECK(attempt_files(daemon.home()).empty());
 }
 
 TEST_CASE("A read-only runtime folder: a run is refused with a clear error before any box exists, and runs work "
@@ -442,7 +442,7 @@ TEST_CASE("A read-only runtime folder: a run is refused with a clear error befor
     }
     const auto run = daemon.run_json("print('writable again')\n");
     CHECK(run.process.exit_code == 0);
-    CHECK(attempt_files(daemon.home()) == 0);
+    CHECK(attempt_files(daemon.home()).empty());
 }
 
 TEST_CASE("pyboxd refuses to start in a full runtime folder with a clear error and leaves no pid file or socket")

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <iterator>
 
 namespace pybox::test {
 
@@ -83,18 +84,24 @@ void check_ping_answers(const std::filesystem::path& socket)
     CHECK(json::parse(answers[0].body).at("ok") == true);
 }
 
-std::size_t attempt_files(const std::filesystem::path& home)
+std::set<std::string> attempt_files(const std::filesystem::path& home)
 {
     const auto dir = home / "attempts";
-    if (!std::filesystem::exists(dir)) return 0;
+    if (!std::filesystem::exists(dir)) return {};
     auto warm = warm_boxes(home);
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(dir)) names.push_back(entry.path().filename().string());
+    std::set<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) names.insert(entry.path().filename().string());
     const auto after = warm_boxes(home);  // a box made warm while the folder was read
     warm.insert(warm.end(), after.begin(), after.end());
-    return static_cast<std::size_t>(std::count_if(names.begin(), names.end(), [&](const std::string& name) {
-        return std::none_of(warm.begin(), warm.end(), [&](const WarmBox& box) { return name == box.run_id + ".json"; });
-    }));
+    for (const auto& box : warm) names.erase(box.run_id + ".json");
+    return names;
+}
+
+std::set<std::string> new_attempt_files(const std::set<std::string>& before)
+{
+    std::set<std::string> added;
+    std::ranges::set_difference(attempt_files(), before, std::inserter(added, added.end()));
+    return added;
 }
 
 }  // namespace pybox::test

@@ -7,6 +7,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <set>
 #include <string>
 
 namespace pybox::test {
@@ -39,7 +40,10 @@ std::string error_code(const HttpAnswer& answer);
 // A fresh connection to `socket` gets its ping answered.
 void check_ping_answers(const std::filesystem::path& socket = daemon_socket());
 
-// How many files <home>/attempts holds, besides the notes of the boxes its daemon keeps warm.
-std::size_t attempt_files(const std::filesystem::path& home = runtime_home());
+// The files <home>/attempts holds, besides the notes of the boxes its daemon keeps warm.
+std::set<std::string> attempt_files(const std::filesystem::path& home = runtime_home());
+// Those of attempt_files() that were not in `before`: the notes a test's own runs left. Notes
+// of earlier runs may go meanwhile (the sweep settles them), so counts are not compared.
+std::set<std::string> new_attempt_files(const std::set<std::string>& before);
 
 }  // namespace pybox::test
