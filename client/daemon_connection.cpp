@@ -75,6 +75,10 @@ net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request
     auto [connect_ec] = co_await stream.async_connect(Local::endpoint(socket.string()), k_tuple);
     if (connect_ec == net::error::connection_refused || connect_ec == boost::system::errc::no_such_file_or_directory)
         co_return make_error("daemon_not_running", not_running_message(sibling_pyboxd()));
+    if (connect_ec == boost::system::errc::permission_denied)
+        co_return make_error("forbidden", "You may not use " + socket.string() + " (permission denied). The system "
+                                          "pyboxd serves root and the members of the pybox group: ask an "
+                                          "administrator to add you (adduser USER pybox), then log in again.");
     if (connect_ec) co_return transport_error(connect_ec, "connecting to " + socket.string());
     // A daemon with no room for the connection answers 503 and closes it without reading the
     // request, so when sending fails the answer may be waiting all the same: read it.
@@ -111,9 +115,9 @@ std::string not_running_message(const std::optional<fs::path>& pyboxd)
 
 Expected<DaemonConnection> DaemonConnection::from_environment()
 {
-    auto paths = RuntimePaths::from_environment();
-    if (!paths) return paths.error();
-    return DaemonConnection(paths->daemon_socket());
+    auto socket = client_daemon_socket();
+    if (!socket) return socket.error();
+    return DaemonConnection(*socket);
 }
 
 Expected<DaemonReply> DaemonConnection::exchange(std::string_view method, std::string_view target,

@@ -32,7 +32,8 @@ struct DaemonReply {
 
 class DaemonConnection {
 public:
-    // The socket of the runtime folder ($PYBOX_HOME respected).
+    // The socket client_daemon_socket() chooses (common/paths.hpp): $PYBOX_HOME's, the
+    // user's own daemon's, or the system daemon's.
     static Expected<DaemonConnection> from_environment();
     explicit DaemonConnection(std::filesystem::path socket) : m_socket(std::move(socket)) {}
     const std::filesystem::path& socket() const { return m_socket; }

@@ -92,6 +92,8 @@ inline constexpr std::size_t k_max_connections = 256;
 // The run queue: runs go one at a time; at most this many wait behind the running one (16
 // runs at the default deadline finish well within the queue wait below) ...
 inline constexpr std::size_t k_max_waiting_runs = 16;
+// A system pyboxd (several users) lets one user hold at most this many of those places.
+inline constexpr std::size_t k_max_waiting_runs_per_user = 8;
 // ... and none waits longer than this for its turn. Past either: 503 busy, nothing ran.
 inline constexpr std::chrono::milliseconds k_max_queue_wait{60'000};
 // The Retry-After of a 503 busy or too_many_connections answer.

@@ -24,6 +24,32 @@ Expected<RuntimePaths> RuntimePaths::from_environment()
     return RuntimePaths(std::filesystem::path(user_home) / ".pybox" / "runtime");
 }
 
+Expected<std::filesystem::path> system_daemon_socket()
+{
+    const char* named = std::getenv("PYBOX_SYSTEM_SOCKET");
+    if (named == nullptr || *named == '\0') return std::filesystem::path(k_system_socket);
+    std::filesystem::path socket(named);
+    if (!socket.is_absolute())
+        return make_error("invalid_runtime_dir",
+                          "PYBOX_SYSTEM_SOCKET must be an absolute path (got \"" + std::string(named) + "\").");
+    return socket.lexically_normal();
+}
+
+Expected<std::filesystem::path> client_daemon_socket()
+{
+    const char* home = std::getenv("PYBOX_HOME");
+    const bool named = home != nullptr && *home != '\0';
+    auto own = RuntimePaths::from_environment();
+    if (named || (own && std::filesystem::exists(own->daemon_socket()))) {
+        if (!own) return own.error();
+        return own->daemon_socket();
+    }
+    auto system = system_daemon_socket();
+    if (system && std::filesystem::exists(*system)) return *system;
+    if (!own) return own.error();
+    return own->daemon_socket();
+}
+
 Expected<void> ensure_private_dir(const std::filesystem::path& dir)
 {
     std::error_code ec;

@@ -36,6 +36,18 @@ private:
     std::filesystem::path m_root;
 };
 
+// The system pyboxd (`pyboxd --system`, root's, serving the pybox group; docs/install.md): its
+// socket, $PYBOX_SYSTEM_SOCKET when set to an absolute path, else k_system_socket; and its
+// runtime folder unless $PYBOX_HOME names another.
+inline constexpr const char* k_system_socket = "/run/pybox/pyboxd.sock";
+inline constexpr const char* k_system_runtime = "/var/lib/pybox";
+Expected<std::filesystem::path> system_daemon_socket();
+
+// The socket `pybox` talks to: $PYBOX_HOME's when set; else the user's own daemon's
+// (~/.pybox/runtime/pyboxd.sock) when that socket exists, else the system daemon's when that
+// exists, else the user's own (whose absence the client then reports).
+Expected<std::filesystem::path> client_daemon_socket();
+
 // Creates `dir` (and its parents) and makes it 0700; refuses a folder that is not a folder or
 // belongs to another user.
 Expected<void> ensure_private_dir(const std::filesystem::path& dir);

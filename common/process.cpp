@@ -2,7 +2,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -375,6 +377,43 @@ Expected<unsigned> socket_peer_uid(int fd)
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0)
         return make_error("peer_unknown", "Cannot read the peer's credentials: " + errno_text(errno) + ".");
     return static_cast<unsigned>(credentials.uid);
+}
+
+namespace {
+
+constexpr int k_max_groups = 4096;
+constexpr std::size_t k_lookup_buffer = 64 * 1024;
+
+}  // namespace
+
+std::vector<unsigned> groups_of_user(unsigned uid)
+{
+    passwd entry{};
+    passwd* found = nullptr;
+    std::vector<char> buffer(k_lookup_buffer);
+    if (::getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) return {};
+    std::vector<gid_t> groups(k_max_groups);
+    int count = k_max_groups;
+    if (::getgrouplist(entry.pw_name, entry.pw_gid, groups.data(), &count) < 0) return {entry.pw_gid};
+    return {groups.begin(), groups.begin() + count};
+}
+
+std::optional<unsigned> group_id(const std::string& name)
+{
+    group entry{};
+    group* found = nullptr;
+    std::vector<char> buffer(k_lookup_buffer);
+    if (::getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
+        return std::nullopt;
+    return entry.gr_gid;
+}
+
+Expected<void> set_file_group(const std::filesystem::path& path, unsigned gid)
+{
+    if (::lchown(path.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0)
+        return make_error("file_unwritable", "Cannot give " + path.string() + " the group " + std::to_string(gid) +
+                                                 ": " + errno_text(errno) + ".");
+    return {};
 }
 
 std::optional<std::filesystem::path> find_executable(const std::string& name,

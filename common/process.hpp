@@ -96,6 +96,13 @@ unsigned current_uid();
 int current_pid();
 // The uid of the process at the other end of a connected unix socket (SO_PEERCRED).
 Expected<unsigned> socket_peer_uid(int fd);
+// The groups of the user `uid` in the user and group database, its primary group included;
+// empty when no user has that uid.
+std::vector<unsigned> groups_of_user(unsigned uid);
+// The gid of the group `name`, or nullopt when there is none.
+std::optional<unsigned> group_id(const std::string& name);
+// Gives the file `path` (not following a link) the group `gid`, its owner unchanged.
+Expected<void> set_file_group(const std::filesystem::path& path, unsigned gid);
 
 // Searches the given folders (never $PATH) for an executable.
 std::optional<std::filesystem::path> find_executable(const std::string& name,

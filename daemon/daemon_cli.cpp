@@ -1,10 +1,11 @@
 #include "daemon/daemon_cli.hpp"
 
+#include "common/paths.hpp"
 #include "common/version.hpp"
 
 namespace pybox::daemon {
 
-void configure_daemon_cli(CLI::App& app)
+void configure_daemon_cli(CLI::App& app, DaemonOptions& options)
 {
     app.name("pyboxd");
     app.description("pyboxd: the PyBox daemon. Serves the pybox client and scripts on\n"
@@ -12,6 +13,11 @@ void configure_daemon_cli(CLI::App& app)
                     "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
                     "Runs in the foreground; stop it with SIGTERM or Ctrl-C.");
     app.set_version_flag("--version", "pyboxd " + pybox::version());
+    app.add_flag("--system", options.system,
+                 std::string("Run as root's system daemon for the members of the pybox group: the socket is ") +
+                     pybox::k_system_socket + " (or $PYBOX_SYSTEM_SOCKET), mode 0660, group pybox; the runtime folder " +
+                     pybox::k_system_runtime + " (or $PYBOX_HOME). Each user's runs carry their uid; only root manages "
+                     "the engine and images.");
 }
 
 }  // namespace pybox::daemon

@@ -6,7 +6,13 @@
 
 namespace pybox::daemon {
 
-// Names the App "pyboxd" and declares its description and options.
-void configure_daemon_cli(CLI::App& app);
+// What the options chose.
+struct DaemonOptions {
+    bool system = false;  // --system: root's daemon for the pybox group (docs/install.md)
+};
+
+// Names the App "pyboxd" and declares its description and options, which fill `options`.
+void configure_daemon_cli(CLI::App& app, DaemonOptions& options);
+
 
 }  // namespace pybox::daemon

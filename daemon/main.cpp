@@ -24,6 +24,7 @@
 #include "daemon/run/run_watch.hpp"
 #include "daemon/run/sealed_run.hpp"
 #include "daemon/run/warm_first_services.hpp"
+#include "daemon/server/callers.hpp"
 #include "daemon/server/http_server.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
@@ -104,15 +105,53 @@ std::filesystem::path recipes_dir(const vm::DaemonConfig& config, const RuntimeP
     return *installed;
 }
 
+// Where this daemon keeps its files and listens, and whom it serves (daemon_cli.hpp).
+struct Serving {
+    RuntimePaths paths;
+    std::filesystem::path socket;
+    daemon::HttpServerOptions server;
+};
+
+Serving serving(const daemon::DaemonOptions& options)
+{
+    if (!options.system) {
+        auto paths = or_fail(RuntimePaths::from_environment());
+        auto socket = paths.daemon_socket();
+        return {std::move(paths), std::move(socket), {}};
+    }
+    if (current_uid() != 0)
+        fail(make_error("not_root", "pyboxd --system runs as root (the system unit pyboxd.service does); a user "
+                                    "runs pyboxd without --system."));
+    const char* home = std::getenv("PYBOX_HOME");
+    auto paths = home != nullptr && *home != '\0' ? or_fail(RuntimePaths::from_environment())
+                                                  : RuntimePaths(k_system_runtime);
+    const auto socket = or_fail(system_daemon_socket());
+    const auto group = daemon::system_group_id();
+    if (!group)
+        fail(make_error("no_system_group", std::string("pyboxd --system serves the members of the ") +
+                                               daemon::k_system_group + " group, and there is none. Create it with: "
+                                               "addgroup --system " + daemon::k_system_group));
+    // The socket's folder is traversable by all; the socket itself is 0660 root:pybox.
+    std::error_code ec;
+    std::filesystem::create_directories(socket.parent_path(), ec);
+    if (ec) fail(make_error("socket_unusable", "Cannot create " + socket.parent_path().string() + ": " + ec.message()));
+    daemon::HttpServerOptions server;
+    server.mode = daemon::ServeMode::system;
+    server.socket_group = *group;
+    return {std::move(paths), socket, server};
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
     CLI::App app;
-    daemon::configure_daemon_cli(app);
+    daemon::DaemonOptions options;
+    daemon::configure_daemon_cli(app, options);
     CLI11_PARSE(app, argc, argv);
 
-    const auto paths = or_fail(RuntimePaths::from_environment());
+    const Serving serve = serving(options);
+    const RuntimePaths& paths = serve.paths;
     or_fail(paths.ensure_private());
     auto lifecycle = FileLock::try_acquire(paths.lifecycle_lock());
     if (!lifecycle)
@@ -148,6 +187,11 @@ int main(int argc, char** argv)
                             daemon::SweepSettings{config.settle_after_expiry_s, &runs_in_progress,
                                                   daemon::run_parent_releaser(cgroups, installation_id)});
     const auto watch_setup = daemon::local_watch_setup(config.watcher, &cgroups, watch_script);
+    // A system pyboxd: users take turns and none holds more than its share of the line; no warm
+    // boxes, since a warm box is labelled with its user when it is made.
+    const daemon::RunQueueOptions queue{
+        .max_waiting_per_owner = options.system ? limits::k_max_waiting_runs_per_user : limits::k_max_waiting_runs};
+    const daemon::WarmSetup warm{options.system ? 0 : config.warm_boxes, current_uid()};
     daemon::SealedRunService runs(
         executor, engine, daemon::BoxRuntime{config.runtime},
         [&engine, registry](std::string name) -> net::awaitable<Expected<daemon::VerifiedImage>> {
@@ -157,7 +201,7 @@ int main(int argc, char** argv)
         },
         daemon::AttemptTracking{attempts, &runs_in_progress, config.box_expiry_s}, installation_id,
         [&sweeper] { return sweeper.last_summary(); },
-        watch_setup, daemon::RunQueueOptions{}, daemon::WarmSetup{config.local_engine ? config.warm_boxes : 0});
+        watch_setup, queue, daemon::WarmSetup{config.local_engine ? warm.count : 0, warm.owner_uid});
 
     // The pool (config.json "engines"): the local engine first, then each entry with its own
     // client, checks, run queue and sweep. Without entries none of this exists and the daemon
@@ -168,8 +212,9 @@ int main(int argc, char** argv)
     std::optional<daemon::EnginePoolControl> pool_control;
     std::optional<daemon::PoolImageService> pool_images;
     if (!config.engines.empty()) {
-        const daemon::PoolContext context{paths,    config,           installation_id, registry,
-                                          recorded_images, runs_in_progress, watch_script};
+        const daemon::PoolContext context{paths,           config,           installation_id, registry,
+                                          recorded_images, runs_in_progress, watch_script,   queue,
+                                          warm};
         std::vector<daemon::EnginePool::Member> pool_members{
             {std::string(engine::k_local_engine_id), engine.dialer().describe(), config.local_engine}};
         std::vector<daemon::RunService*> pool_runs{&runs};
@@ -202,8 +247,8 @@ int main(int argc, char** argv)
         paths, engines_control, engine, registry, attempt_records, runs_in_progress, installation_id,
         watch_setup.host ? std::nullopt : std::optional<std::string>(watch_setup.off_reason), cgroups.mount_root(),
         &cgroups == &local_cgroups ? nullptr : &cgroups});
-    daemon::HttpServer server(executor, paths.daemon_socket(), run_service, engines_control, images_service,
-                              attempt_records, doctor);
+    daemon::HttpServer server(executor, serve.socket, run_service, engines_control, images_service, attempt_records,
+                              doctor, serve.server);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));
@@ -234,7 +279,8 @@ int main(int argc, char** argv)
         for (auto& signal : stop_sweeping) signal.emit(net::cancellation_type::terminal);
         for (auto* keeper : warm_keepers) net::co_spawn(executor, keeper->stop_warm(), net::detached);
     });
-    std::cerr << "pyboxd: listening on " << paths.daemon_socket().string() << " (engine "
+    std::cerr << "pyboxd: listening on " << serve.socket.string() << (options.system ? " for the pybox group" : "")
+              << " (engine "
               << engine.dialer().describe() << ")\n";
     // The Engine API version is negotiated now and again whenever `pybox vm start` or `status`
     // checks the engine; a run negotiates it itself while no engine has answered yet.

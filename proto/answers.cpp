@@ -213,14 +213,17 @@ json::value to_json(const ImageList& answer)
 json::value to_json(const AttemptsAnswer& answer)
 {
     json::array unsettled;
-    for (const auto& note : answer.unsettled)
-        unsettled.push_back(json::object{{"run_id", note.run_id},
-                                         {"created_at", note.created_at},
-                                         {"expires_at", note.expires_at},
-                                         {"container_id", note.container_id},
-                                         {"readable", note.readable},
-                                         {"in_progress", note.in_progress},
-                                         {"warm", note.warm}});
+    for (const auto& note : answer.unsettled) {
+        json::object item{{"run_id", note.run_id},
+                          {"created_at", note.created_at},
+                          {"expires_at", note.expires_at},
+                          {"container_id", note.container_id},
+                          {"readable", note.readable},
+                          {"in_progress", note.in_progress},
+                          {"warm", note.warm}};
+        if (note.owner_uid) item["owner_uid"] = *note.owner_uid;
+        unsettled.push_back(std::move(item));
+    }
     json::array settled;
     for (const auto& entry : answer.settled) settled.push_back(to_json(entry));
     return json::object{{"unsettled", std::move(unsettled)},
@@ -361,6 +364,7 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             note.in_progress = item.boolean("in_progress");
             // A daemon older than warm boxes does not send the key.
             if (item.mode() == ReadMode::strict || item.if_present("warm") != nullptr) note.warm = item.boolean("warm");
+            if (item.if_present("owner_uid") != nullptr) note.owner_uid = item.uint32("owner_uid");
             item.finish();
             answer.unsettled.push_back(std::move(note));
         }
@@ -378,6 +382,7 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             entry.box_removed_at = item.optional_string("box_removed_at");
             entry.run_parent_released = item.boolean("run_parent_released");
             entry.errors = item.strings("errors");
+            if (item.if_present("owner_uid") != nullptr) entry.owner_uid = item.uint32("owner_uid");
             item.finish();
             answer.settled.push_back(std::move(entry));
         }

@@ -161,6 +161,7 @@ struct UnsettledAttempt {
     bool readable = true;  // false: a damaged note, of which only the run ID (its file name) is known
     bool in_progress = false;
     bool warm = false;  // a warm box waiting for its program (in_progress too)
+    std::optional<std::uint32_t> owner_uid = std::nullopt;  // whose run it is (absent in older notes)
 
     friend bool operator==(const UnsettledAttempt&, const UnsettledAttempt&) = default;
 };

@@ -17,6 +17,8 @@ namespace {
 constexpr std::array<std::string_view, 9> k_keys{"run_id",     "created_at", "expires_at",
                                                  "container_id", "settled_at", "box",
                                                  "box_removed_at", "run_parent_released", "errors"};
+// Written since system mode; entries before it lack it.
+constexpr std::string_view k_owner_key = "owner_uid";
 
 Error invalid(std::string_view key, std::string_view why)
 {
@@ -46,15 +48,18 @@ json::object to_json(const SettledAttempt& attempt)
 {
     json::array errors;
     for (const auto& error : attempt.errors) errors.emplace_back(error);
-    return {{"run_id", attempt.run_id},
-            {"created_at", attempt.created_at},
-            {"expires_at", attempt.expires_at},
-            {"container_id", attempt.container_id},
-            {"settled_at", attempt.settled_at},
-            {"box", attempt.box},
-            {"box_removed_at", attempt.box_removed_at ? json::value(*attempt.box_removed_at) : json::value(nullptr)},
-            {"run_parent_released", attempt.run_parent_released},
-            {"errors", std::move(errors)}};
+    json::object object{
+        {"run_id", attempt.run_id},
+        {"created_at", attempt.created_at},
+        {"expires_at", attempt.expires_at},
+        {"container_id", attempt.container_id},
+        {"settled_at", attempt.settled_at},
+        {"box", attempt.box},
+        {"box_removed_at", attempt.box_removed_at ? json::value(*attempt.box_removed_at) : json::value(nullptr)},
+        {"run_parent_released", attempt.run_parent_released},
+        {"errors", std::move(errors)}};
+    if (attempt.owner_uid) object[k_owner_key] = *attempt.owner_uid;
+    return object;
 }
 
 Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)
@@ -62,9 +67,11 @@ Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)
     const auto* object = value.if_object();
     if (object == nullptr) return make_error("invalid_attempt", "An attempt must be a JSON object.");
     for (const auto& [key, item] : *object)
-        if (std::find(k_keys.begin(), k_keys.end(), std::string_view(key)) == k_keys.end())
+        if (std::find(k_keys.begin(), k_keys.end(), std::string_view(key)) == k_keys.end() && key != k_owner_key)
             return invalid(key, "is not an attempt field");
-    if (object->size() != k_keys.size()) return make_error("invalid_attempt", "An attempt lacks a field.");
+    const bool has_owner = object->contains(k_owner_key);
+    if (object->size() != k_keys.size() + (has_owner ? 1 : 0))
+        return make_error("invalid_attempt", "An attempt lacks a field.");
 
     SettledAttempt attempt;
     auto run_id = bounded_string(*object, "run_id", 32);
@@ -106,6 +113,12 @@ Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)
             return invalid("errors", "must hold UTF-8 strings of at most " +
                                          std::to_string(k_max_attempt_error_bytes) + " bytes");
         attempt.errors.emplace_back(error.get_string());
+    }
+    if (has_owner) {
+        const auto& owner = object->at(k_owner_key);
+        if (!owner.is_int64() || owner.get_int64() < 0 || owner.get_int64() > UINT32_MAX)
+            return invalid(k_owner_key, "must be a uid (an integer from 0 to 4294967295)");
+        attempt.owner_uid = static_cast<std::uint32_t>(owner.get_int64());
     }
     return attempt;
 }

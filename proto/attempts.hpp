@@ -42,6 +42,8 @@ struct SettledAttempt {
     // What failed in earlier sweeps of this run before it settled (at most 8, each at most 256
     // bytes), oldest first.
     std::vector<std::string> errors;
+    // The user whose run it was (from its note); absent in entries written before system mode.
+    std::optional<std::uint32_t> owner_uid = std::nullopt;
 
     friend bool operator==(const SettledAttempt&, const SettledAttempt&) = default;
 };

@@ -23,7 +23,9 @@ constexpr ApiErrorCode k_codes[] = {
     {"image_name_invalid", 400, false, "An own image's name is outside [a-z][a-z0-9-]{0,31} or is a built-in image's."},
     {"own_recipe_invalid", 400, false, "The recipe sent to `pybox image build` is not a valid own-image recipe."},
     {"client_disconnected", 400, false, "The client went away before the run began; never written, as nobody reads it."},
-    {"forbidden", 403, false, "The client runs as another user than pyboxd."},
+    {"forbidden", 403, false,
+     "The client runs as another user than pyboxd (a system pyboxd: is not root nor in the `pybox` group), or, in "
+     "system mode, is not root and called an endpoint only root may call."},
     {"no_such_endpoint", 404, false, "There is no endpoint at this path."},
     {"method_not_allowed", 405, false, "The endpoint exists but not with this method."},
     {"image_not_built", 409, false, "The image has not been built yet; run `pybox setup` (or `pybox image build` for an own image)."},

@@ -190,6 +190,16 @@ std::uint64_t ObjectReader::uint64(std::string_view key)
     return 0;
 }
 
+std::uint32_t ObjectReader::uint32(std::string_view key)
+{
+    const auto& value = any(key);
+    if (value.is_int64() && value.get_int64() >= 0 && value.get_int64() <= UINT32_MAX)
+        return static_cast<std::uint32_t>(value.get_int64());
+    if (value.is_uint64() && value.get_uint64() <= UINT32_MAX) return static_cast<std::uint32_t>(value.get_uint64());
+    expect(key, "an integer from 0 to 4294967295");
+    return 0;
+}
+
 int ObjectReader::small_int(std::string_view key, std::optional<int>* optional)
 {
     const auto value = optional_int64(key, optional != nullptr);

@@ -51,6 +51,8 @@ public:
     std::int64_t int64(std::string_view key);
     std::optional<std::int64_t> optional_int64(std::string_view key, bool null_allowed = true);
     std::uint64_t uint64(std::string_view key);
+    // A uid or gid: an integer from 0 to 2^32 - 1.
+    std::uint32_t uint32(std::string_view key);
     // An int-sized integer; with `optional`, null is allowed and stored there.
     int small_int(std::string_view key, std::optional<int>* optional = nullptr);
     std::optional<double> optional_number(std::string_view key, bool null_allowed = true);

@@ -41,7 +41,7 @@ bool is_folder(const fs::path& path)
 
 }  // namespace
 
-net::awaitable<proto::DoctorAnswer> DoctorService::check()
+net::awaitable<proto::DoctorAnswer> DoctorService::check(std::optional<std::uint32_t> viewer)
 {
     const auto& root = m_sources.paths.root();
     proto::DoctorAnswer answer;
@@ -58,7 +58,7 @@ net::awaitable<proto::DoctorAnswer> DoctorService::check()
     answer.checks.push_back(check_cgroups(info, watcher_view()));
     const auto boxes = co_await labelled_boxes();
     answer.checks.push_back(check_leftover_boxes(boxes, m_sources.engine.dialer().describe()));
-    answer.checks.push_back(check_attempts(m_sources.attempts.list(), m_sources.paths.attempts_dir()));
+    answer.checks.push_back(check_attempts(m_sources.attempts.list(viewer), m_sources.paths.attempts_dir()));
     answer.checks.push_back(check_clock(
         info ? engine_clock_offset(before_ns, *info, after_ns)
              : Expected<proto::ClockOffset>(make_error("clock_unmeasured", "the engine's /info was not read: " +

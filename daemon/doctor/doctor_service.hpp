@@ -41,7 +41,7 @@ struct DoctorSources {
 class DoctorService final : public Doctor {
 public:
     explicit DoctorService(DoctorSources sources) : m_sources(std::move(sources)) {}
-    net::awaitable<proto::DoctorAnswer> check() override;
+    net::awaitable<proto::DoctorAnswer> check(std::optional<std::uint32_t> viewer) override;
 
 private:
     net::awaitable<Expected<std::vector<ImageVerdict>>> check_recorded_images();

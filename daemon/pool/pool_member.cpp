@@ -63,8 +63,7 @@ PoolMember::PoolMember(net::any_io_executor executor, const engine::EngineEntry&
              },
              AttemptTracking{AttemptLog(context.paths), &context.runs_in_progress, context.config.box_expiry_s, entry.id},
              context.installation_id, [this] { return m_sweeper.last_summary(); },
-             WatchSetup{m_cgroups.get(), context.watch_script}, RunQueueOptions{},
-             WarmSetup{context.config.warm_boxes})
+             WatchSetup{m_cgroups.get(), context.watch_script}, context.queue, context.warm)
 {
 }
 

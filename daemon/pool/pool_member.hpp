@@ -48,6 +48,8 @@ struct PoolContext {
     vm::RecordedImagesSource recorded_images;
     RunsInProgress& runs_in_progress;
     const std::string& watch_script;
+    RunQueueOptions queue;
+    WarmSetup warm;  // the count from config.json, or 0 for a system pyboxd
 };
 
 class PoolMember {

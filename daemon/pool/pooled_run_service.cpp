@@ -20,7 +20,7 @@ PooledRunService::PooledRunService(EnginePool& pool, std::vector<RunService*> en
     if (m_engines.size() != m_pool.size()) throw std::logic_error("PooledRunService: one RunService per engine");
 }
 
-net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::RunRequest request,
+net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::RunRequest request, std::uint32_t owner_uid,
                                                                  net::cancellation_slot cancelled)
 {
     // The client's disconnection reaches whichever engine runs the request, and ends the tries.
@@ -42,7 +42,7 @@ net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::RunReque
         if (!chosen) break;
         const std::size_t index = *chosen;
         const EnginePool::Busy busy(m_pool, index);
-        auto answer = co_await m_engines[index]->run(request, forward.slot());
+        auto answer = co_await m_engines[index]->run(request, owner_uid, forward.slot());
         if (!answer) {
             if (!unreachable_before_start(answer.error())) co_return answer;
             m_pool.record_lost(index, answer.error().message);

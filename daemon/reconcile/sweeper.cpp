@@ -76,6 +76,7 @@ net::awaitable<Expected<void>> Sweeper::settle(const AttemptNote& note)
     const auto traced = m_traces.find(note.run_id);
     proto::SettledAttempt entry;
     entry.run_id = note.run_id;
+    entry.owner_uid = note.owner_uid;
     entry.created_at = proto::bounded_text(note.created_at, proto::k_max_attempt_text_bytes);
     entry.expires_at = note.expires_at;
     entry.container_id = proto::bounded_text(note.container_id, proto::k_max_attempt_text_bytes);

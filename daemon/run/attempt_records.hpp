@@ -17,7 +17,7 @@ public:
     {
     }
 
-    Expected<proto::AttemptsAnswer> list() override;
+    Expected<proto::AttemptsAnswer> list(std::optional<std::uint32_t> viewer) override;
 
 private:
     AttemptLog m_attempts;

@@ -41,6 +41,10 @@ std::optional<AttemptNote> parse_note(std::string_view text)
         if (!engine->is_string()) return std::nullopt;
         note.engine_id = engine->as_string();
     }
+    if (const auto* user = object->if_contains("owner_uid"); user != nullptr) {
+        if (!user->is_int64() || user->get_int64() < 0 || user->get_int64() > UINT32_MAX) return std::nullopt;
+        note.owner_uid = static_cast<std::uint32_t>(user->get_int64());
+    }
     return note;
 }
 
@@ -48,12 +52,13 @@ std::optional<AttemptNote> parse_note(std::string_view text)
 
 Expected<void> AttemptLog::write(const AttemptNote& note) const
 {
-    const json::object document{{"run_id", note.run_id},
-                                {"installation_id", note.installation_id},
-                                {"created_at", note.created_at},
-                                {"expires_at", note.expires_at},
-                                {"container_id", note.container_id},
-                                {"engine", note.engine_id}};
+    json::object document{{"run_id", note.run_id},
+                          {"installation_id", note.installation_id},
+                          {"created_at", note.created_at},
+                          {"expires_at", note.expires_at},
+                          {"container_id", note.container_id},
+                          {"engine", note.engine_id}};
+    if (note.owner_uid) document["owner_uid"] = *note.owner_uid;
     return write_file_atomic(m_paths.attempts_dir() / note_name(note.run_id), json::serialize(document) + "\n");
 }
 

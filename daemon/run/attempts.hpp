@@ -24,6 +24,7 @@ struct AttemptNote {
     std::string container_id;     // empty until the create call answered
     bool readable = true;         // false: a damaged note, of which only run_id (its file name) is known
     std::string engine_id = "local";  // the pool's engine the box is on (absent in older notes: local)
+    std::optional<std::uint32_t> owner_uid = std::nullopt;  // the user whose run it is (absent in older notes)
 };
 
 class AttemptLog {

@@ -104,10 +104,11 @@ void BoxRun::begin_after(MonoClock::time_point arrived)
     m_started = now;
 }
 
-void BoxRun::identify(const std::string& installation_id, const VerifiedImage& image)
+void BoxRun::identify(const std::string& installation_id, std::uint32_t owner_uid, const VerifiedImage& image)
 {
     const auto now = WallClock::now();
     m_box.installation_id = installation_id;
+    m_box.owner_uid = owner_uid;
     m_box.run_id = random_id_128();
     m_box.expires_at = unix_seconds(now) + m_attempts.box_expiry_s;
 
@@ -158,7 +159,7 @@ void BoxRun::cancel()
 Expected<void> BoxRun::write_attempt()
 {
     AttemptNote note{m_box.run_id, m_box.installation_id, m_receipt.identity.created_at, m_box.expires_at,
-                     m_receipt.container_id, true, m_attempts.engine_id};
+                     m_receipt.container_id, true, m_attempts.engine_id, m_box.owner_uid};
     auto written = m_attempts.log.write(note);
     if (written && !m_in_progress)
         m_in_progress.emplace(m_attempts.in_progress, m_box.run_id,

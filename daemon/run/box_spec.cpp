@@ -11,6 +11,14 @@ std::vector<std::string> box_environment()
     return {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", "HOME=/tmp"};
 }
 
+json::object box_labels(const BoxIdentity& identity)
+{
+    return {{k_label_owner, identity.installation_id},
+            {k_label_run, identity.run_id},
+            {k_label_expires, std::to_string(identity.expires_at)},
+            {k_label_user, std::to_string(identity.owner_uid)}};
+}
+
 namespace {
 
 json::array to_array(const std::vector<std::string>& strings)
@@ -87,9 +95,7 @@ json::object make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& run
         // nothing to shut down gracefully, and a warm box's waiting shell, PID 1 without a
         // handler, would ignore SIGTERM for the whole stop timeout.
         {"StopSignal", "SIGKILL"},
-        {"Labels", json::object{{k_label_owner, identity.installation_id},
-                                {k_label_run, identity.run_id},
-                                {k_label_expires, std::to_string(identity.expires_at)}}},
+        {"Labels", box_labels(identity)},
         {"HostConfig", std::move(host_config)},
     };
 }

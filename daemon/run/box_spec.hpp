@@ -16,6 +16,8 @@ namespace pybox::daemon {
 inline constexpr const char* k_label_owner = "pybox.owner";
 inline constexpr const char* k_label_run = "pybox.run";
 inline constexpr const char* k_label_expires = "pybox.expires";
+// The uid of the user whose run it is (a system pyboxd serves several; docs/install.md).
+inline constexpr const char* k_label_user = "pybox.user";
 
 struct BoxIdentity {
     std::string installation_id;
@@ -23,7 +25,11 @@ struct BoxIdentity {
     std::int64_t expires_at = 0;  // unix seconds
     // HostConfig.CgroupParent: the run parent PyBox owns (run_cgroup.hpp); empty = the engine's default.
     std::string cgroup_parent;
+    std::uint32_t owner_uid = 0;  // the pybox.user label
 };
+
+// The labels of a box (`Labels`): owner, run, expiry and user.
+boost::json::object box_labels(const BoxIdentity& identity);
 
 // The box's host name (`Hostname`); the engine also puts it in the environment as HOSTNAME.
 inline constexpr const char* k_box_hostname = "pybox";

@@ -157,9 +157,7 @@ std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& polic
 
     check.equal("Config", "User", json::value(policy.user));
     check.equal("Config", "Tty", false);
-    check.equal("Config", "Labels", json::object{{k_label_owner, identity.installation_id},
-                                                 {k_label_run, identity.run_id},
-                                                 {k_label_expires, std::to_string(identity.expires_at)}});
+    check.equal("Config", "Labels", box_labels(identity));
     return check.take();
 }
 

@@ -45,7 +45,7 @@ SealedRunService::SealedRunService(net::any_io_executor executor, engine::Engine
         m_warm_setup.count = 0;
 }
 
-net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunRequest request,
+net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunRequest request, std::uint32_t owner_uid,
                                                                  net::cancellation_slot cancelled)
 {
     const auto arrived = MonoClock::now();
@@ -68,7 +68,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
         ~SlotRelease() { if (slot.is_connected()) slot.clear(); }
     } release{cancelled};
 
-    auto turn = co_await m_queue.wait_turn(leave_queue.slot());
+    auto turn = co_await m_queue.wait_turn(owner_uid, leave_queue.slot());
     if (!turn) co_return turn.error();
     if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
     // The next warm box is made once this run has ended (its turn released), off its path.
@@ -81,7 +81,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
     if (!image) co_return with_engine_hint(image.error());
     if (!request.files) m_warm_image = request.image;
 
-    std::unique_ptr<BoxRun> warm = co_await take_warm_box(request, *image);
+    std::unique_ptr<BoxRun> warm = co_await take_warm_box(request, owner_uid, *image);
     if (disconnected) {
         if (warm) discard_later(std::move(warm));
         co_return make_error("client_disconnected", "The client went away before the run began.");
@@ -96,7 +96,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
         auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime,
                                              m_watch, BoxKind::cold);
         cold->begin_after(arrived);
-        auto opened = co_await open_box(*cold, *image);
+        auto opened = co_await open_box(*cold, owner_uid, *image);
         if (!opened)
             co_return make_error(opened.error().code, "Nothing was run: PyBox notes each run in the runtime folder "
                                                       "before it creates a box, and that failed. " +
@@ -131,9 +131,10 @@ net::awaitable<Expected<VerifiedImage>> SealedRunService::check_before_box(const
     co_return *image;
 }
 
-net::awaitable<Expected<void>> SealedRunService::open_box(BoxRun& box, const VerifiedImage& image)
+net::awaitable<Expected<void>> SealedRunService::open_box(BoxRun& box, std::uint32_t owner_uid,
+                                                         const VerifiedImage& image)
 {
-    box.identify(m_installation_id, image);
+    box.identify(m_installation_id, owner_uid, image);
     const auto cgroups =
         m_cgroup_facts ? *m_cgroup_facts
                        : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read"));
@@ -154,7 +155,7 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
     placeholder.timeout_s = limits::k_max_timeout_s;
     auto box = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(placeholder), *policy, m_runtime,
                                         m_watch, BoxKind::warm);
-    auto opened = co_await open_box(*box, *image);
+    auto opened = co_await open_box(*box, m_warm_setup.owner_uid, *image);
     if (!opened) co_return opened.error();
     const bool ready = co_await box->prepare();
     if (!ready) {
@@ -169,10 +170,13 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
 }
 
 net::awaitable<std::unique_ptr<BoxRun>> SealedRunService::take_warm_box(const proto::RunRequest& request,
+                                                                        std::uint32_t owner_uid,
                                                                         const VerifiedImage& image)
 {
     m_warm_series = false;
-    if (m_warm_setup.count == 0 || request.files || m_warm_paused > 0) co_return nullptr;
+    // A warm box is labelled with its user when it is made: only that user's runs take it.
+    if (m_warm_setup.count == 0 || request.files || m_warm_paused > 0 || owner_uid != m_warm_setup.owner_uid)
+        co_return nullptr;
     const auto give_up = MonoClock::now() + limits::k_warm_box_longest_wait;
     // Unless a box waited at least k_warm_series_gap for this run, runs come one after another.
     m_warm_series = true;

@@ -58,6 +58,7 @@ using ReconciliationSummary = std::function<json::value()>;
 // How many warm boxes to keep (config.json warm_boxes; 0 = every run cold).
 struct WarmSetup {
     int count = 0;
+    std::uint32_t owner_uid = 0;  // whose runs may take them: the daemon's user (owner mode only)
 };
 
 class SealedRunService final : public RunService {
@@ -67,7 +68,7 @@ public:
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {},
                      WarmSetup warm = {});
 
-    net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request,
+    net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request, std::uint32_t owner_uid,
                                                    net::cancellation_slot cancelled) override;
 
     // Keeps the warm boxes until stop_warm(); returns at once when there are to be none.
@@ -95,11 +96,11 @@ private:
     // boxes of earlier runs removed, the engine's cgroup facts.
     net::awaitable<Expected<VerifiedImage>> check_before_box(const std::string& image_name);
     // Names the box, gives it its run parent and notes the attempt; an Error creates nothing.
-    net::awaitable<Expected<void>> open_box(BoxRun& box, const VerifiedImage& image);
+    net::awaitable<Expected<void>> open_box(BoxRun& box, std::uint32_t owner_uid, const VerifiedImage& image);
 
     net::awaitable<Expected<std::unique_ptr<BoxRun>>> prepare_warm_box(std::string image_name);
     // A ready warm box for this request, or null (run cold).
-    net::awaitable<std::unique_ptr<BoxRun>> take_warm_box(const proto::RunRequest& request,
+    net::awaitable<std::unique_ptr<BoxRun>> take_warm_box(const proto::RunRequest& request, std::uint32_t owner_uid,
                                                           const VerifiedImage& image);
     void discard_later(std::unique_ptr<BoxRun> box);
     net::awaitable<void> remove_warm_boxes();

@@ -30,16 +30,28 @@ ApiResponse from_expected(const Expected<Answer>& result)
 
 enum class Method { get, post };
 
+// Who may call a route: everyone the socket admits, or only an admin (callers.hpp).
+enum class Access { caller, admin };
+
 struct Route {
     std::string_view path;
     Method method;
+    Access access = Access::caller;
 };
 
 constexpr Route k_routes[] = {
-    {"/v1/ping", Method::get},       {"/v1/runs", Method::post},     {"/v1/vm/status", Method::get},
-    {"/v1/vm/start", Method::post},  {"/v1/vm/stop", Method::post},  {"/v1/setup", Method::post},
-    {"/v1/images", Method::get},     {"/v1/attempts", Method::get},  {"/v1/images/build", Method::post},
-    {"/v1/images/remove", Method::post}, {"/v1/setup/progress", Method::get}, {"/v1/doctor", Method::get},
+    {"/v1/ping", Method::get},
+    {"/v1/runs", Method::post},
+    {"/v1/vm/status", Method::get},
+    {"/v1/vm/start", Method::post, Access::admin},
+    {"/v1/vm/stop", Method::post, Access::admin},
+    {"/v1/setup", Method::post, Access::admin},
+    {"/v1/images", Method::get},
+    {"/v1/attempts", Method::get},
+    {"/v1/images/build", Method::post, Access::admin},
+    {"/v1/images/remove", Method::post, Access::admin},
+    {"/v1/setup/progress", Method::get},
+    {"/v1/doctor", Method::get},
 };
 
 std::string_view method_name(Method method) { return method == Method::get ? "GET" : "POST"; }
@@ -63,7 +75,8 @@ ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& imag
 {
 }
 
-net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellation_slot client_gone)
+net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& caller,
+                                              net::cancellation_slot client_gone)
 {
     const std::string_view target = request.target;
     const std::string_view path = target.substr(0, target.find('?'));
@@ -77,28 +90,35 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, net::cancellat
         co_return error_response(make_error("method_not_allowed",
                                             std::string(path) + " accepts only " +
                                                 std::string(method_name(route->method)) + "."));
+    if (route->access == Access::admin && !caller.admin)
+        co_return error_response(make_error(
+            "forbidden", "This is the system pyboxd, whose engine and images only root manages (" + std::string(path) +
+                             "): ask an administrator to run it with sudo, or run your own pyboxd (docs/install.md)."));
+    // An admin sees every user's attempts; anyone else their own.
+    const std::optional<std::uint32_t> viewer = caller.admin ? std::nullopt : std::optional(caller.uid);
 
     if (path == "/v1/ping")
         co_return json_response(proto::to_json(proto::PingAnswer{true, "pyboxd", pybox::version(),
                                                                  std::string(proto::k_api_version)}));
-    if (path == "/v1/runs") co_return co_await run(request.body, client_gone);
+    if (path == "/v1/runs") co_return co_await run(request.body, caller.uid, client_gone);
     if (path == "/v1/vm/status") co_return json_response(proto::to_json(co_await m_engine.status()));
     if (path == "/v1/vm/start") co_return from_expected(co_await m_engine.start());
     if (path == "/v1/vm/stop") co_return from_expected(co_await m_engine.stop());
     if (path == "/v1/setup") co_return co_await setup(request.body);
     if (path == "/v1/setup/progress") co_return json_response(proto::to_json(m_images.progress()));
-    if (path == "/v1/attempts") co_return from_expected(m_attempts.list());
-    if (path == "/v1/doctor") co_return json_response(proto::to_json(co_await m_doctor.check()));
+    if (path == "/v1/attempts") co_return from_expected(m_attempts.list(viewer));
+    if (path == "/v1/doctor") co_return json_response(proto::to_json(co_await m_doctor.check(viewer)));
     if (path == "/v1/images/build") co_return co_await build_image(request.body);
     if (path == "/v1/images/remove") co_return co_await remove_image(request.body);
     co_return from_expected(co_await m_images.list());
 }
 
-net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, net::cancellation_slot client_gone)
+net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_t owner_uid,
+                                           net::cancellation_slot client_gone)
 {
     auto request = proto::parse_run_request(body);
     if (!request) co_return error_response(request.error());
-    auto answer = co_await m_runs.run(std::move(*request), client_gone);
+    auto answer = co_await m_runs.run(std::move(*request), owner_uid, client_gone);
     if (!answer) co_return error_response(answer.error());
     co_return json_response(proto::to_json(*answer));
 }

@@ -8,12 +8,14 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/server/callers.hpp"
 #include "daemon/server/services.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -41,10 +43,13 @@ public:
     ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts, Doctor& doctor);
 
     // `client_gone` fires when the client disconnects; a run then kills and removes its box.
-    net::awaitable<ApiResponse> handle(ApiRequest request, net::cancellation_slot client_gone);
+    // A run is the caller's (its uid labels the box); a caller who is not admin is refused
+    // (403 forbidden) what manages the engine or the images, and sees only its own attempts.
+    net::awaitable<ApiResponse> handle(ApiRequest request, const Caller& caller, net::cancellation_slot client_gone);
 
 private:
-    net::awaitable<ApiResponse> run(const std::string& body, net::cancellation_slot client_gone);
+    net::awaitable<ApiResponse> run(const std::string& body, std::uint32_t owner_uid,
+                                    net::cancellation_slot client_gone);
     net::awaitable<ApiResponse> setup(const std::string& body);
     net::awaitable<ApiResponse> build_image(const std::string& body);
     net::awaitable<ApiResponse> remove_image(const std::string& body);

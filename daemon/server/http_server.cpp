@@ -3,6 +3,7 @@
 
 #include "common/process.hpp"
 #include "daemon/server/api_router.hpp"
+#include "daemon/server/callers.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -65,12 +66,6 @@ std::optional<Error> refusal_for(const beast::error_code& ec)
     if (ec.category() == make_error_code(http::error::bad_method).category())
         return make_error("invalid_http", "The request is not valid HTTP/1.1: " + ec.message() + ".");
     return std::nullopt;
-}
-
-bool peer_is_owner(Local::socket& socket)
-{
-    const auto uid = socket_peer_uid(socket.native_handle());
-    return uid && *uid == current_uid();
 }
 
 // Reads one whole request under the deadline already set on the stream, answering
@@ -214,7 +209,7 @@ struct HttpServer::Impl {
     bool evict_oldest_idle();
     net::awaitable<void> serve(Local::socket socket);
     // nullopt when the client left before the answer was ready.
-    net::awaitable<std::optional<ApiResponse>> handle_watching_client(Stream& stream, beast::flat_buffer& buffer,
+    net::awaitable<std::optional<ApiResponse>> handle_watching_client(Stream& stream, beast::flat_buffer& buffer, const Caller& caller,
                                                                       ApiRequest request);
 
     net::any_io_executor executor;
@@ -258,7 +253,14 @@ Expected<void> HttpServer::Impl::start()
     acceptor.open(endpoint.protocol(), ec);
     if (!ec) acceptor.bind(endpoint, ec);
     if (ec) return make_error("socket_unusable", "Cannot bind " + shown + ": " + ec.message() + ".");
-    fs::permissions(socket_path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, fs_ec);
+    // Owner mode: 0600. System mode: 0660 and the pybox group, whose members the peer check admits.
+    const auto mode = options.socket_group ? fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                                                 fs::perms::group_write
+                                           : fs::perms::owner_read | fs::perms::owner_write;
+    fs_ec.clear();
+    if (options.socket_group && !set_file_group(socket_path, *options.socket_group))
+        fs_ec = std::make_error_code(std::errc::operation_not_permitted);
+    if (!fs_ec) fs::permissions(socket_path, mode, fs::perm_options::replace, fs_ec);
     if (!fs_ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
     if (fs_ec || ec) {
         acceptor.close(ec);
@@ -318,10 +320,9 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
     Stream stream(std::move(socket));
     ConnectionEntry entry(connections, stream.socket());
     --starting;
-    if (!peer_is_owner(stream.socket())) {
-        co_await write_response(stream,
-                                error_response(make_error("forbidden", "Only the user who runs pyboxd may use its socket.")),
-                                11, false, options.response_write_timeout);
+    const auto caller = admit_peer(options.mode, stream.socket().native_handle());
+    if (!caller) {
+        co_await write_response(stream, error_response(caller.error()), 11, false, options.response_write_timeout);
         co_return;
     }
 
@@ -353,7 +354,7 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
                            std::move(message.body())};
         std::optional<ApiResponse> response;
         try {
-            response = co_await handle_watching_client(stream, buffer, std::move(request));
+            response = co_await handle_watching_client(stream, buffer, *caller, std::move(request));
         } catch (const std::exception& error) {
             std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
             response = error_response(make_error("internal_error", "The daemon failed while handling the request."));
@@ -367,12 +368,13 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
 
 net::awaitable<std::optional<ApiResponse>> HttpServer::Impl::handle_watching_client(Stream& stream,
                                                                                     beast::flat_buffer& buffer,
+                                                                                    const Caller& caller,
                                                                                     ApiRequest request)
 {
     using namespace net::experimental::awaitable_operators;
     net::cancellation_signal client_gone;
     bool gone = false;
-    auto outcome = co_await (router.handle(std::move(request), client_gone.slot()) ||
+    auto outcome = co_await (router.handle(std::move(request), caller, client_gone.slot()) ||
                              watch_client(stream.socket(), buffer, client_gone, gone));
     if (gone) co_return std::nullopt;
     co_return std::get<0>(std::move(outcome));

@@ -8,7 +8,9 @@
 // - start() binds the socket. A socket file nobody answers on is stale and removed; if another
 //   daemon answers on it, or the path is something other than a socket, start() refuses. The
 //   socket is made 0600 (its folder is already 0700). Then it accepts in the background.
-// - Every connection: the peer's uid (SO_PEERCRED) must equal ours, else 403 and close. Each
+// - Every connection: the peer must be admitted (callers.hpp: in owner mode its uid, SO_PEERCRED,
+//   must equal ours; in system mode it is root or a member of the pybox group), else 403 and
+//   close; the Caller goes with each of its requests to the router. Each
 //   connection is its own coroutine; several clients are served at once, at most
 //   max_connections. A connection is idle while no request has begun on it (from connecting,
 //   or from its last answer, to the first byte of the next request); it is closed when it has
@@ -31,14 +33,17 @@
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
+#include "daemon/server/callers.hpp"
 #include "daemon/server/services.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 namespace pybox::daemon {
 
@@ -47,6 +52,8 @@ struct HttpServerOptions {
     std::chrono::milliseconds idle_timeout = limits::k_idle_connection_timeout;
     std::chrono::milliseconds response_write_timeout{10'000};
     std::size_t max_connections = limits::k_max_connections;
+    ServeMode mode = ServeMode::owner;
+    std::optional<std::uint32_t> socket_group;  // system mode: the pybox group's gid
 };
 
 class HttpServer {

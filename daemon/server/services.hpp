@@ -13,6 +13,8 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,12 +24,14 @@ namespace net = boost::asio;
 
 // Runs one sealed program. A validated request always yields a receipt (a crash, timeout or
 // OOM is a successful run whose receipt says so); an Error means nothing was created.
-// The cancellation slot fires when the client disconnects: the box is then killed and removed
-// and the receipt records `lifecycle.cancelled`.
+// `owner_uid` is the user whose run it is: the box's pybox.user label, its attempt note's owner,
+// and its place in the queue, where users take turns. The cancellation slot fires when the
+// client disconnects: the box is then killed and removed and the receipt records
+// `lifecycle.cancelled`.
 class RunService {
 public:
     virtual ~RunService() = default;
-    virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request,
+    virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request, std::uint32_t owner_uid,
                                                          net::cancellation_slot cancelled) = 0;
 };
 
@@ -61,11 +65,12 @@ public:
 // The record of runs whose end the daemon did not confirm: `pybox attempts`, GET /v1/attempts.
 // list() answers {"unsettled": [{"run_id", "created_at", "expires_at", "container_id",
 // "readable", "in_progress"}], "unsettled_total", "settled": [journal entries, newest first],
-// "damaged_lines"}; an Error only when the journal cannot be read.
+// "damaged_lines"}; an Error only when the journal cannot be read. With a viewer, only the runs
+// of that uid are listed (a system pyboxd's users see their own); without, every run.
 class AttemptRecords {
 public:
     virtual ~AttemptRecords() = default;
-    virtual Expected<proto::AttemptsAnswer> list() = 0;
+    virtual Expected<proto::AttemptsAnswer> list(std::optional<std::uint32_t> viewer) = 0;
 };
 
 // `pybox doctor`'s daemon-side checks (GET /v1/doctor, docs/doctor.md). Always an answer: a
@@ -73,7 +78,8 @@ public:
 class Doctor {
 public:
     virtual ~Doctor() = default;
-    virtual net::awaitable<proto::DoctorAnswer> check() = 0;
+    // `viewer` as for AttemptRecords: the attempts check counts only that user's runs.
+    virtual net::awaitable<proto::DoctorAnswer> check(std::optional<std::uint32_t> viewer) = 0;
 };
 
 }  // namespace pybox::daemon

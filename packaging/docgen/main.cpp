@@ -20,7 +20,8 @@ int main(int argc, char** argv)
     const std::string_view kind = argv[1];
     const auto client = client::make_cli();
     CLI::App daemon;
-    daemon::configure_daemon_cli(daemon);
+    daemon::DaemonOptions daemon_options;
+    daemon::configure_daemon_cli(daemon, daemon_options);
     std::string text;
     if (kind == "bash")
         text = docgen::bash_completion(client->app);

@@ -225,8 +225,8 @@ bool warm_boxes_settled(std::chrono::seconds limit, const std::filesystem::path&
 }
 
 SideDaemon::SideDaemon(const std::string& name, json::object config,
-                       const std::function<void(const std::filesystem::path&)>& prepare_home)
-    : m_home(runtime_home().string() + "-" + name)
+                       const std::function<void(const std::filesystem::path&)>& prepare_home, SideDaemonStart how)
+    : m_home(runtime_home().string() + "-" + name), m_how(std::move(how))
 {
     namespace fs = std::filesystem;
     fs::remove_all(m_home);
@@ -244,13 +244,16 @@ SideDaemon::SideDaemon(const std::string& name, json::object config,
 void SideDaemon::start()
 {
     namespace fs = std::filesystem;
-    fs::remove(m_home / "pyboxd.sock");  // a killed daemon's; waiting for the new one needs it gone
-    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + m_home.string(), PYBOXD_PATH}, m_home / "pyboxd.log");
+    fs::remove(socket());  // a killed daemon's; waiting for the new one needs it gone
+    std::vector<std::string> argv{"/usr/bin/env", "PYBOX_HOME=" + m_home.string()};
+    if (m_how.socket) argv.push_back("PYBOX_SYSTEM_SOCKET=" + m_how.socket->string());
+    argv.emplace_back(PYBOXD_PATH);
+    argv.insert(argv.end(), m_how.args.begin(), m_how.args.end());
+    auto daemon = spawn_detached(argv, m_home / "pyboxd.log");
     REQUIRE(daemon.has_value());
     m_pid = *daemon;
-    for (int i = 0; i < 100 && !fs::exists(m_home / "pyboxd.sock"); ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    REQUIRE(fs::exists(m_home / "pyboxd.sock"));
+    for (int i = 0; i < 100 && !fs::exists(socket()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(fs::exists(socket()));
 }
 
 SideDaemon::~SideDaemon()

@@ -94,10 +94,18 @@ bool within(std::chrono::seconds limit, Done done)
     return true;
 }
 
+// How a side daemon is started beyond its runtime folder: a system pyboxd (`--system`) listens
+// on `socket` (PYBOX_SYSTEM_SOCKET) instead of <home>/pyboxd.sock.
+struct SideDaemonStart {
+    std::vector<std::string> args;
+    std::optional<std::filesystem::path> socket;
+};
+
 class SideDaemon {
 public:
     SideDaemon(const std::string& name, boost::json::object config,
-               const std::function<void(const std::filesystem::path&)>& prepare_home = {});
+               const std::function<void(const std::filesystem::path&)>& prepare_home = {},
+               SideDaemonStart how = {});
     ~SideDaemon();
     SideDaemon(const SideDaemon&) = delete;
     SideDaemon& operator=(const SideDaemon&) = delete;
@@ -116,7 +124,10 @@ public:
 private:
     void start();
 
+    std::filesystem::path socket() const { return m_how.socket.value_or(m_home / "pyboxd.sock"); }
+
     std::filesystem::path m_home;
+    SideDaemonStart m_how;
     int m_pid = -1;
 };
 

@@ -68,7 +68,9 @@ inline proto::AttemptsAnswer sample_attempts()
     settled.box_removed_at = "2026-12-01T02:52:01Z";
     settled.run_parent_released = true;
     settled.errors = {"the engine did not answer"};
-    return proto::AttemptsAnswer{{{std::string(32, 'a'), "2026-12-01T03:00:00Z", 1'764'558'120, "", true, false}},
+    settled.owner_uid = 1000;
+    return proto::AttemptsAnswer{{{std::string(32, 'a'), "2026-12-01T03:00:00Z", 1'764'558'120, "", true, false, false,
+                                   1000}},
                                  1,
                                  {settled},
                                  0};

@@ -4,6 +4,7 @@
 // is made somewhere. Codes are read from the sources by the patterns that make them
 // (make_error("code", ...), make_error(cond ? "a" : "b", ...), line_error("code", ...)), so a new
 // helper that takes a code must extend the patterns here.
+#include "common/limits.hpp"
 #include "proto/error_codes.hpp"
 
 #include "tests/support/source_text.hpp"
@@ -37,6 +38,8 @@ const std::set<std::string> k_never_answered = {
     "runtime_dir_unusable",      // pyboxd's startup: the runtime folder
     "data_missing",              // pyboxd's startup: its data folder next to the program
     "peer_unknown",              // a peer whose uid cannot be read is answered "forbidden"
+    "not_root",                  // pyboxd --system's startup: not run by root
+    "no_system_group",           // pyboxd --system's startup: no pybox group
     "invalid_receipt",           // the client's receipt reader
     "invalid_answer",            // the client's readers of the other answers
     "invalid_attempt",           // the attempt journal's reader: a damaged line is counted
@@ -147,12 +150,22 @@ TEST_CASE("docs/api.md has a section for every endpoint the router serves")
 {
     const std::string router = read_text(fs::path(PYBOX_SOURCE_DIR) / "daemon" / "server" / "api_router.cpp");
     const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "api.md");
-    static const std::regex route(R"re(\{"(/v1/[a-z/]+)", Method::(get|post)\})re");
-    std::size_t routes = 0;
+    static const std::regex route(R"re(\{"(/v1/[a-z/]+)", Method::(get|post)(, Access::admin)?\})re");
+    // The system mode's list of what only root may call: exactly the router's admin routes.
+    const auto system_mode = doc.substr(doc.find("**System mode.**"));
+    const auto admin_list = system_mode.substr(0, system_mode.find("\n\n", system_mode.find("\n- ")));
+    std::size_t routes = 0, admin_routes = 0;
     for (std::sregex_iterator it(router.begin(), router.end(), route), end; it != end; ++it, ++routes) {
         const std::string endpoint = std::string((*it)[2].str() == "get" ? "GET " : "POST ") + (*it)[1].str();
         INFO(endpoint);
         CHECK(std::regex_search(doc, std::regex("\n### [^\n]*`" + endpoint + "`")));
+        const bool admin = (*it)[3].matched;
+        admin_routes += admin ? 1 : 0;
+        CHECK((admin_list.find("\n- `" + endpoint + "`") != std::string::npos) == admin);
     }
     CHECK(routes == 12);
+    CHECK(admin_routes == 5);
+    CHECK_THAT(system_mode, Catch::Contains("holds at most " + std::to_string(pybox::limits::k_max_waiting_runs_per_user) +
+                                            " of the " + std::to_string(pybox::limits::k_max_waiting_runs) +
+                                            " places in line"));
 }

@@ -82,6 +82,9 @@ TEST_CASE("An entry reads back exactly; the reader refuses anything else")
     refused("created_at", json::value(std::string(129, 't')));
     refused("extra", 1);
     refused("settled_at", nullptr);  // missing
+    refused("owner_uid", -1);
+    refused("owner_uid", 4294967296);
+    refused("owner_uid", "1000");
     CHECK_FALSE(proto::parse_settled_attempt(line.substr(0, line.size() - 1)).has_value());
     CHECK_FALSE(proto::parse_settled_attempt("[" + line + "]").has_value());
 }
@@ -183,7 +186,7 @@ TEST_CASE("GET /v1/attempts lists the unsettled notes, newest first, and the set
     const daemon::RunsInProgress::Mark mark(&in_progress, run_id(2));
     daemon::JournalAttemptRecords records(attempts, journal, in_progress);
 
-    const auto answer = records.list();
+    const auto answer = records.list(std::nullopt);
     REQUIRE(answer.has_value());
     const auto& unsettled = answer->unsettled;
     REQUIRE(unsettled.size() == 3);
@@ -207,14 +210,67 @@ TEST_CASE("A warm box's note is listed as warm and in progress until a run takes
     daemon::RunsInProgress in_progress;
     daemon::RunsInProgress::Mark mark(&in_progress, run_id(1), daemon::RunsInProgress::State::warm);
     daemon::JournalAttemptRecords records(attempts, journal, in_progress);
-    auto answer = records.list();
+    auto answer = records.list(std::nullopt);
     REQUIRE(answer.has_value());
     REQUIRE(answer->unsettled.size() == 1);
     CHECK(answer->unsettled[0].in_progress);
     CHECK(answer->unsettled[0].warm);
     mark.taken();
-    answer = records.list();
+    answer = records.list(std::nullopt);
     REQUIRE(answer.has_value());
     CHECK(answer->unsettled[0].in_progress);
     CHECK_FALSE(answer->unsettled[0].warm);
+}
+
+TEST_CASE("An entry's owner reads back, and an entry written before owners were kept reads as nobody's")
+{
+    auto attempt = entry(1);
+    attempt.owner_uid = 1000;
+    const auto read = proto::parse_settled_attempt(json::serialize(proto::to_json(attempt)));
+    REQUIRE(read.has_value());
+    CHECK(read->owner_uid == std::optional<std::uint32_t>(1000));
+    const auto older = proto::parse_settled_attempt(json::serialize(proto::to_json(entry(2))));
+    REQUIRE(older.has_value());
+    CHECK_FALSE(older->owner_uid.has_value());
+    CHECK_FALSE(proto::to_json(entry(2)).contains("owner_uid"));
+}
+
+TEST_CASE("A viewer sees only its own notes and entries; without a viewer every run is listed")
+{
+    TempRuntime runtime;
+    const daemon::AttemptLog attempts(runtime.paths);
+    const daemon::AttemptJournal journal(runtime.paths);
+    daemon::AttemptNote alices{run_id(1), "owner", "2026-12-01T03:00:00Z", 1764558120, "c1"};
+    alices.owner_uid = 1001;
+    daemon::AttemptNote bobs{run_id(2), "owner", "2026-12-01T03:00:05Z", 1764558125, "c2"};
+    bobs.owner_uid = 1002;
+    const daemon::AttemptNote nobodys{run_id(3), "owner", "2026-12-01T03:00:09Z", 1764558129, "c3"};
+    for (const auto& note : {alices, bobs, nobodys}) REQUIRE(attempts.write(note).has_value());
+    auto settled_alice = entry(4);
+    settled_alice.owner_uid = 1001;
+    REQUIRE(journal.append(settled_alice).has_value());
+    REQUIRE(journal.append(entry(5)).has_value());  // an entry from before owners were kept
+    daemon::RunsInProgress in_progress;
+    daemon::JournalAttemptRecords records(attempts, journal, in_progress);
+
+    const auto alice = records.list(1001);
+    REQUIRE(alice.has_value());
+    REQUIRE(alice->unsettled.size() == 1);
+    CHECK(alice->unsettled[0].run_id == run_id(1));
+    CHECK(alice->unsettled[0].owner_uid == std::optional<std::uint32_t>(1001));
+    CHECK(alice->unsettled_total == 1);
+    REQUIRE(alice->settled.size() == 1);
+    CHECK(alice->settled[0].run_id == run_id(4));
+    const auto bob = records.list(1002);
+    REQUIRE(bob.has_value());
+    REQUIRE(bob->unsettled.size() == 1);
+    CHECK(bob->unsettled[0].run_id == run_id(2));
+    CHECK(bob->settled.empty());
+    const auto everyone = records.list(std::nullopt);
+    REQUIRE(everyone.has_value());
+    CHECK(everyone->unsettled.size() == 3);
+    CHECK(everyone->settled.size() == 2);
+    // The note keeps its owner on disk.
+    const auto listed = attempts.list();
+    CHECK(std::ranges::count_if(listed, [](const daemon::AttemptNote& n) { return n.owner_uid == 1001u; }) == 1);
 }

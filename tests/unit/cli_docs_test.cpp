@@ -215,7 +215,8 @@ TEST_CASE("pybox(1) documents every subcommand and flag, and groff finds nothing
 TEST_CASE("pyboxd(8) documents pyboxd's options, and groff finds nothing to warn about")
 {
     CLI::App daemon;
-    daemon::configure_daemon_cli(daemon);
+    daemon::DaemonOptions daemon_options;
+    daemon::configure_daemon_cli(daemon, daemon_options);
     const std::string page = docgen::man_page(daemon, docgen::daemon_man_prose());
     CHECK(page.find(".TH PYBOXD 8") != std::string::npos);
     for (const auto* option : daemon.get_options())
@@ -256,7 +257,8 @@ TEST_CASE("The build's generated completions and man pages are what the CLI says
 {
     const auto cli = client::make_cli();
     CLI::App daemon;
-    daemon::configure_daemon_cli(daemon);
+    daemon::DaemonOptions daemon_options;
+    daemon::configure_daemon_cli(daemon, daemon_options);
     const std::filesystem::path dir = PYBOX_GENERATED_DOCS_DIR;
     const std::pair<std::string, std::string> files[] = {
         {"bash/pybox", docgen::bash_completion(cli->app)},

@@ -1,5 +1,6 @@
 // HttpServer over a real unix socket in a temporary folder, with fake services; the client
 // side is raw bytes so malformed HTTP can be sent. No engine needed.
+#include "daemon/server/api_router.hpp"
 #include "daemon/server/http_server.hpp"
 
 #include "common/ids.hpp"
@@ -8,6 +9,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -47,8 +49,10 @@ constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
 class FakeRunService : public pybox::daemon::RunService {
 public:
     net::awaitable<pybox::Expected<pybox::proto::RunAnswer>> run(pybox::proto::RunRequest request,
+                                                                 std::uint32_t owner_uid,
                                                                  net::cancellation_slot cancelled) override
     {
+        last_owner = owner_uid;
         if (request.source == "busy") co_return pybox::make_error("busy", "pyboxd is busy; nothing ran.");
         net::steady_timer timer(co_await net::this_coro::executor, request.source == "wait" ? 10s : 300ms);
         auto [ec] = co_await timer.async_wait(net::bind_cancellation_slot(cancelled, k_tuple));
@@ -59,6 +63,7 @@ public:
         co_return pybox::proto::RunAnswer{std::move(receipt), {}};
     }
     int cancellations() const { return m_cancellations.load(); }
+    std::atomic<std::uint32_t> last_owner{UINT32_MAX};
 
 private:
     std::atomic<int> m_cancellations{0};
@@ -118,8 +123,10 @@ public:
 
 class FakeAttemptRecords : public pybox::daemon::AttemptRecords {
 public:
-    pybox::Expected<pybox::proto::AttemptsAnswer> list() override
+    std::optional<std::uint32_t> last_viewer;
+    pybox::Expected<pybox::proto::AttemptsAnswer> list(std::optional<std::uint32_t> viewer) override
     {
+        last_viewer = viewer;
         pybox::proto::AttemptsAnswer answer;
         answer.damaged_lines = 2;
         return answer;
@@ -128,7 +135,7 @@ public:
 
 class FakeDoctor : public pybox::daemon::Doctor {
 public:
-    net::awaitable<pybox::proto::DoctorAnswer> check() override
+    net::awaitable<pybox::proto::DoctorAnswer> check(std::optional<std::uint32_t>) override
     {
         co_return pybox::proto::DoctorAnswer{{{"engine", "problem", "not running", "pybox vm start"}}};
     }
@@ -627,4 +634,44 @@ TEST_CASE("A stale socket file nobody answers on is replaced")
     server.stop();
     io.run();
     CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("The router: a caller who is not admin is refused what manages the engine and images, runs as itself, "
+          "and sees its own attempts")
+{
+    using pybox::daemon::ApiRequest;
+    using pybox::daemon::Caller;
+    net::io_context io;
+    FakeRunService runs;
+    FakeEngineControl engine;
+    FakeImageService images;
+    FakeAttemptRecords attempts;
+    FakeDoctor doctor;
+    pybox::daemon::ApiRouter router(runs, engine, images, attempts, doctor);
+    const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
+        pybox::daemon::ApiResponse response;
+        net::co_spawn(io, router.handle(ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
+                      [&](std::exception_ptr, pybox::daemon::ApiResponse r) { response = std::move(r); });
+        io.restart();
+        io.run();
+        return response;
+    };
+    const Caller member{1001, false}, root{0, true};
+    for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+             {"POST", "/v1/vm/start"}, {"POST", "/v1/vm/stop"}, {"POST", "/v1/setup"},
+             {"POST", "/v1/images/build"}, {"POST", "/v1/images/remove"}}) {
+        INFO(method << " " << target);
+        const auto refused = answer(member, method, target, "{}");
+        CHECK(refused.status == 403);
+        CHECK_THAT(refused.body, Catch::Contains("\"forbidden\"") && Catch::Contains("only root manages"));
+    }
+    CHECK(answer(root, "POST", "/v1/vm/start").status == 200);
+    CHECK(answer(member, "GET", "/v1/vm/status").status == 200);
+
+    CHECK(answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J").status == 200);
+    CHECK(runs.last_owner == 1001u);
+    CHECK(answer(member, "GET", "/v1/attempts").status == 200);
+    CHECK(attempts.last_viewer == std::optional<std::uint32_t>(1001));
+    CHECK(answer(root, "GET", "/v1/attempts").status == 200);
+    CHECK_FALSE(attempts.last_viewer.has_value());
 }

@@ -15,7 +15,7 @@ namespace {
 daemon::BoxIdentity identity()
 {
     return {"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", 1900000000,
-            "/pybox-0123456789abcdef0123456789abcdef/fedcba9876543210fedcba9876543210"};
+            "/pybox-0123456789abcdef0123456789abcdef/fedcba9876543210fedcba9876543210", 1001};
 }
 
 // What the engine reports for a box created from make_box_spec (the shape of Docker 20.10's
@@ -182,7 +182,10 @@ TEST_CASE("The box spec carries the labels, no TTY, stdin once, SIGKILL to stop 
     CHECK(spec.at("Image") == "sha256:abc");
     CHECK(spec.at("Tty") == false);
     CHECK(spec.at("StdinOnce") == true);
-    CHECK(spec.at("Labels").at("pybox.expires") == "1900000000");
+    CHECK(spec.at("Labels") == json::object{{"pybox.owner", "0123456789abcdef0123456789abcdef"},
+                                            {"pybox.run", "fedcba9876543210fedcba9876543210"},
+                                            {"pybox.expires", "1900000000"},
+                                            {"pybox.user", "1001"}});
     CHECK(spec.at("HostConfig").at("AutoRemove") == false);
     CHECK(spec.at("StopSignal") == "SIGKILL");  // a warm box's waiting shell ignores SIGTERM
     for (const auto& entry : spec.at("Env").as_array()) {
@@ -199,4 +202,14 @@ TEST_CASE("A box placed under another cgroup parent than its run's is a mismatch
     const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches.front().field == "HostConfig.CgroupParent");
+}
+
+TEST_CASE("A box labelled with another user than its run's is a mismatch")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    auto inspected = inspected_from_spec(policy);
+    inspected.at("Config").at("Labels").as_object()["pybox.user"] = "0";
+    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    REQUIRE(mismatches.size() == 1);
+    CHECK(mismatches.front().field == "Config.Labels");
 }

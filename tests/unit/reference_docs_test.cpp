@@ -183,6 +183,9 @@ TEST_CASE("The reference's socket API and run queue rows state the numbers from 
                Catch::StartsWith("| Open connections to the daemon | " + std::to_string(limits::k_max_connections) + ";"));
     CHECK(reference_row("Runs waiting for their turn") ==
           "| Runs waiting for their turn | " + std::to_string(limits::k_max_waiting_runs) + ", behind the one running |");
+    CHECK(reference_row("Runs of one user waiting (system mode)") ==
+          "| Runs of one user waiting (system mode) | " + std::to_string(limits::k_max_waiting_runs_per_user) +
+              " of those places; users take turns |");
 }
 
 TEST_CASE("docs/api.md's limits table states the connection and run queue numbers from the code")

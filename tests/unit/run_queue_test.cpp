@@ -40,10 +40,10 @@ struct Log {
 
 // Arrives after `arrive`, waits for its turn, holds it for `hold`.
 net::awaitable<void> caller(RunQueue& queue, Log& log, std::string name, std::chrono::milliseconds arrive,
-                            std::chrono::milliseconds hold, net::cancellation_slot leave = {})
+                            std::chrono::milliseconds hold, net::cancellation_slot leave = {}, std::uint32_t owner = 0)
 {
     co_await pause(arrive);
-    auto turn = co_await queue.wait_turn(leave);
+    auto turn = co_await queue.wait_turn(owner, leave);
     if (!turn) {
         log.events.push_back(name + ":" + turn.error().code);
         log.errors.push_back(turn.error().message);
@@ -143,4 +143,39 @@ TEST_CASE("The turn is free again once the last run drops it")
     spawn(io, caller(queue, log, "c", 40ms, 10ms));  // after a is done: runs at once
     io.run();
     CHECK(log.events == std::vector<std::string>{"a", "b:busy", "c"});
+}
+
+TEST_CASE("Users take turns: the next turn goes to the user whose last turn is the oldest, each user's runs in order")
+{
+    net::io_context io;
+    RunQueue queue(io.get_executor());
+    Log log;
+    constexpr std::uint32_t alice = 1001, bob = 1002, carol = 1003;
+    spawn(io, caller(queue, log, "a1", 0ms, 30ms, {}, alice));
+    spawn(io, caller(queue, log, "a2", 2ms, 10ms, {}, alice));
+    spawn(io, caller(queue, log, "a3", 4ms, 10ms, {}, alice));
+    spawn(io, caller(queue, log, "a4", 6ms, 10ms, {}, alice));
+    spawn(io, caller(queue, log, "b1", 8ms, 10ms, {}, bob));
+    spawn(io, caller(queue, log, "b2", 10ms, 10ms, {}, bob));
+    spawn(io, caller(queue, log, "c1", 12ms, 10ms, {}, carol));
+    io.run();
+    // Bob and Carol, who never had a turn, go before Alice's second run; then they alternate.
+    CHECK(log.events == std::vector<std::string>{"a1", "b1", "c1", "a2", "b2", "a3", "a4"});
+}
+
+TEST_CASE("One user may hold only its share of the line; another user still gets a place")
+{
+    net::io_context io;
+    RunQueue queue(io.get_executor(), RunQueueOptions{4, 10s, 2});
+    Log log;
+    constexpr std::uint32_t alice = 1001, bob = 1002;
+    spawn(io, caller(queue, log, "a1", 0ms, 40ms, {}, alice));
+    spawn(io, caller(queue, log, "a2", 2ms, 5ms, {}, alice));
+    spawn(io, caller(queue, log, "a3", 4ms, 5ms, {}, alice));
+    spawn(io, caller(queue, log, "a4", 6ms, 5ms, {}, alice));  // a third waiting run of Alice's
+    spawn(io, caller(queue, log, "b1", 8ms, 5ms, {}, bob));
+    io.run();
+    CHECK(log.events == std::vector<std::string>{"a1", "a4:busy", "b1", "a2", "a3"});
+    REQUIRE(log.errors.size() == 1);
+    CHECK_THAT(log.errors[0], Catch::Contains("for one user") && Catch::Contains("nothing ran"));
 }
