@@ -25,6 +25,7 @@
 #include "daemon/run/sealed_run.hpp"
 #include "daemon/run/warm_first_services.hpp"
 #include "daemon/server/http_server.hpp"
+#include "daemon/server/socket_activation.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
@@ -111,6 +112,8 @@ int main(int argc, char** argv)
     CLI::App app;
     daemon::configure_daemon_cli(app);
     CLI11_PARSE(app, argc, argv);
+    // First, while no thread exists: LISTEN_* leave the environment here, before any child.
+    const auto activated = or_fail(daemon::adopt_activated_socket());
 
     const auto paths = or_fail(RuntimePaths::from_environment());
     or_fail(paths.ensure_private());
@@ -202,8 +205,10 @@ int main(int argc, char** argv)
         paths, engines_control, engine, registry, attempt_records, runs_in_progress, installation_id,
         watch_setup.host ? std::nullopt : std::optional<std::string>(watch_setup.off_reason), cgroups.mount_root(),
         &cgroups == &local_cgroups ? nullptr : &cgroups});
+    daemon::HttpServerOptions server_options;
+    if (activated) server_options.activated_listener = activated->fd;
     daemon::HttpServer server(executor, paths.daemon_socket(), run_service, engines_control, images_service,
-                              attempt_records, doctor);
+                              attempt_records, doctor, server_options);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));
@@ -234,8 +239,12 @@ int main(int argc, char** argv)
         for (auto& signal : stop_sweeping) signal.emit(net::cancellation_type::terminal);
         for (auto* keeper : warm_keepers) net::co_spawn(executor, keeper->stop_warm(), net::detached);
     });
-    std::cerr << "pyboxd: listening on " << paths.daemon_socket().string() << " (engine "
+    std::cerr << "pyboxd: listening on " << (activated ? activated->bound_path : paths.daemon_socket()).string()
+              << (activated ? ", a socket from the service manager," : "") << " (engine "
               << engine.dialer().describe() << ")\n";
+    if (activated && activated->bound_path.lexically_normal() != paths.daemon_socket().lexically_normal())
+        std::cerr << "pyboxd: clients look for " << paths.daemon_socket().string()
+                  << ", not this socket: make ListenStream= in pyboxd.socket follow PYBOX_HOME\n";
     // The Engine API version is negotiated now and again whenever `pybox vm start` or `status`
     // checks the engine; a run negotiates it itself while no engine has answered yet.
     net::co_spawn(executor, engine.ping(limits::k_query_timeout),
