@@ -11,7 +11,9 @@ void configure_daemon_cli(CLI::App& app, DaemonOptions& options)
     app.description("pyboxd: the PyBox daemon. Serves the pybox client and scripts on\n"
                     "<runtime>/pyboxd.sock (HTTP + JSON, see docs/api.md) and runs each program in a\n"
                     "fresh sealed box. The runtime folder is $PYBOX_HOME, else ~/.pybox/runtime.\n"
-                    "Runs in the foreground; stop it with SIGTERM or Ctrl-C.");
+                    "Runs in the foreground; stop it with SIGTERM or Ctrl-C. Started by a service\n"
+                    "manager's socket (systemd's pyboxd.socket: LISTEN_FDS=1, LISTEN_PID), it serves\n"
+                    "that socket instead and leaves its file to the service manager (docs/install.md).");
     app.set_version_flag("--version", "pyboxd " + pybox::version());
     app.add_flag("--system", options.system,
                  std::string("Run as root's system daemon for the members of the pybox group: the socket is ") +

@@ -26,6 +26,7 @@
 #include "daemon/run/warm_first_services.hpp"
 #include "daemon/server/callers.hpp"
 #include "daemon/server/http_server.hpp"
+#include "daemon/server/socket_activation.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
@@ -132,8 +133,15 @@ Serving serving(const daemon::DaemonOptions& options)
                                                daemon::k_system_group + " group, and there is none. Create it with: "
                                                "addgroup --system " + daemon::k_system_group));
     // The socket's folder is traversable by all; the socket itself is 0660 root:pybox.
+    // (A folder this makes is made 0755 whatever the umask; one that exists is left as it is.)
     std::error_code ec;
-    std::filesystem::create_directories(socket.parent_path(), ec);
+    const bool made = std::filesystem::create_directories(socket.parent_path(), ec);
+    if (!ec && made)
+        std::filesystem::permissions(socket.parent_path(),
+                                     std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                         std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                         std::filesystem::perms::others_exec,
+                                     ec);
     if (ec) fail(make_error("socket_unusable", "Cannot create " + socket.parent_path().string() + ": " + ec.message()));
     daemon::HttpServerOptions server;
     server.mode = daemon::ServeMode::system;
@@ -149,6 +157,8 @@ int main(int argc, char** argv)
     daemon::DaemonOptions options;
     daemon::configure_daemon_cli(app, options);
     CLI11_PARSE(app, argc, argv);
+    // First, while no thread exists: LISTEN_* leave the environment here, before any child.
+    const auto activated = or_fail(daemon::adopt_activated_socket());
 
     const Serving serve = serving(options);
     const RuntimePaths& paths = serve.paths;
@@ -247,8 +257,10 @@ int main(int argc, char** argv)
         paths, engines_control, engine, registry, attempt_records, runs_in_progress, installation_id,
         watch_setup.host ? std::nullopt : std::optional<std::string>(watch_setup.off_reason), cgroups.mount_root(),
         &cgroups == &local_cgroups ? nullptr : &cgroups});
+    daemon::HttpServerOptions server_options = serve.server;
+    if (activated) server_options.activated_listener = activated->fd;
     daemon::HttpServer server(executor, serve.socket, run_service, engines_control, images_service, attempt_records,
-                              doctor, serve.server);
+                              doctor, server_options);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));
@@ -279,9 +291,13 @@ int main(int argc, char** argv)
         for (auto& signal : stop_sweeping) signal.emit(net::cancellation_type::terminal);
         for (auto* keeper : warm_keepers) net::co_spawn(executor, keeper->stop_warm(), net::detached);
     });
-    std::cerr << "pyboxd: listening on " << serve.socket.string() << (options.system ? " for the pybox group" : "")
-              << " (engine "
+    std::cerr << "pyboxd: listening on " << (activated ? activated->bound_path : serve.socket).string()
+              << (activated ? ", a socket from the service manager," : "")
+              << (options.system ? " for the pybox group" : "") << " (engine "
               << engine.dialer().describe() << ")\n";
+    if (activated && activated->bound_path.lexically_normal() != serve.socket.lexically_normal())
+        std::cerr << "pyboxd: clients look for " << serve.socket.string()
+                  << ", not this socket: make ListenStream= in pyboxd.socket follow PYBOX_HOME\n";
     // The Engine API version is negotiated now and again whenever `pybox vm start` or `status`
     // checks the engine; a run negotiates it itself while no engine has answered yet.
     net::co_spawn(executor, engine.ping(limits::k_query_timeout),

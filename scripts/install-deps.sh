@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages PyBox builds and runs with (DESIGN.md "Dependencies").
 # Needs root and Debian's archive; no container registry is used. dpkg-dev (dpkg-shlibdeps) and
 # file are what `cpack -G DEB` needs to find the package's library dependencies; jq reads
-# receipts in the install tests (tests/install/).
+# receipts in the install tests (tests/install/); systemd is there for systemd-analyze, which
+# checks the installed units offline (tests/install/units_test.sh; nothing is started with it).
 set -euo pipefail
 packages=(
   cmake g++ ninja-build pkg-config ccache
@@ -10,7 +11,7 @@ packages=(
   docker.io mmdebstrap ca-certificates curl
   openssh-server socat
   zsh fish groff-base
-  dpkg-dev file jq
+  dpkg-dev file jq systemd
   clang libclang-rt-14-dev
 )
 missing=()

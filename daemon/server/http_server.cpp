@@ -226,6 +226,15 @@ struct HttpServer::Impl {
 Expected<void> HttpServer::Impl::start()
 {
     const std::string shown = socket_path.string();
+    if (options.activated_listener) {
+        boost::system::error_code ec;
+        acceptor.assign(Local(), *options.activated_listener, ec);
+        if (ec)
+            return make_error("socket_unusable",
+                              "Cannot serve the socket the service manager passed for " + shown + ": " + ec.message() + ".");
+        net::co_spawn(executor, accept_loop(), report_failure);
+        return {};
+    }
     Local::endpoint endpoint;
     try {
         endpoint = Local::endpoint(shown);
@@ -279,7 +288,7 @@ void HttpServer::Impl::stop()
     if (acceptor.is_open()) {
         acceptor.close(ec);
         std::error_code fs_ec;
-        fs::remove(socket_path, fs_ec);
+        if (!options.activated_listener) fs::remove(socket_path, fs_ec);
     }
     while (!connections.empty()) connections.front()->close_and_unlist();
 }

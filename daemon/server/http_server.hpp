@@ -8,6 +8,12 @@
 // - start() binds the socket. A socket file nobody answers on is stale and removed; if another
 //   daemon answers on it, or the path is something other than a socket, start() refuses. The
 //   socket is made 0600 (its folder is already 0700). Then it accepts in the background.
+// - Socket activation: given options.activated_listener (a listening unix socket the service
+//   manager passed, checked by socket_activation.hpp), the server owns that fd from start() on
+//   and serves it instead: start() neither probes, removes nor binds socket_path (which then
+//   only names the socket in messages), and stop() closes the fd but leaves the socket file,
+//   which belongs to the service manager (it keeps listening and starts pyboxd again on the
+//   next connection). Its mode and owner are the .socket unit's (SocketMode=, SocketGroup=).
 // - Every connection: the peer must be admitted (callers.hpp: in owner mode its uid, SO_PEERCRED,
 //   must equal ours; in system mode it is root or a member of the pybox group), else 403 and
 //   close; the Caller goes with each of its requests to the router. Each
@@ -28,7 +34,8 @@
 // - Responses are always application/json with a Content-Length, and a Retry-After when the
 //   error says the daemon is full (busy, too_many_connections); keep-alive is honoured.
 // - stop() may be called from any thread; on the executor it closes the acceptor, removes the
-//   socket file and closes every connection (which cancels the requests in progress).
+//   socket file (unless activated) and closes every connection (which cancels the requests in
+//   progress).
 #pragma once
 
 #include "common/error.hpp"
@@ -54,6 +61,9 @@ struct HttpServerOptions {
     std::size_t max_connections = limits::k_max_connections;
     ServeMode mode = ServeMode::owner;
     std::optional<std::uint32_t> socket_group;  // system mode: the pybox group's gid
+    // The listening socket handed over by the service manager (socket activation), or nullopt
+    // to bind socket_path.
+    std::optional<int> activated_listener;
 };
 
 class HttpServer {
@@ -65,7 +75,8 @@ public:
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;
 
-    // Fails with "daemon_already_running", "socket_path_occupied" or "socket_unusable".
+    // Fails with "daemon_already_running", "socket_path_occupied" or "socket_unusable" (the
+    // last also when an activated listener cannot be taken over).
     Expected<void> start();
     void stop();
 

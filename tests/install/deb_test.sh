@@ -38,7 +38,7 @@ trap cleanup EXIT
 (cd "$build" && cpack -G DEB -B "$work/package" > "$work/cpack.log") || { cat "$work/cpack.log" >&2; fail "cpack failed"; }
 deb=$(ls "$work"/package/pybox_*.deb)
 echo "deb_test: $(basename "$deb"), $(stat -c %s "$deb") bytes; Depends: $(dpkg-deb -f "$deb" Depends)"
-for dependency in docker.io mmdebstrap socat libssh2-1 libboost-json; do
+for dependency in adduser docker.io mmdebstrap socat libssh2-1 libboost-json; do
   dpkg-deb -f "$deb" Depends | grep -q "$dependency" || fail "the package does not depend on $dependency"
 done
 
@@ -47,8 +47,14 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=120 
   { cat "$work/apt.log" >&2; fail "apt-get install failed"; }
 installed=yes
 [ "$(dpkg -L pybox | grep -c -x -e /usr/bin/pybox -e /usr/bin/pyboxd -e /usr/share/pybox/images/stdlib/recipe \
-      -e /usr/lib/systemd/user/pyboxd.service)" = 4 ] || fail "the package does not hold the expected files"
+      -e /usr/lib/systemd/user/pyboxd.service -e /usr/lib/systemd/user/pyboxd.socket \
+      -e /usr/lib/systemd/system/pyboxd.service -e /usr/lib/systemd/system/pyboxd.socket)" = 7 ] ||
+  fail "the package does not hold the expected files"
 grep -qx "ExecStart=/usr/bin/pyboxd" /usr/lib/systemd/user/pyboxd.service || fail "the unit does not start /usr/bin/pyboxd"
+grep -qx "ExecStart=/usr/bin/pyboxd --system" /usr/lib/systemd/system/pyboxd.service ||
+  fail "the system unit does not start /usr/bin/pyboxd --system"
+# The postinst made the system group the system daemon's socket belongs to (it stays after removal).
+getent group pybox > /dev/null || fail "the package's postinst did not create the group pybox"
 
 line=$(/usr/bin/pyboxd --version)
 version=${line#pyboxd }

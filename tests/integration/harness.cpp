@@ -224,20 +224,27 @@ bool warm_boxes_settled(std::chrono::seconds limit, const std::filesystem::path&
     });
 }
 
-SideDaemon::SideDaemon(const std::string& name, json::object config,
-                       const std::function<void(const std::filesystem::path&)>& prepare_home, SideDaemonStart how)
-    : m_home(runtime_home().string() + "-" + name), m_how(std::move(how))
+std::filesystem::path make_side_home(const std::string& name, json::object config,
+                                     const std::function<void(const std::filesystem::path&)>& prepare_home)
 {
     namespace fs = std::filesystem;
-    fs::remove_all(m_home);
-    fs::create_directories(m_home);
-    if (prepare_home) prepare_home(m_home);
-    fs::permissions(m_home, fs::perms::owner_all);
+    const fs::path home = runtime_home().string() + "-" + name;
+    fs::remove_all(home);
+    fs::create_directories(home);
+    if (prepare_home) prepare_home(home);
+    fs::permissions(home, fs::perms::owner_all);
     for (const char* record : {"images.json", "images.lock"})
-        fs::copy_file(runtime_home() / record, m_home / record);
-    fs::copy(runtime_home() / "recipes", m_home / "recipes", fs::copy_options::recursive);
+        fs::copy_file(runtime_home() / record, home / record);
+    fs::copy(runtime_home() / "recipes", home / "recipes", fs::copy_options::recursive);
     config["engine_socket"] = engine_socket().string();
-    REQUIRE(write_file_atomic(m_home / "config.json", json::serialize(config)).has_value());
+    REQUIRE(write_file_atomic(home / "config.json", json::serialize(config)).has_value());
+    return home;
+}
+
+SideDaemon::SideDaemon(const std::string& name, json::object config,
+                       const std::function<void(const std::filesystem::path&)>& prepare_home, SideDaemonStart how)
+    : m_home(make_side_home(name, std::move(config), prepare_home)), m_how(std::move(how))
+{
     start();
 }
 

@@ -78,10 +78,13 @@ bool warm_boxes_settled(std::chrono::seconds limit = std::chrono::seconds(15),
 // at the first call (waiting up to 3 s for connections to close).
 void check_ended_clean();
 
-// A second pyboxd with its own runtime folder (<suite home>-<name>) and the given config.json,
-// running boxes on the suite's engine with the suite's images (their records are copied). It is
-// stopped, and waited for, when the object goes away. `prepare_home`, when given, is called
-// with the new, empty folder before anything is put in it (e.g. to mount a file system there).
+// A runtime folder for a second pyboxd (<suite home>-<name>, made afresh) with the given
+// config.json, whose boxes run on the suite's engine with the suite's images (their records
+// are copied). `prepare_home`, when given, is called with the new, empty folder before anything
+// is put in it (e.g. to mount a file system there).
+std::filesystem::path make_side_home(const std::string& name, boost::json::object config,
+                                     const std::function<void(const std::filesystem::path&)>& prepare_home = {});
+
 // Polls `done` every 100 ms until it holds or `limit` passes; returns whether it held.
 template <class Done>
 bool within(std::chrono::seconds limit, Done done)
@@ -101,6 +104,8 @@ struct SideDaemonStart {
     std::optional<std::filesystem::path> socket;
 };
 
+// A second pyboxd on a folder made by make_side_home(name, config, prepare_home), started as
+// `how` says. It is stopped, and waited for, when the object goes away.
 class SideDaemon {
 public:
     SideDaemon(const std::string& name, boost::json::object config,

@@ -33,6 +33,7 @@ const std::set<std::string> k_never_answered = {
     "daemon_already_running",    // pyboxd's startup: the socket
     "socket_unusable",           // pyboxd's startup: the socket
     "socket_path_occupied",      // pyboxd's startup: the socket
+    "socket_activation_invalid", // pyboxd's startup: the socket a service manager passed
     "private_engine_needs_root", // pyboxd's startup: the engine configuration
     "invalid_runtime_dir",       // pyboxd's (and pybox's) startup: PYBOX_HOME
     "runtime_dir_unusable",      // pyboxd's startup: the runtime folder

@@ -675,3 +675,32 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
     CHECK(answer(root, "GET", "/v1/attempts").status == 200);
     CHECK_FALSE(attempts.last_viewer.has_value());
 }
+
+TEST_CASE("An activated listener is served as it is, and stopping leaves its socket file")
+{
+    TempDir dir;
+    const auto path = dir.path() / "pyboxd.sock";
+    net::io_context io;
+    Local::acceptor manager(io, Local::endpoint(path.string()));  // what the service manager made
+    fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_write, fs::perm_options::replace);
+    RawClient early(path);  // connected before the server exists: waits in the listen queue
+    early.send(get("/v1/ping"));
+    FakeRunService runs;
+    FakeEngineControl engine;
+    FakeImageService images;
+    FakeAttemptRecords attempts;
+    FakeDoctor doctor;
+    HttpServerOptions options;
+    options.activated_listener = manager.release();
+    HttpServer server(io.get_executor(), path, runs, engine, images, attempts, doctor, options);
+    REQUIRE(server.start().has_value());
+    std::thread serving([&io] { io.run(); });
+    const auto reply = early.read_reply();
+    REQUIRE(reply.has_value());
+    CHECK(reply->status == 200);
+    server.stop();
+    serving.join();
+    CHECK(fs::is_socket(fs::symlink_status(path)));
+    // The service manager's mode is kept: start() did not make it 0600.
+    CHECK((fs::status(path).permissions() & fs::perms::group_write) != fs::perms::none);
+}

@@ -1,5 +1,6 @@
-// docs/install.md against packaging/CMakeLists.txt: the .deb's Depends and the folders the install
-// rules use are the ones the page names.
+// docs/install.md against packaging/: the .deb's Depends, the folders the install rules put the
+// systemd units in, the sockets the units listen on and the group the postinst creates are the
+// ones the page names.
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -35,13 +36,43 @@ TEST_CASE("docs/install.md names every package the .deb depends on besides the s
         CHECK_THAT(doc, Catch::Contains("`" + package + "`"));
         ++count;
     }
-    CHECK(count == 4);
+    CHECK(count == 5);
 }
 
-TEST_CASE("docs/install.md names the folder the systemd unit is installed in")
+TEST_CASE("docs/install.md names the folders the systemd units are installed in, each unit in them")
 {
     const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
-    const std::string folder = cmake_value("PYBOX_INSTALL_SYSTEMD_USERUNITDIR");
-    CHECK(folder == "lib/systemd/user");
-    CHECK_THAT(doc, Catch::Contains("`" + folder + "/pyboxd.service`"));
+    const std::string user = cmake_value("PYBOX_INSTALL_SYSTEMD_USERUNITDIR");
+    const std::string system = cmake_value("PYBOX_INSTALL_SYSTEMD_SYSTEMUNITDIR");
+    CHECK(user == "lib/systemd/user");
+    CHECK(system == "lib/systemd/system");
+    for (const auto& folder : {user, system})
+        for (const char* unit : {"pyboxd.service", "pyboxd.socket"}) {
+            INFO(folder << "/" << unit);
+            CHECK_THAT(doc, Catch::Contains("`" + folder + "/" + unit + "`"));
+        }
+}
+
+TEST_CASE("docs/install.md names the sockets, modes and group the socket units give")
+{
+    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
+    const auto packaging = fs::path(PYBOX_SOURCE_DIR) / "packaging";
+    const std::string user = read_text(packaging / "pyboxd.socket");
+    const std::string system = read_text(packaging / "system" / "pyboxd.socket");
+    CHECK_THAT(user, Catch::Contains("\nListenStream=%h/.pybox/runtime/pyboxd.sock\n") &&
+                         Catch::Contains("\nSocketMode=0600\n") && Catch::Contains("\nDirectoryMode=0700\n"));
+    CHECK_THAT(doc, Catch::Contains("`~/.pybox/runtime/pyboxd.sock` (0600, its folders created 0700)"));
+    CHECK_THAT(system, Catch::Contains("\nListenStream=/run/pybox/pyboxd.sock\n") &&
+                           Catch::Contains("\nSocketUser=root\n") && Catch::Contains("\nSocketGroup=pybox\n") &&
+                           Catch::Contains("\nSocketMode=0660\n") && Catch::Contains("\nDirectoryMode=0755\n"));
+    CHECK_THAT(doc, Catch::Contains("`/run/pybox/pyboxd.sock`, owned\nby root and the group `pybox`, mode 0660, in a folder made 0755"));
+}
+
+TEST_CASE("The .deb's postinst creates the group the system socket belongs to, as docs/install.md says")
+{
+    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
+    CHECK(cmake_value("CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA") == "${CMAKE_CURRENT_SOURCE_DIR}/debian/postinst");
+    const std::string postinst = read_text(fs::path(PYBOX_SOURCE_DIR) / "packaging" / "debian" / "postinst");
+    CHECK_THAT(postinst, Catch::Contains("addgroup --system pybox"));
+    CHECK_THAT(doc, Catch::Contains("`addgroup --system pybox`"));
 }
