@@ -141,6 +141,15 @@ public:
     }
 };
 
+// The five services a server or router borrows, as fakes.
+struct FakeServices {
+    FakeRunService runs;
+    FakeEngineControl engine;
+    FakeImageService images;
+    FakeAttemptRecords attempts;
+    FakeDoctor doctor;
+};
+
 class TempDir {
 public:
     TempDir() : m_path(fs::temp_directory_path() / ("pbx-" + pybox::random_id_128().substr(0, 12)))
@@ -162,7 +171,8 @@ private:
 class RunningServer {
 public:
     explicit RunningServer(HttpServerOptions options = {})
-        : m_server(m_io.get_executor(), socket_path(), runs, m_engine, m_images, m_attempts, m_doctor, options)
+        : m_server(m_io.get_executor(), socket_path(), services.runs, services.engine, services.images,
+                   services.attempts, services.doctor, options)
     {
         auto started = m_server.start();
         REQUIRE(started.has_value());
@@ -175,15 +185,11 @@ public:
     }
     fs::path socket_path() const { return m_dir.path() / "pyboxd.sock"; }
 
-    FakeRunService runs;
+    FakeServices services;
 
 private:
     TempDir m_dir;
     net::io_context m_io;
-    FakeEngineControl m_engine;
-    FakeImageService m_images;
-    FakeAttemptRecords m_attempts;
-    FakeDoctor m_doctor;
     HttpServer m_server;
     std::thread m_thread;
 };
@@ -573,9 +579,9 @@ TEST_CASE("A client that disconnects during a run fires the run's cancellation s
         client.close();
     }
     const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (server.runs.cancellations() == 0 && std::chrono::steady_clock::now() < deadline)
+    while (server.services.runs.cancellations() == 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(10ms);
-    CHECK(server.runs.cancellations() == 1);
+    CHECK(server.services.runs.cancellations() == 1);
 }
 
 TEST_CASE("Concurrent runs each get their own receipt")
@@ -597,7 +603,7 @@ TEST_CASE("Concurrent runs each get their own receipt")
         CHECK(reply->body.find(pybox::sha256_hex("print(" + std::to_string(i) + ")")) != std::string::npos);
     }
     CHECK(std::chrono::steady_clock::now() - begun < 1s);  // 4 runs of 300 ms overlapped
-    CHECK(server.runs.cancellations() == 0);
+    CHECK(server.services.runs.cancellations() == 0);
 }
 
 TEST_CASE("A second server refuses a socket another server answers on")
@@ -642,12 +648,8 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
     using pybox::daemon::ApiRequest;
     using pybox::daemon::Caller;
     net::io_context io;
-    FakeRunService runs;
-    FakeEngineControl engine;
-    FakeImageService images;
-    FakeAttemptRecords attempts;
-    FakeDoctor doctor;
-    pybox::daemon::ApiRouter router(runs, engine, images, attempts, doctor);
+    FakeServices fakes;
+    pybox::daemon::ApiRouter router(fakes.runs, fakes.engine, fakes.images, fakes.attempts, fakes.doctor);
     const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
         pybox::daemon::ApiResponse response;
         net::co_spawn(io, router.handle(ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
@@ -669,11 +671,11 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
     CHECK(answer(member, "GET", "/v1/vm/status").status == 200);
 
     CHECK(answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J").status == 200);
-    CHECK(runs.last_owner == 1001u);
+    CHECK(fakes.runs.last_owner == 1001u);
     CHECK(answer(member, "GET", "/v1/attempts").status == 200);
-    CHECK(attempts.last_viewer == std::optional<std::uint32_t>(1001));
+    CHECK(fakes.attempts.last_viewer == std::optional<std::uint32_t>(1001));
     CHECK(answer(root, "GET", "/v1/attempts").status == 200);
-    CHECK_FALSE(attempts.last_viewer.has_value());
+    CHECK_FALSE(fakes.attempts.last_viewer.has_value());
 }
 
 TEST_CASE("An activated listener is served as it is, and stopping leaves its socket file")
@@ -685,14 +687,11 @@ TEST_CASE("An activated listener is served as it is, and stopping leaves its soc
     fs::permissions(path, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_write, fs::perm_options::replace);
     RawClient early(path);  // connected before the server exists: waits in the listen queue
     early.send(get("/v1/ping"));
-    FakeRunService runs;
-    FakeEngineControl engine;
-    FakeImageService images;
-    FakeAttemptRecords attempts;
-    FakeDoctor doctor;
+    FakeServices fakes;
     HttpServerOptions options;
     options.activated_listener = manager.release();
-    HttpServer server(io.get_executor(), path, runs, engine, images, attempts, doctor, options);
+    HttpServer server(io.get_executor(), path, fakes.runs, fakes.engine, fakes.images, fakes.attempts, fakes.doctor,
+                      options);
     REQUIRE(server.start().has_value());
     std::thread serving([&io] { io.run(); });
     const auto reply = early.read_reply();
