@@ -1,6 +1,9 @@
 // docs/install.md against packaging/: the .deb's Depends, the folders the install rules put the
 // systemd units in, the sockets the units listen on and the group the postinst creates are the
 // ones the page names.
+#include "common/limits.hpp"
+#include "common/paths.hpp"
+#include "daemon/server/callers.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -75,4 +78,16 @@ TEST_CASE("The .deb's postinst creates the group the system socket belongs to, a
     const std::string postinst = read_text(fs::path(PYBOX_SOURCE_DIR) / "packaging" / "debian" / "postinst");
     CHECK_THAT(postinst, Catch::Contains("addgroup --system pybox"));
     CHECK_THAT(doc, Catch::Contains("`addgroup --system pybox`"));
+}
+
+TEST_CASE("docs/install.md's system mode states the paths, group and queue share the code defines")
+{
+    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
+    const auto system_mode = doc.substr(doc.find("## System mode"));
+    CHECK_THAT(system_mode, Catch::Contains(std::string("`") + pybox::k_system_runtime + "`") &&
+                                Catch::Contains(std::string("`") + pybox::k_system_socket + "`") &&
+                                Catch::Contains(std::string("group `") + pybox::daemon::k_system_group + "`"));
+    CHECK_THAT(system_mode, Catch::Contains("one user holds at most " +
+                                            std::to_string(pybox::limits::k_max_waiting_runs_per_user) + " of the " +
+                                            std::to_string(pybox::limits::k_max_waiting_runs) + " places in line"));
 }
