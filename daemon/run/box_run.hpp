@@ -85,7 +85,6 @@ public:
 
     // Names the box (run id, expiry) and fills in the receipt's identity and configuration.
     void identify(const std::string& installation_id, std::uint32_t owner_uid, const VerifiedImage& image);
-    std::uint32_t owner_uid() const { return m_box.owner_uid; }
     // Before the attempt is noted: places the run under its own run parent, when it is watched.
     net::awaitable<void> prepare_watch(const Expected<CgroupFacts>& cgroups);
     Expected<void> write_attempt();
