@@ -56,7 +56,7 @@ std::string own_image_name_problem(std::string_view name);
 std::vector<std::string> box_command(double timeout_s);
 // The first process of a warm box, started before its program exists: a small fixed Perl
 // program, PID 1 of the box, that starts the interpreter ahead exactly as a cold box runs it
-// (`python3 -I -B -u -`, its child, PID 2, stdin a pipe, fds 0-2 only, default signal
+// (`python3 -I -B -u -`, its child, stdin a pipe, fds 0-2 only, default signal
 // dispositions, the box's environment), blocked reading its program. At delivery it reads one
 // line (the box timer's value) and only then passes the rest of stdin, the program, to the
 // interpreter, and waits for it at most that long: the timer starts at delivery and lives in
