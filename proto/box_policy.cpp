@@ -73,7 +73,47 @@ std::vector<std::string> box_command(double timeout_s)
 
 std::vector<std::string> warm_box_command()
 {
-    return {"sh", "-c", "read -r t && unset PWD && exec timeout -s KILL \"$t\" python3 -I -B -u -"};
+    // Perl (perl-base is Essential, in every image PyBox builds) as PID 1:
+    // - forks the interpreter at once, `python3 -I -B -u -` with stdin a pipe, only fds 0-2 (perl's
+    //   own fds are close-on-exec) and every signal at its default; it starts up and blocks
+    //   reading its program;
+    // - opens a pidfd of it (pidfd_open, 434 on every Linux architecture): readable when it ends;
+    // - reads the timer line from stdin a byte at a time (a malformed or missing line: the
+    //   interpreter is killed, exit 1, no program runs);
+    // - from then on, for at most that many seconds, passes the rest of stdin into the pipe and
+    //   waits for the pidfd; then exits with the interpreter's status (128 + N for signal N), or,
+    //   when the time is up, kills it and exits 137, which ends every process of the box.
+    // It sets no signal handler, so nothing inside the box can signal it (PID 1 of a PID
+    // namespace gets only the signals it handles); SIGPIPE is ignored, set after the fork. Its
+    // numbers are Linux's: F_SETFL 4, O_NONBLOCK 2048, EINTR 4, WNOHANG 1. Without a pidfd
+    // (a kernel before 5.3) it exits 1 at once, so the box is not running when a run looks.
+    return {"perl", "-e",
+            R"PL(pipe(my $pr, my $pw) or exit 1;
+defined(my $py = fork) or exit 1;
+if (!$py) { open(STDIN, '<&', $pr) or exit 1; exec 'python3', '-I', '-B', '-u', '-'; exit 127 }
+close $pr;
+$SIG{PIPE} = 'IGNORE';
+my $fd = syscall(434, $py, 0);
+my ($t, $c) = ('', '');
+while ($fd >= 0 && sysread(STDIN, $c, 1)) { last if $c eq "\n"; $t .= $c }
+if ($c ne "\n" || $t !~ /^[0-9]+(\.[0-9]+)?$/) { kill 'KILL', $py; exit 1 }
+fcntl($pw, 4, 2048);
+my ($left, $buf, $in) = ($t, '', 1);
+while ($left > 0) {
+  my ($r, $w) = ('', '');
+  vec($r, $fd, 1) = 1;
+  vec($r, 0, 1) = 1 if $in && !length $buf;
+  vec($w, fileno($pw), 1) = 1 if length $buf;
+  (my $n, $left) = select($r, $w, undef, $left);
+  if ($n < 0) { last unless $! == 4; next }
+  last if vec($r, $fd, 1);
+  if ($in && vec($r, 0, 1) && !sysread(STDIN, $buf, 65536)) { close $pw; $in = 0 }
+  if (length $buf && vec($w, fileno($pw), 1)) { my $k = syswrite($pw, $buf); substr($buf, 0, defined $k ? $k : length $buf) = '' }
+}
+if (waitpid($py, 1) == $py) { exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) }
+kill 'KILL', $py;
+exit 137;
+)PL"};
 }
 
 std::string warm_box_timer_line(double guest_timer_s) { return format_number(guest_timer_s) + "\n"; }

@@ -54,12 +54,17 @@ std::string own_image_name_problem(std::string_view name);
 
 // The first process of every cold box: `timeout -s KILL <deadline + 1> python3 -I -B -u -`.
 std::vector<std::string> box_command(double timeout_s);
-// The first process of a warm box, started before its program exists: a fixed shell step that
-// reads one line (the box timer's value), drops the PWD the shell exported (so the program's
-// environment is a cold box's), and execs the same `timeout -s KILL <value> python3 -I -B -u -`,
-// which then reads the program from the rest of stdin. `read` ends at the first
-// newline and takes no byte more, so the program is exactly what follows the line. Without a
-// line (stdin closed first) the shell exits 1 and python never starts.
+// The first process of a warm box, started before its program exists: a small fixed Perl
+// program, PID 1 of the box, that starts the interpreter ahead exactly as a cold box runs it
+// (`python3 -I -B -u -`, its child, stdin a pipe, fds 0-2 only, default signal
+// dispositions, the box's environment), blocked reading its program. At delivery it reads one
+// line (the box timer's value) and only then passes the rest of stdin, the program, to the
+// interpreter, and waits for it at most that long: the timer starts at delivery and lives in
+// PID 1, which sets no signal handler, so nothing in the box can signal it; it exits with the
+// interpreter's exit status (128 + N for a signal N, as `timeout` as PID 1 does), or kills it
+// and exits 137 when the timer passes, which ends every process of the box. It reads the line a
+// byte at a time, so the program is exactly what follows it. Without a line (stdin closed
+// first) it exits 1 and no program runs.
 std::vector<std::string> warm_box_command();
 // The line the daemon writes first at delivery: the box timer (deadline + 1 s) and a newline.
 std::string warm_box_timer_line(double guest_timer_s);

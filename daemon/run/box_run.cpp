@@ -201,7 +201,7 @@ net::awaitable<bool> BoxRun::still_usable(double timeout_s)
     const auto* state = inspected->as_object().if_contains("State");
     const auto* running = state && state->is_object() ? state->as_object().if_contains("Running") : nullptr;
     if (running == nullptr || !running->is_bool() || !running->get_bool()) co_return false;
-    // The shell step execs timeout, so this process stays the box's first one.
+    // The warm step stays the box's first process (PID 1) for the whole run.
     const auto* pid = state->as_object().if_contains("Pid");
     if (pid != nullptr && pid->is_int64() && pid->get_int64() > 0) m_first_pid = pid->get_int64();
     co_return check_effective_policy(m_policy, m_runtime, m_box, *inspected).empty();

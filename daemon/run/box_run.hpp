@@ -7,9 +7,10 @@
 //
 // A warm box is made before any request (warm_boxes.hpp): the same identify(), prepare_watch()
 // and write_attempt(), then prepare() creates it with the warm command (proto::warm_box_command:
-// a fixed shell step that reads the box timer's value as its first line of stdin, then execs
-// `timeout -s KILL <value> python3 -I -B -u -`), verifies its policy, attaches, registers the
-// wait and starts it. Its first process then waits, reading stdin. A request takes it with
+// a fixed Perl PID 1 that starts `python3 -I -B -u -` at once, reads the box timer's value as
+// its first line of stdin, then passes the program on and times the interpreter), verifies its
+// policy, attaches, registers the wait and starts it. Its first process then waits, reading
+// stdin, with the interpreter up. A request takes it with
 // still_usable() (the box still runs, with the same settings, and will not outlive its expiry
 // label), adopt() and execute_warm(): at delivery the daemon writes the timer line (the run's
 // deadline + the margin) and the program and closes stdin, so the deadline and the box timer

@@ -1,6 +1,6 @@
 """Part (2) of warm_run_parts.sh: R boxes made like a warm box (the stdlib limits and the box
 policy but its seccomp profile; created with stdin open, attached, started, waiting in the warm
-first step), then the timer line and
+first step, `perl -e STEP`, whose interpreter is up after the 0.3 s wait), then the timer line and
 print(6*7) delivered at once and stdin closed: the time to the first output, to the end of the
 attach stream and to the /wait answer. Arguments: engine URL, image ID, R, the first step."""
 import socket
@@ -15,7 +15,7 @@ engine_url, image, repeats, first_step = sys.argv[1], sys.argv[2], int(sys.argv[
 client = docker.DockerClient(base_url=engine_url)
 first_output, stream_end, wait_answer = [], [], []
 for _ in range(repeats):
-    box = client.containers.create(image, command=["sh", "-c", first_step], stdin_open=True, network_disabled=True,
+    box = client.containers.create(image, command=["perl", "-e", first_step], stdin_open=True, network_disabled=True,
                                    user="10000:10000", read_only=True, mem_limit="128m", memswap_limit="128m",
                                    pids_limit=32, nano_cpus=500_000_000, log_config={"type": "none"},
                                    cap_drop=["ALL"], security_opt=["no-new-privileges"],

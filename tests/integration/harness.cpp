@@ -141,10 +141,9 @@ std::vector<WarmBox> warm_boxes(const std::filesystem::path& home)
     }
 }
 
-Expected<ProcessResult> docker(std::vector<std::string> args)
+Expected<ProcessResult> docker(std::vector<std::string> args, ProcessOptions options)
 {
     args.insert(args.begin(), {"/usr/bin/docker", "-H", engine_host()});
-    ProcessOptions options;
     options.separate_stderr = true;
     return run_process(args, options);
 }

@@ -48,8 +48,9 @@ struct WarmBox {
 };
 std::vector<WarmBox> warm_boxes(const std::filesystem::path& home = runtime_home());
 
-// `docker ARGS...` on the suite's engine, stdout and stderr kept apart; asserts nothing.
-Expected<ProcessResult> docker(std::vector<std::string> args);
+// `docker ARGS...` on the suite's engine (with `options`: stdin, a time limit, a reader of the
+// output as it comes), stdout and stderr kept apart; asserts nothing.
+Expected<ProcessResult> docker(std::vector<std::string> args, ProcessOptions options = {});
 // The same, requiring exit 0; the first line of its output (an ID for `create`).
 std::string docker_ok(const std::vector<std::string>& args);
 // Whether the suite's engine has a box (any state) with this ID or name.

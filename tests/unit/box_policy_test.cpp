@@ -108,22 +108,55 @@ TEST_CASE("The box command carries a timer one second past the deadline")
 
 namespace {
 
-// The warm command's shell step, run here by the host's /bin/sh (Debian's dash, as in the
-// images) with `input` on stdin, in an environment like the box's (only HOME and PATH set).
-pybox::ProcessResult run_warm_step(const std::string& input)
+// A box-like environment on the host: PID 1 of a PID namespace of its own (so, as in a box,
+// signals from inside reach PID 1 only where it has a handler, and when PID 1 ends the kernel
+// ends every other process there), with a box's environment, and the host's perl, coreutils
+// and python3 (Debian 12's, as in the images).
+const std::vector<std::string> k_box_like = {"/usr/bin/unshare", "--user", "--map-root-user", "--pid", "--fork",
+                                             "/usr/bin/env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
+                                             "LANG=C.UTF-8", "HOME=/tmp", "HOSTNAME=pybox"};
+
+pybox::ProcessResult run_box_like(std::vector<std::string> argv, const std::string& input)
 {
-    auto argv = warm_box_command();
-    REQUIRE(argv.front() == "sh");
-    argv.front() = "/bin/sh";
-    argv.insert(argv.begin(), {"/usr/bin/env", "-i", "HOME=/tmp", "PATH=/usr/bin:/bin"});
+    argv.insert(argv.begin(), k_box_like.begin(), k_box_like.end());
     pybox::ProcessOptions options;
     options.input = input;
     options.separate_stderr = true;
     options.timeout = std::chrono::seconds(20);
     auto ran = pybox::run_process(argv, options);
     REQUIRE(ran.has_value());
+    INFO("stderr: " << ran->error_output);
+    REQUIRE(ran->signal == 0);
     return *ran;
 }
+
+// The warm command with `input` on stdin (the timer line, then the program).
+pybox::ProcessResult run_warm_step(const std::string& input)
+{
+    auto argv = warm_box_command();
+    REQUIRE(argv.front() == "perl");
+    argv.front() = "/usr/bin/perl";
+    return run_box_like(argv, input);
+}
+
+// A cold box's command (deadline 2 s, timer 3 s) with `program` on stdin.
+pybox::ProcessResult run_cold_step(const std::string& program) { return run_box_like(box_command(2.0), program); }
+
+// What a program sees of how it was started, printed: everything a cold and a warm box must
+// agree on. (Its process group and session are left to the integration test: in a box PID 1 is
+// a session leader, so both are 1; here a cold box's timeout makes its own group.)
+constexpr const char* k_introspection = R"(import sys
+modules = sorted(sys.modules)
+import os, signal
+print(__name__, '__file__' in globals(), sys.argv, sys.orig_argv, sys.executable, sys.flags)
+print(sys.path)
+print(modules)
+print(sys.stdin.read() == '', os.readlink('/proc/self/fd/0').split(':')[0], sorted(os.listdir('/proc/self/fd')))
+print(sys.stdout.write_through, sys.stderr.write_through, sys.stdin.isatty())
+print(sorted(os.environ.items()), os.getcwd(), os.getpid(), os.getppid(), os.umask(0))
+print([(int(s), str(signal.getsignal(s))) for s in signal.valid_signals() if s not in (signal.SIGKILL, signal.SIGSTOP)])
+print([line for line in open('/proc/self/status') if line.startswith(('SigPnd', 'ShdPnd', 'SigBlk', 'SigIgn', 'SigCgt'))])
+)";
 
 }  // namespace
 
@@ -144,22 +177,110 @@ TEST_CASE("A warm box's first step leaves no PWD behind, so the program's enviro
     CHECK(ran.output == "False\n");
 }
 
+TEST_CASE("A warm box's interpreter is started before delivery, so the program finds it already running")
+{
+    // The line and the program arrive 1 s after the box's first process started; the program
+    // measures how long its interpreter has been running (process start time against uptime).
+    const std::string program = "import os\n"
+                                "start = int(open('/proc/self/stat').read().rsplit(')', 1)[1].split()[19])\n"
+                                "age = float(open('/proc/uptime').read().split()[0]) - start / os.sysconf('SC_CLK_TCK')\n"
+                                "print(age >= 0.8, flush=True)\n";
+    std::vector<std::string> argv = {"/bin/sh", "-c", "p=$1 && shift && (sleep 1; printf '%s' \"$p\") | \"$@\"", "sh",
+                                     warm_box_timer_line(3.0) + program};
+    argv.insert(argv.end(), k_box_like.begin(), k_box_like.end());
+    argv.insert(argv.end(), {"/usr/bin/perl", "-e", warm_box_command().back()});
+    pybox::ProcessOptions options;
+    options.separate_stderr = true;
+    options.timeout = std::chrono::seconds(20);
+    const auto ran = pybox::run_process(argv, options);
+    REQUIRE(ran.has_value());
+    INFO("stderr: " << ran->error_output);
+    CHECK(ran->exit_code == 0);
+    CHECK(ran->output == "True\n");
+}
+
+TEST_CASE("A warm box runs its program exactly as a cold box does: what it sees, its output, tracebacks and exit codes")
+{
+    const std::vector<std::string> programs = {
+        k_introspection,
+        "print('out')\nimport sys\nprint('err', file=sys.stderr)\n",
+        "x = 1\nraise ValueError('at the top level')\n",
+        "def inner():\n    return 1 / 0\n\ndef outer():\n    inner()\n\nouter()\n",
+        "def f(:\n",
+        "import sys\nprint('leaving')\nsys.exit(3)\n",
+        "raise SystemExit('a message')\n",
+        "raise KeyboardInterrupt\n",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nimport time\ntime.sleep(5)\n",
+        "import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\nimport time\ntime.sleep(5)\n",
+        "import os\nos._exit(7)\n",
+        "import sys\nprint(sys.stdin.read() == '', input.__name__)\ninput()\n",
+    };
+    for (const auto& program : programs) {
+        INFO("program:\n" << program);
+        const auto cold = run_cold_step(program);
+        const auto warm = run_warm_step(warm_box_timer_line(3.0) + program);
+        CHECK(warm.output == cold.output);
+        CHECK(warm.error_output == cold.error_output);
+        CHECK(warm.exit_code == cold.exit_code);
+    }
+}
+
+TEST_CASE("The exit codes a warm box gives are a cold box's: 0, sys.exit's, 1 for an exception, 128 + a signal")
+{
+    CHECK(run_warm_step(warm_box_timer_line(3.0) + "pass\n").exit_code == 0);
+    CHECK(run_warm_step(warm_box_timer_line(3.0) + "import sys\nsys.exit(3)\n").exit_code == 3);
+    CHECK(run_warm_step(warm_box_timer_line(3.0) + "raise ValueError\n").exit_code == 1);
+    CHECK(run_warm_step(warm_box_timer_line(3.0) + "raise KeyboardInterrupt\n").exit_code == 130);
+    CHECK(run_warm_step(warm_box_timer_line(3.0) + "import os\nos.kill(os.getpid(), 9)\n").exit_code == 137);
+}
+
 TEST_CASE("A warm box's timer counts from the line: the program is killed when it passes")
 {
     const auto started = std::chrono::steady_clock::now();
     const auto ran = run_warm_step(warm_box_timer_line(0.5) + "import time\ntime.sleep(10)\n");
     const auto took = std::chrono::steady_clock::now() - started;
-    // In a box, timeout is PID 1 and reports its child's SIGKILL as 128 + 9; here it is not, and
-    // its SIGKILL to its own process group ends it too.
-    CHECK((ran.exit_code == 137 || ran.signal == 9));
+    CHECK(ran.exit_code == 137);
+    CHECK(took >= std::chrono::milliseconds(500));
     CHECK(took < std::chrono::seconds(5));
 }
 
-TEST_CASE("A warm box whose stdin closes before a line ends without starting python")
+TEST_CASE("A warm box's timer still fires when the program signals PID 1, its parent, and stops every process it can")
 {
-    const auto ran = run_warm_step("");
-    CHECK(ran.exit_code == 1);
-    CHECK(ran.output.empty());
+    // PID 1 (the timer) sets no signal handler, so from inside no signal reaches it; kill(-1)
+    // reaches every other process, the program included (ESRCH when there is no other).
+    const std::string program = "import os, signal, time\n"
+                                "assert os.getppid() == 1\n"
+                                "for sig in (signal.SIGKILL, signal.SIGSTOP, signal.SIGTERM, signal.SIGINT, "
+                                "signal.SIGALRM, signal.SIGCHLD, signal.SIGHUP, signal.SIGUSR1):\n"
+                                "    os.kill(1, sig)\n"
+                                "print('still here', flush=True)\n"
+                                "end = time.monotonic() + 2\n"
+                                "while time.monotonic() < end:\n"
+                                "    os.kill(1, signal.SIGCHLD)\n"
+                                "try:\n"
+                                "    os.kill(-1, signal.SIGSTOP)\n"
+                                "except ProcessLookupError:\n"
+                                "    pass\n"
+                                "time.sleep(10)\n";
+    const auto started = std::chrono::steady_clock::now();
+    const auto ran = run_warm_step(warm_box_timer_line(1.0) + program);
+    const auto took = std::chrono::steady_clock::now() - started;
+    INFO("stderr: " << ran.error_output);
+    CHECK(ran.output == "still here\n");
+    CHECK(ran.exit_code == 137);
+    CHECK(took >= std::chrono::seconds(1));
+    CHECK(took < std::chrono::seconds(5));
+}
+
+TEST_CASE("A warm box whose stdin closes before a line, or whose line is not a number, ends with 1 and runs no "
+          "program")
+{
+    for (const auto* input : {"", "3", "x\nprint(1)\n", "-1\nprint(1)\n", "\nprint(1)\n"}) {
+        INFO("input: " << input);
+        const auto ran = run_warm_step(input);
+        CHECK(ran.exit_code == 1);
+        CHECK(ran.output.empty());
+    }
 }
 
 namespace {

@@ -304,3 +304,15 @@ TEST_CASE("The reference's stopping row and warm start budget state what the cod
                Catch::Contains("the longest deadline, " +
                                std::to_string(static_cast<int>(limits::k_max_timeout_s)) + " s"));
 }
+
+TEST_CASE("How it works shows the warm box's first process exactly as the code sets it, and the receipt guide names it")
+{
+    const auto command = proto::warm_box_command();
+    REQUIRE(command.size() == 3);
+    CHECK(command[0] == "perl");
+    CHECK(command[1] == "-e");
+    const std::string guide = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "how-it-works.md");
+    CHECK_THAT(guide, Catch::Contains("```perl\n" + command[2] + "```\n"));
+    CHECK_THAT(guide, Catch::Contains("`perl -e`"));
+    CHECK_THAT(doc_row("`command`", "receipt.md"), Catch::Contains("`[\"perl\",\"-e\",\"<program>\"]`"));
+}
