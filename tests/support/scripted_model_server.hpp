@@ -1,6 +1,6 @@
 // A scripted OpenAI-compatible chat-completions server for the model client's tests: HTTPS on
-// 127.0.0.1 with a certificate of a CA the tests make (TestPki, through the openssl command), on
-// a thread of its own. Each connection gets the next scripted answer (status, headers, body,
+// 127.0.0.1 with a certificate of a CA the tests make (TestPki, through the openssl command), or
+// plain HTTP, on a thread of its own. Each connection gets the next scripted answer (status, headers, body,
 // and a delay before it is sent) and every request is recorded (path, headers, body, the SNI
 // name and when it arrived) for the test to check its shape. Header-only, tests only.
 #pragma once
@@ -112,14 +112,17 @@ struct RecordedRequest {
 
 class ScriptedModelServer {
 public:
-    // Serves `cert`/`key` (a TestPki name) and answers connections in turn with `script`; once
+    // Serves HTTPS with `cert` (a TestPki name) and answers connections in turn with `script`; once
     // it is used up, every further request is answered 500.
+    // An empty `cert` serves plain HTTP instead.
     ScriptedModelServer(const std::string& cert, std::vector<ScriptedAnswer> script)
-        : m_context(boost::asio::ssl::context::tls_server), m_script(script.begin(), script.end())
+        : m_context(boost::asio::ssl::context::tls_server), m_tls(!cert.empty()), m_script(script.begin(), script.end())
     {
-        const auto& pki = TestPki::get();
-        m_context.use_certificate_chain_file(pki.cert(cert).string());
-        m_context.use_private_key_file(pki.key(cert).string(), boost::asio::ssl::context::pem);
+        if (m_tls) {
+            const auto& pki = TestPki::get();
+            m_context.use_certificate_chain_file(pki.cert(cert).string());
+            m_context.use_private_key_file(pki.key(cert).string(), boost::asio::ssl::context::pem);
+        }
         m_acceptor.open(boost::asio::ip::tcp::v4());
         m_acceptor.bind({boost::asio::ip::make_address("127.0.0.1"), 0});
         m_acceptor.listen();
@@ -160,8 +163,12 @@ private:
     boost::asio::awaitable<void> serve(boost::asio::ip::tcp::socket socket)
     {
         namespace beast = boost::beast;
-        namespace http = beast::http;
         constexpr auto tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+        if (!m_tls) {
+            beast::tcp_stream stream(std::move(socket));
+            co_await exchange(stream, stream, "");
+            co_return;
+        }
         beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(socket)), m_context);
         stream.next_layer().expires_after(std::chrono::seconds(10));
         auto [handshake_ec] = co_await stream.async_handshake(boost::asio::ssl::stream_base::server, tuple);
@@ -170,6 +177,18 @@ private:
             ++m_handshakes_failed;
             co_return;
         }
+        const char* name = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name);
+        co_await exchange(stream, stream.next_layer(), name ? name : "");
+    }
+
+    // One request and its scripted answer.
+    template <class Stream>
+    boost::asio::awaitable<void> exchange(Stream& stream, boost::beast::tcp_stream& timed, std::string sni)
+    {
+        namespace beast = boost::beast;
+        namespace http = beast::http;
+        constexpr auto tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+        timed.expires_after(std::chrono::seconds(10));
         beast::flat_buffer buffer;
         http::request<http::string_body> request;
         auto [read_ec, read] = co_await http::async_read(stream, buffer, request, tuple);
@@ -181,7 +200,7 @@ private:
         record.authorization = std::string(request[http::field::authorization]);
         record.content_type = std::string(request[http::field::content_type]);
         record.body = request.body();
-        if (const char* name = SSL_get_servername(stream.native_handle(), TLSEXT_NAMETYPE_host_name)) record.sni = name;
+        record.sni = std::move(sni);
         record.arrived = std::chrono::steady_clock::now();
         ScriptedAnswer answer(500, R"({"error":{"message":"script used up"}})");
         {
@@ -201,12 +220,14 @@ private:
         for (const auto& [name, value] : answer.headers) response.set(name, value);
         response.body() = std::move(answer.body);
         response.prepare_payload();
-        stream.next_layer().expires_after(std::chrono::seconds(10));
+        timed.expires_after(std::chrono::seconds(10));
         co_await http::async_write(stream, response, tuple);
-        stream.next_layer().socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, handshake_ec);
+        beast::error_code ignored;
+        timed.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
     }
 
     boost::asio::ssl::context m_context;
+    bool m_tls;
     mutable std::mutex m_mutex;
     std::deque<ScriptedAnswer> m_script;
     std::vector<RecordedRequest> m_requests;

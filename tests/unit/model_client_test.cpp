@@ -12,6 +12,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -38,12 +40,13 @@ struct Setup {
     test::TempRuntime runtime;
     ModelConfig config;
 
-    explicit Setup(unsigned short port, std::string host = "localhost")
+    explicit Setup(unsigned short port, const std::string& host = "localhost", const std::string& scheme = "https",
+                   const std::string& path = "")
     {
         const auto key_file = runtime.root / "model.key";
         std::ofstream(key_file) << k_key << "\n";
         std::filesystem::permissions(key_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-        config.endpoint = parse_base_url("https://" + host + ":" + std::to_string(port)).value();
+        config.endpoint = parse_base_url(scheme + "://" + host + ":" + std::to_string(port) + path).value();
         config.model = "meta/llama-3.3-70b-instruct";
         config.key = KeyFromFile{key_file};
         config.ca_file = TestPki::get().ca();
@@ -251,4 +254,60 @@ TEST_CASE("A closed port is unreachable, said without the key")
     }
     Setup setup(port);
     failure(complete(setup.config), "model_unreachable");
+}
+
+TEST_CASE("A self-hosted base on this machine is reached over plain http, its /v1 not doubled")
+{
+    ScriptedModelServer server("", {{200, k_answer}});
+    Setup setup(server.port(), "localhost", "http", "/v1");
+    const auto result = complete(setup.config);
+    REQUIRE(result.has_value());
+    CHECK(result->content == "```python\nprint(6*7)\n```");
+    WARN("round trip to the local plain http server: " << result->latency.count() << " ms");
+    const auto requests = server.requests();
+    REQUIRE(requests.size() == 1);
+    CHECK(requests[0].target == "/v1/chat/completions");
+    CHECK(requests[0].authorization == "Bearer " + k_key);
+    CHECK(requests[0].sni.empty());
+}
+
+TEST_CASE("Twenty calls to the local TLS server, one after another", "[.][model_bench]")
+{
+    ScriptedModelServer server("localhost", std::vector<ScriptedAnswer>(20, ScriptedAnswer(200, k_answer)));
+    Setup setup(server.port());
+    std::vector<long> latencies;
+    for (int i = 0; i < 20; ++i) latencies.push_back(static_cast<long>(complete(setup.config).value().latency.count()));
+    std::sort(latencies.begin(), latencies.end());
+    WARN("20 calls over TLS: median " << latencies[10] << " ms, fastest " << latencies.front() << " ms, slowest "
+                                      << latencies.back() << " ms");
+}
+
+// Opt-in, outside CI: `NVIDIA_API_KEY=... unit_tests "[live_model]"` asks the hosted NIM (the
+// model from PYBOX_LIVE_MODEL, default meta/llama-3.3-70b-instruct). Hidden: it needs the
+// internet and a key, which CI has neither of.
+TEST_CASE("The hosted NIM answers a one-line question", "[.][live_model]")
+{
+    const char* key = std::getenv("NVIDIA_API_KEY");
+    if (key == nullptr) FAIL("set NVIDIA_API_KEY to run this opt-in check against the hosted NIM");
+    const char* model = std::getenv("PYBOX_LIVE_MODEL");
+    ModelConfig config;
+    config.endpoint = parse_base_url(k_default_base_url).value();
+    config.model = model != nullptr ? model : "meta/llama-3.3-70b-instruct";
+    config.key = KeyFromEnvironment{"NVIDIA_API_KEY"};
+    boost::asio::io_context io;
+    ChatCompletionsClient client(io.get_executor(), config);
+    std::optional<Expected<ModelAnswer>> result;
+    boost::asio::co_spawn(
+        io,
+        [&]() -> boost::asio::awaitable<void> {
+            std::vector<ModelMessage> question{{"user", "Answer with one word: what is the capital of France?"}};
+            result = co_await client.complete(std::move(question), ModelOptions{0.0, 16});
+        },
+        boost::asio::detached);
+    io.run();
+    REQUIRE(result.has_value());
+    if (!*result) FAIL(result->error().code << ": " << result->error().message);
+    CHECK_THAT(result->value().content, Catch::Contains("Paris"));
+    WARN("hosted NIM: " << result->value().model << ", " << result->value().latency.count() << " ms, "
+                        << result->value().prompt_tokens << "+" << result->value().completion_tokens << " tokens");
 }
