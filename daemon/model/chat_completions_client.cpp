@@ -62,10 +62,17 @@ std::string seconds_text(std::chrono::milliseconds duration)
 
 bool timed_out(const beast::error_code& ec) { return ec == beast::error::timeout || ec == net::error::timed_out; }
 
+// The caller cancelled the call (its client went away).
+Error cancelled(const ModelConfig& config)
+{
+    return make_error("cancelled", "The call to the model service at " + config.endpoint.describe() + " was cancelled.");
+}
+
 // A failure of the exchange after the connection was made.
 Error exchange_error(const beast::error_code& ec, const ModelConfig& config, std::string_view doing)
 {
     const std::string where = config.endpoint.describe();
+    if (ec == net::error::operation_aborted) return cancelled(config);
     if (timed_out(ec))
         return make_error("model_timeout", "The model service at " + where + " did not answer within " +
                                                seconds_text(config.answer_timeout) + " (answer_timeout_s).");
@@ -92,6 +99,8 @@ net::awaitable<Expected<tcp::resolver::results_type>> resolve(net::any_io_execut
         co_return make_error("model_timeout", "The name " + endpoint.host + " was not resolved within " +
                                                   seconds_text(k_connect_timeout) + ".");
     auto [ec, results] = std::get<0>(std::move(outcome));
+    if (ec == net::error::operation_aborted)
+        co_return make_error("cancelled", "The call to the model service at " + endpoint.describe() + " was cancelled.");
     if (ec) co_return make_error("model_unreachable", "The model service's host " + endpoint.host +
                                                           " cannot be resolved: " + ec.message() + ".");
     co_return results;
@@ -103,6 +112,8 @@ net::awaitable<Expected<void>> connect(beast::tcp_stream& stream, const tcp::res
     stream.expires_at(deadline);
     auto [ec, connected] = co_await stream.async_connect(addresses, use_tuple);
     (void)connected;
+    if (ec == net::error::operation_aborted)
+        co_return make_error("cancelled", "The call to the model service at " + endpoint.describe() + " was cancelled.");
     if (timed_out(ec))
         co_return make_error("model_timeout", "The model service at " + endpoint.describe() + " did not accept a connection within " +
                                                   seconds_text(k_connect_timeout) + ".");
@@ -155,6 +166,7 @@ net::awaitable<Expected<Reply>> send_and_read(Stream& stream, beast::tcp_stream&
 Error tls_error(const beast::error_code& ec, const VerifyOutcome& verify, const ModelConfig& config)
 {
     const std::string where = config.endpoint.describe();
+    if (ec == net::error::operation_aborted) return cancelled(config);
     if (timed_out(ec))
         return make_error("model_timeout", "The TLS handshake with the model service at " + where +
                                                " did not finish within " + seconds_text(k_connect_timeout) + ".");
@@ -276,7 +288,7 @@ net::awaitable<Expected<ModelAnswer>> ChatCompletionsClient::complete(std::vecto
         if (!plan.again) co_return status_error(*reply, m_config, *key, plan.why_not);
         net::steady_timer wait(m_executor, plan.wait);
         auto [ec] = co_await wait.async_wait(use_tuple);
-        if (ec) co_return make_error("cancelled", "The model call was cancelled while waiting to try again.");
+        if (ec) co_return cancelled(m_config);
     }
 }
 

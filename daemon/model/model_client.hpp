@@ -6,8 +6,9 @@
 // ends within its implementation's bounds. Its failures are values: Error codes
 // "model_request_invalid", "model_key_unavailable", "model_unreachable", "model_tls",
 // "model_timeout", "model_auth", "model_busy", "model_error", "model_protocol",
-// "model_no_content" (docs/model.md says what each means). No Error, and nothing else a model
-// client produces, holds the key.
+// "model_no_content" (docs/model.md says what each means), and "cancelled" when the caller's
+// cancellation slot is emitted (the client went away). No Error, and nothing else a model client
+// produces, holds the key.
 #pragma once
 
 #include "common/error.hpp"

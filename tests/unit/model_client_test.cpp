@@ -5,9 +5,12 @@
 #include "tests/support/scripted_model_server.hpp"
 #include "tests/support/temp_runtime.hpp"
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/json/parse.hpp>
 
 #include <catch2/catch.hpp>
@@ -310,4 +313,25 @@ TEST_CASE("The hosted NIM answers a one-line question", "[.][live_model]")
     CHECK_THAT(result->value().content, Catch::Contains("Paris"));
     WARN("hosted NIM: " << result->value().model << ", " << result->value().latency.count() << " ms, "
                         << result->value().prompt_tokens << "+" << result->value().completion_tokens << " tokens");
+}
+
+TEST_CASE("A call whose caller goes away ends at once as cancelled")
+{
+    ScriptedModelServer server("localhost", {{200, k_answer, {}, 3s}});
+    Setup setup(server.port());
+    boost::asio::io_context io;
+    ChatCompletionsClient client(io.get_executor(), setup.config);
+    std::optional<Expected<ModelAnswer>> result;
+    boost::asio::cancellation_signal gone;
+    boost::asio::co_spawn(
+        io, [&]() -> boost::asio::awaitable<void> { result = co_await client.complete(k_messages, ModelOptions{}); },
+        boost::asio::bind_cancellation_slot(gone.slot(), boost::asio::detached));
+    boost::asio::steady_timer later(io, 300ms);
+    later.async_wait([&](const boost::system::error_code&) { gone.emit(boost::asio::cancellation_type::terminal); });
+    const auto started = std::chrono::steady_clock::now();
+    io.run();
+    CHECK(std::chrono::steady_clock::now() - started < 2s);
+    REQUIRE(result.has_value());
+    failure(*result, "cancelled");
+    CHECK(server.requests().size() == 1);
 }
