@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -118,10 +119,10 @@ private:
     std::optional<std::string> m_duplicate_key;
 };
 
-std::string describe_json_error(const json::error_code& ec)
+std::string describe_json_error(const json::error_code& ec, std::size_t max_depth)
 {
     if (ec == json::error::too_deep) {
-        return "it is nested deeper than " + std::to_string(k_max_request_depth) + " levels";
+        return "it is nested deeper than " + std::to_string(max_depth) + " levels";
     }
     if (ec == json::error::extra_data) {
         return "there are bytes after the JSON value";
@@ -137,25 +138,41 @@ std::string describe_json_error(const json::error_code& ec)
 
 }  // namespace
 
-Expected<json::value> parse_request_json(std::string_view body)
+StrictJson parse_json_strictly(std::string_view text, std::size_t max_depth)
 {
     json::parse_options options;
-    options.max_depth = k_max_request_depth;
+    options.max_depth = max_depth;
     json::basic_parser<StrictHandler> parser(options);
     json::error_code ec;
-    const std::size_t used = parser.write_some(false, body.data(), body.size(), ec);
+    StrictJson result;
+    result.at_byte = parser.write_some(false, text.data(), text.size(), ec);
     if (const auto& duplicate = parser.handler().duplicate_key()) {
-        return make_error("invalid_request", "The request repeats the key \"" + printable_excerpt(*duplicate) +
-                                                  "\"; each key may appear only once.");
+        result.duplicate_key = *duplicate;
+        return result;
     }
-    if (!ec && used < body.size()) {
+    if (!ec && result.at_byte < text.size()) {
         ec = json::error::extra_data;
     }
     if (ec) {
-        return make_error("invalid_json", "The request body is not valid JSON: " + describe_json_error(ec) +
-                                              " (at byte " + std::to_string(used) + ").");
+        result.problem = describe_json_error(ec, max_depth);
+        return result;
     }
-    return parser.handler().release();
+    result.value = parser.handler().release();
+    return result;
+}
+
+Expected<json::value> parse_request_json(std::string_view body)
+{
+    auto parsed = parse_json_strictly(body, k_max_request_depth);
+    if (parsed.duplicate_key) {
+        return make_error("invalid_request", "The request repeats the key \"" + printable_excerpt(*parsed.duplicate_key) +
+                                                  "\"; each key may appear only once.");
+    }
+    if (!parsed.problem.empty()) {
+        return make_error("invalid_json", "The request body is not valid JSON: " + parsed.problem + " (at byte " +
+                                              std::to_string(parsed.at_byte) + ").");
+    }
+    return std::move(parsed.value);
 }
 
 }  // namespace pybox::proto

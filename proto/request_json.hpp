@@ -7,6 +7,9 @@
 
 #include <boost/json/value.hpp>
 
+#include <cstddef>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace pybox::proto {
@@ -14,5 +17,18 @@ namespace pybox::proto {
 // Error codes: "invalid_json" (not one well-formed JSON value, too deep, bytes after it) and
 // "invalid_request" (a repeated key, named in the message).
 Expected<boost::json::value> parse_request_json(std::string_view body);
+
+// The same rules for other untrusted JSON text (the model service's answers), nested at most
+// `max_depth` levels; the caller words the failure. On failure `problem` is a phrase ("it is
+// nested deeper than 16 levels") or `duplicate_key` names the repeated key, and `at_byte` says
+// where the reading stopped.
+struct StrictJson {
+    boost::json::value value;
+    std::optional<std::string> duplicate_key;
+    std::string problem;
+    std::size_t at_byte = 0;
+    bool ok() const { return !duplicate_key && problem.empty(); }
+};
+StrictJson parse_json_strictly(std::string_view text, std::size_t max_depth);
 
 }  // namespace pybox::proto

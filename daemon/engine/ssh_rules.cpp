@@ -1,5 +1,6 @@
 #include "daemon/engine/ssh_rules.hpp"
 
+#include "common/private_file.hpp"
 #include "proto/text.hpp"
 
 #include <algorithm>
@@ -66,13 +67,8 @@ std::string known_hosts_name(std::string_view host, unsigned port)
 
 std::string identity_file_problem(bool regular_file, unsigned mode)
 {
-    if (!regular_file) return "it is not a regular file";
-    if ((mode & 077) != 0) {
-        char octal[8];
-        std::snprintf(octal, sizeof octal, "%04o", mode & 07777);
-        return std::string("group or others may access it (mode ") + octal + "); make it private with chmod 600";
-    }
-    return "";
+    // Ownership is ssh's rule too, but libssh2 is handed the path, not an open file: it is not checked here.
+    return private_file_problem(regular_file, mode, true);
 }
 
 }  // namespace pybox::engine

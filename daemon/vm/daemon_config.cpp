@@ -138,6 +138,10 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             auto engines = engine::parse_engine_entries(value, file);
             if (!engines) return engines.error();
             config.engines = std::move(*engines);
+        } else if (key == "model") {
+            auto model = model::parse_model_config(value, file);
+            if (!model) return model.error();
+            config.model = std::move(*model);
         } else if (const auto* seconds_key = find_seconds_key(key)) {
             auto seconds = seconds_in_range(value, file, *seconds_key);
             if (!seconds) return seconds.error();
@@ -145,7 +149,7 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         } else {
             return invalid(file, key,
                            "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, image_tar_cache_dir, watcher, "
-                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, warm_boxes, engines, local_engine)");
+                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, warm_boxes, engines, local_engine, model)");
         }
     }
     if (!config.local_engine && config.engines.empty())

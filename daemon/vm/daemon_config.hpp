@@ -11,6 +11,7 @@
 #include "common/limits.hpp"
 #include "common/paths.hpp"
 #include "daemon/engine/engine_entry.hpp"
+#include "daemon/model/model_config.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -57,6 +58,8 @@ struct DaemonConfig {
     // engine_socket) takes runs too; false leaves runs to the named engines only.
     std::vector<engine::EngineEntry> engines;
     bool local_engine = true;
+    // The model service the daemon asks (model_config.hpp, docs/model.md); none: no model.
+    std::optional<model::ModelConfig> model;
 };
 
 // Parses the text of a config file; `file` is only used in messages.

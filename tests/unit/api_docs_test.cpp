@@ -46,6 +46,11 @@ const std::set<std::string> k_never_answered = {
     "invalid_attempt",           // the attempt journal's reader: a damaged line is counted
     "http_",                     // the client's stand-in for an answer without an error body
     "free_space_unknown",        // a `pybox doctor` check's detail (GET /v1/doctor), never an error
+    // The model client's (daemon/model/, docs/model.md): no route calls it yet; the repair loop
+    // that will answer them adds them to the table.
+    "model_request_invalid", "model_key_unavailable", "model_unreachable", "model_tls", "model_timeout",
+    "model_auth", "model_busy", "model_error", "model_protocol", "model_no_content",
+    "file_not_private",          // common/private_file: the model key's file, within model_key_unavailable
 };
 
 using pybox::test::read_text;

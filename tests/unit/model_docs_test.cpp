@@ -1,0 +1,132 @@
+// docs/model.md against the code: its config table lists exactly the keys of config.json's
+// "model", its limits and defaults are the client's constants, and its errors table lists
+// exactly the codes the model client makes.
+#include "daemon/model/model_limits.hpp"
+#include "daemon/model/model_url.hpp"
+#include "daemon/vm/daemon_config.hpp"
+#include "tests/support/source_text.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace pybox::model;
+
+const std::string& doc()
+{
+    static const std::string text = pybox::test::read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "model.md");
+    return text;
+}
+
+std::vector<std::string> lines_of(const std::string& text)
+{
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+// The row whose first cell is `name`.
+std::string row(const std::string& name)
+{
+    for (const auto& line : lines_of(doc()))
+        if (line.starts_with("| " + name + " |")) return line;
+    FAIL("docs/model.md has no row " << name);
+    return {};
+}
+
+// The first cells (backticked) of the table under `heading`.
+std::set<std::string> first_cells(const std::string& heading)
+{
+    std::set<std::string> cells;
+    bool in_section = false;
+    for (const auto& line : lines_of(doc())) {
+        if (line.starts_with("## ")) in_section = line == heading;
+        if (in_section && line.starts_with("| `")) cells.insert(line.substr(3, line.find('`', 3) - 3));
+    }
+    return cells;
+}
+
+std::string with_commas(std::size_t number)
+{
+    const std::string digits = std::to_string(number);
+    std::string text;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) text += ',';
+        text += digits[i];
+    }
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("docs/model.md's config table lists exactly the keys of config.json's model")
+{
+    const auto refused = pybox::vm::parse_daemon_config(R"({"model": {"no_such_key": 1}})", "/config.json");
+    REQUIRE_FALSE(refused.has_value());
+    const auto& message = refused.error().message;
+    const auto start = message.find("(known keys: ");
+    REQUIRE(start != std::string::npos);
+    std::set<std::string> known;
+    std::istringstream keys(message.substr(start + 13, message.find(')', start) - start - 13));
+    for (std::string key; std::getline(keys, key, ',');) known.insert(key.substr(key.find_first_not_of(' ')));
+    CHECK(first_cells("## Configuring it") == known);
+}
+
+TEST_CASE("docs/model.md states the client's defaults and ranges from the code")
+{
+    CHECK_THAT(row("`base_url`"), Catch::Contains("`" + std::string(k_default_base_url) + "`"));
+    CHECK_THAT(row("`temperature`"), Catch::Contains("| `0.2` |") && Catch::Contains("0-2"));
+    CHECK(k_default_temperature == 0.2);
+    CHECK(k_max_temperature == 2.0);
+    CHECK_THAT(row("`max_tokens`"), Catch::Contains("| `" + std::to_string(k_default_max_tokens) + "` |") &&
+                                        Catch::Contains("1-" + std::to_string(k_max_max_tokens)));
+    CHECK_THAT(row("`answer_timeout_s`"), Catch::Contains("| `" + std::to_string(k_default_answer_timeout_s) + "` |") &&
+                                              Catch::Contains("1-" + std::to_string(k_max_answer_timeout_s)));
+    CHECK_THAT(row("`base_url`"), Catch::Contains("at most " + with_commas(k_max_base_url_bytes) + " bytes"));
+}
+
+TEST_CASE("docs/model.md's limits table states the client's limits from the code")
+{
+    using std::chrono::seconds;
+    CHECK_THAT(row("Connect"), Catch::Contains(std::to_string(std::chrono::duration_cast<seconds>(k_connect_timeout).count()) + " s"));
+    CHECK_THAT(row("Answer"), Catch::Contains(std::to_string(k_default_answer_timeout_s) + " s by default, at most " +
+                                              std::to_string(k_max_answer_timeout_s) + " s"));
+    CHECK_THAT(row("Answer body"), Catch::Contains(with_commas(k_max_answer_bytes) + " bytes"));
+    CHECK_THAT(row("Answer header"), Catch::Contains(with_commas(k_max_answer_header_bytes) + " bytes"));
+    CHECK_THAT(row("Answer nesting"), Catch::Contains(std::to_string(k_max_answer_depth) + " levels"));
+    CHECK_THAT(row("Request body"), Catch::Contains(with_commas(k_max_request_bytes) + " bytes, at most " +
+                                                    std::to_string(k_max_messages) + " messages"));
+    CHECK_THAT(row("Tries"), Catch::Contains(std::to_string(k_max_tries) + " in all"));
+    CHECK_THAT(row("Backoff"), Catch::Contains(std::to_string(std::chrono::duration_cast<seconds>(k_backoff_first).count()) +
+                                               " s, doubling, at most " +
+                                               std::to_string(std::chrono::duration_cast<seconds>(k_backoff_longest).count()) + " s"));
+    CHECK_THAT(row("Retry-After"), Catch::Contains("up to " + std::to_string(k_max_retry_after.count()) + " s"));
+    CHECK_THAT(row("The key"), Catch::Contains(with_commas(k_max_key_bytes) + " bytes"));
+    CHECK_THAT(doc(), Catch::Contains("ends within " + std::to_string(k_max_tries) + " x (" +
+                                      std::to_string(std::chrono::duration_cast<seconds>(k_connect_timeout).count()) +
+                                      " s + `answer_timeout_s`) plus three waits of\nat most " +
+                                      std::to_string(k_max_retry_after.count()) + " s"));
+    CHECK(k_max_tries == 4);  // "three waits" above
+}
+
+TEST_CASE("docs/model.md's errors table lists exactly the codes the model client makes")
+{
+    std::string sources;
+    for (const auto& entry : fs::directory_iterator(fs::path(PYBOX_SOURCE_DIR) / "daemon" / "model"))
+        if (entry.path().extension() == ".cpp") sources += pybox::test::read_text(entry.path());
+    std::set<std::string> made;
+    static const std::regex code(R"re("(model_[a-z_]+)")re");
+    for (std::sregex_iterator it(sources.begin(), sources.end(), code), end; it != end; ++it) made.insert((*it)[1].str());
+    CHECK(first_cells("## Errors") == made);
+    // And the interface's header names each one.
+    const auto header = pybox::test::read_text(fs::path(PYBOX_SOURCE_DIR) / "daemon" / "model" / "model_client.hpp");
+    for (const auto& name : made) CHECK_THAT(header, Catch::Contains("\"" + name + "\""));
+}
