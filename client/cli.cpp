@@ -8,6 +8,8 @@ namespace {
 
 constexpr Command k_commands[] = {
     {"exec", "Run a Python program in a fresh sealed box and print its output and a receipt", configure_exec},
+    {"repair", "Run a program and, while it fails, let the configured model correct it (docs/repair.md)",
+     configure_repair},
     {"vm", "Start, stop or check the private container engine", configure_vm},
     {"setup", "Build the images (or confirm they are up to date)", configure_setup},
     {"image", "List the built images", configure_image},

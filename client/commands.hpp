@@ -43,6 +43,7 @@ Action configure_version(CLI::App& command);
 Action configure_attempts(CLI::App& command);
 Action configure_mcp(CLI::App& command);  // mcp.cpp: the MCP server on stdio
 Action configure_doctor(CLI::App& command);
+Action configure_repair(CLI::App& command);  // repair.cpp: the AI repair loop
 
 inline constexpr int k_exit_pybox_failed = 125;
 // `pybox vm status` when the engine is not running or not verified.

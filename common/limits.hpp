@@ -22,6 +22,15 @@ inline constexpr std::size_t k_max_output_bytes = 8 * 1024 * 1024;
 inline constexpr std::size_t k_max_file_name_bytes = 255;
 inline constexpr std::int64_t k_files_tmpfs_bytes = 64 * 1024 * 1024;
 
+// The repair loop (`pybox repair`, POST /v1/repair): how many corrected programs it may ask the
+// model for (a request chooses 1 to the most), how long the whole repair may take, and how much
+// of a failed run's output goes to the model (the end of each stream, where a traceback is).
+inline constexpr int k_default_repair_rounds = 3;
+inline constexpr int k_max_repair_rounds = 5;
+inline constexpr std::chrono::seconds k_repair_budget{600};
+inline constexpr std::size_t k_repair_stderr_excerpt_bytes = 4'096;
+inline constexpr std::size_t k_repair_stdout_excerpt_bytes = 1'024;
+
 inline constexpr double k_default_timeout_s = 2.0;
 inline constexpr double k_min_timeout_s = 0.1;
 inline constexpr double k_max_timeout_s = 30.0;

@@ -10,12 +10,14 @@
 #include "daemon/images/image_registry.hpp"
 #include "daemon/images/image_service.hpp"
 #include "daemon/macos/colima_engine_control.hpp"
+#include "daemon/model/chat_completions_client.hpp"
 #include "daemon/pool/engine_pool.hpp"
 #include "daemon/pool/pool_control.hpp"
 #include "daemon/pool/pool_member.hpp"
 #include "daemon/pool/pooled_run_service.hpp"
 #include "daemon/reconcile/run_parent_release.hpp"
 #include "daemon/reconcile/sweeper.hpp"
+#include "daemon/repair/repair_service.hpp"
 #include "daemon/run/attempt_journal.hpp"
 #include "daemon/run/attempt_records.hpp"
 #include "daemon/run/attempts.hpp"
@@ -259,8 +261,16 @@ int main(int argc, char** argv)
         &cgroups == &local_cgroups ? nullptr : &cgroups});
     daemon::HttpServerOptions server_options = serve.server;
     if (activated) server_options.activated_listener = activated->fd;
-    daemon::HttpServer server(executor, serve.socket, run_service, engines_control, images_service, attempt_records,
-                              doctor, server_options);
+    // The repair loop asks the model of config.json, when it names one (docs/model.md).
+    std::optional<model::ChatCompletionsClient> model_client;
+    if (config.model) model_client.emplace(executor, *config.model);
+    repair::ModelRepairService repair_service(executor, run_service, model_client ? &*model_client : nullptr,
+                                              config.model ? config.model->options : model::ModelOptions{},
+                                              limits::k_repair_budget);
+    daemon::HttpServer server(executor, serve.socket,
+                              daemon::DaemonServices{run_service, engines_control, images_service, attempt_records, doctor,
+                                                     repair_service},
+                              server_options);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.
     or_fail(write_file_atomic(paths.daemon_pid_file(), std::to_string(current_pid()) + "\n"));

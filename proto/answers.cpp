@@ -25,20 +25,6 @@ json::array strings_to_json(const std::vector<std::string>& strings)
     return json::array(strings.begin(), strings.end());
 }
 
-// Runs `read` on a reader of the whole document; its first problem becomes the error.
-template <class T, class Read>
-Expected<T> read_answer(const json::value& document, ReadMode mode, std::string_view what, Read read)
-{
-    std::string error;
-    ObjectReader reader(document, "", error, mode);
-    T answer = read(reader);
-    reader.finish();
-    if (!error.empty())
-        return make_error("invalid_answer",
-                          "The daemon's " + std::string(what) + " cannot be read: " + printable_excerpt(error, 200) + ".");
-    return answer;
-}
-
 std::optional<int> optional_small_int(ObjectReader& reader, std::string_view key)
 {
     std::optional<int> value;

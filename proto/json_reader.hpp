@@ -11,7 +11,9 @@
 // string, which must outlive it. Pure.
 #pragma once
 
+#include "common/error.hpp"
 #include "proto/read_mode.hpp"
+#include "proto/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -71,5 +73,20 @@ private:
     ReadMode m_mode;
     std::set<std::string> m_read;
 };
+
+// One answer of the daemon read whole: `read` runs on a reader of the document, and its first
+// problem becomes Error "invalid_answer" naming `what` ("attempts answer").
+template <class T, class Read>
+Expected<T> read_answer(const boost::json::value& document, ReadMode mode, std::string_view what, Read read)
+{
+    std::string error;
+    ObjectReader reader(document, "", error, mode);
+    T answer = read(reader);
+    reader.finish();
+    if (!error.empty())
+        return make_error("invalid_answer",
+                          "The daemon's " + std::string(what) + " cannot be read: " + printable_excerpt(error, 200) + ".");
+    return answer;
+}
 
 }  // namespace pybox::proto

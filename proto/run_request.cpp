@@ -90,12 +90,17 @@ Expected<RunRequest> parse_run_request(std::string_view body)
     if (!document) {
         return document.error();
     }
-    if (!document->is_object()) {
+    return run_request_from_json(*document);
+}
+
+Expected<RunRequest> run_request_from_json(const json::value& document)
+{
+    if (!document.is_object()) {
         return invalid_request("The request body must be one JSON object with the key \"source\".");
     }
     RunRequest request;
     bool has_source = false;
-    for (const auto& [key, value] : document->get_object()) {
+    for (const auto& [key, value] : document.get_object()) {
         if (key == "source") {
             if (!value.is_string()) {
                 return invalid_request("source must be a string holding the program's text.");

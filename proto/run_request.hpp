@@ -14,6 +14,8 @@
 #include "common/error.hpp"
 #include "proto/files.hpp"
 
+#include <boost/json/value.hpp>
+
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -40,6 +42,8 @@ struct RunRequest {
 // "source_too_large", "timeout_out_of_range", "output_limit_out_of_range", "unknown_image",
 // "input_files_invalid".
 Expected<RunRequest> parse_run_request(std::string_view body);
+// The same for a document already parsed by parse_request_json (a repair request's run).
+Expected<RunRequest> run_request_from_json(const boost::json::value& document);
 // Range checks shared by the client (before sending) and the daemon.
 Expected<void> validate_run_request(const RunRequest& request);
 std::string serialize_run_request(const RunRequest& request);

@@ -24,47 +24,63 @@ constexpr std::array<std::int8_t, 256> make_base64_table()
 
 constexpr std::array<std::int8_t, 256> k_base64_table = make_base64_table();
 
+// The length of the well-formed UTF-8 sequence at `at` (1-4), or 0 when the bytes there are not
+// one (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF).
+std::size_t utf8_sequence_length(std::string_view bytes, std::size_t at)
+{
+    const std::size_t size = bytes.size();
+    auto byte_at = [&](std::size_t i) { return static_cast<unsigned char>(bytes[i]); };
+    const unsigned char lead = byte_at(at);
+    if (lead < 0x80) return 1;
+    std::size_t length = 0;
+    unsigned char low = 0x80;  // allowed range of the second byte
+    unsigned char high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+        length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+        length = 3;
+        if (lead == 0xE0) low = 0xA0;   // overlong
+        if (lead == 0xED) high = 0x9F;  // surrogates
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+        length = 4;
+        if (lead == 0xF0) low = 0x90;   // overlong
+        if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
+    } else {
+        return 0;
+    }
+    if (at + 1 >= size || byte_at(at + 1) < low || byte_at(at + 1) > high) return 0;
+    for (std::size_t k = 2; k < length; ++k)
+        if (at + k >= size || (byte_at(at + k) & 0xC0) != 0x80) return 0;
+    return length;
+}
+
 }  // namespace
 
 bool is_valid_utf8(std::string_view bytes)
 {
-    std::size_t i = 0;
-    const std::size_t size = bytes.size();
-    auto byte_at = [&](std::size_t at) { return static_cast<unsigned char>(bytes[at]); };
-    auto continuation = [&](std::size_t at) { return at < size && (byte_at(at) & 0xC0) == 0x80; };
-    while (i < size) {
-        const unsigned char lead = byte_at(i);
-        if (lead < 0x80) {
-            ++i;
-            continue;
-        }
-        std::size_t length = 0;
-        unsigned char low = 0x80;   // allowed range of the second byte
-        unsigned char high = 0xBF;
-        if (lead >= 0xC2 && lead <= 0xDF) {
-            length = 2;
-        } else if (lead >= 0xE0 && lead <= 0xEF) {
-            length = 3;
-            if (lead == 0xE0) low = 0xA0;   // overlong
-            if (lead == 0xED) high = 0x9F;  // surrogates
-        } else if (lead >= 0xF0 && lead <= 0xF4) {
-            length = 4;
-            if (lead == 0xF0) low = 0x90;   // overlong
-            if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
-        } else {
-            return false;
-        }
-        if (i + 1 >= size || byte_at(i + 1) < low || byte_at(i + 1) > high) {
-            return false;
-        }
-        for (std::size_t k = 2; k < length; ++k) {
-            if (!continuation(i + k)) {
-                return false;
-            }
-        }
+    for (std::size_t i = 0; i < bytes.size();) {
+        const std::size_t length = utf8_sequence_length(bytes, i);
+        if (length == 0) return false;
         i += length;
     }
     return true;
+}
+
+std::string utf8_lossy(std::string_view bytes)
+{
+    std::string text;
+    text.reserve(bytes.size());
+    for (std::size_t i = 0; i < bytes.size();) {
+        const std::size_t length = utf8_sequence_length(bytes, i);
+        if (length == 0) {
+            text += "\xEF\xBF\xBD";
+            ++i;
+        } else {
+            text.append(bytes.substr(i, length));
+            i += length;
+        }
+    }
+    return text;
 }
 
 std::string base64_encode(std::string_view bytes)

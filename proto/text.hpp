@@ -13,6 +13,8 @@ namespace pybox::proto {
 // True when the bytes are well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
 // nothing above U+10FFFF), the same rule Boost.JSON applies to strings it parses.
 bool is_valid_utf8(std::string_view bytes);
+// The bytes as UTF-8 text: each byte that does not begin a well-formed sequence becomes U+FFFD.
+std::string utf8_lossy(std::string_view bytes);
 
 // Standard base64 (RFC 4648 section 4) with '=' padding.
 std::string base64_encode(std::string_view bytes);

@@ -42,6 +42,7 @@ struct Route {
 constexpr Route k_routes[] = {
     {"/v1/ping", Method::get},
     {"/v1/runs", Method::post},
+    {"/v1/repair", Method::post},
     {"/v1/vm/status", Method::get},
     {"/v1/vm/start", Method::post, Access::admin},
     {"/v1/vm/stop", Method::post, Access::admin},
@@ -69,11 +70,7 @@ ApiResponse error_response(const Error& error)
     return error_response(make_error("internal_error", error.message));
 }
 
-ApiRouter::ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts,
-                     Doctor& doctor)
-    : m_runs(runs), m_engine(engine), m_images(images), m_attempts(attempts), m_doctor(doctor)
-{
-}
+ApiRouter::ApiRouter(DaemonServices services) : m_services(services) {}
 
 net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& caller,
                                               net::cancellation_slot client_gone)
@@ -101,16 +98,17 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& 
         co_return json_response(proto::to_json(proto::PingAnswer{true, "pyboxd", pybox::version(),
                                                                  std::string(proto::k_api_version)}));
     if (path == "/v1/runs") co_return co_await run(request.body, caller.uid, client_gone);
-    if (path == "/v1/vm/status") co_return json_response(proto::to_json(co_await m_engine.status()));
-    if (path == "/v1/vm/start") co_return from_expected(co_await m_engine.start());
-    if (path == "/v1/vm/stop") co_return from_expected(co_await m_engine.stop());
+    if (path == "/v1/repair") co_return co_await repair(request.body, caller.uid, client_gone);
+    if (path == "/v1/vm/status") co_return json_response(proto::to_json(co_await m_services.engine.status()));
+    if (path == "/v1/vm/start") co_return from_expected(co_await m_services.engine.start());
+    if (path == "/v1/vm/stop") co_return from_expected(co_await m_services.engine.stop());
     if (path == "/v1/setup") co_return co_await setup(request.body);
-    if (path == "/v1/setup/progress") co_return json_response(proto::to_json(m_images.progress()));
-    if (path == "/v1/attempts") co_return from_expected(m_attempts.list(viewer));
-    if (path == "/v1/doctor") co_return json_response(proto::to_json(co_await m_doctor.check(viewer)));
+    if (path == "/v1/setup/progress") co_return json_response(proto::to_json(m_services.images.progress()));
+    if (path == "/v1/attempts") co_return from_expected(m_services.attempts.list(viewer));
+    if (path == "/v1/doctor") co_return json_response(proto::to_json(co_await m_services.doctor.check(viewer)));
     if (path == "/v1/images/build") co_return co_await build_image(request.body);
     if (path == "/v1/images/remove") co_return co_await remove_image(request.body);
-    co_return from_expected(co_await m_images.list());
+    co_return from_expected(co_await m_services.images.list());
 }
 
 net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_t owner_uid,
@@ -118,30 +116,38 @@ net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_
 {
     auto request = proto::parse_run_request(body);
     if (!request) co_return error_response(request.error());
-    auto answer = co_await m_runs.run(std::move(*request), owner_uid, client_gone);
+    auto answer = co_await m_services.runs.run(std::move(*request), owner_uid, client_gone);
     if (!answer) co_return error_response(answer.error());
     co_return json_response(proto::to_json(*answer));
+}
+
+net::awaitable<ApiResponse> ApiRouter::repair(const std::string& body, std::uint32_t owner_uid,
+                                              net::cancellation_slot client_gone)
+{
+    auto request = proto::parse_repair_request(body);
+    if (!request) co_return error_response(request.error());
+    co_return from_expected(co_await m_services.repair.repair(std::move(*request), owner_uid, client_gone));
 }
 
 net::awaitable<ApiResponse> ApiRouter::setup(const std::string& body)
 {
     auto request = proto::parse_setup_request(body);
     if (!request) co_return error_response(request.error());
-    co_return from_expected(co_await m_images.setup(std::move(request->images), request->refresh_lock));
+    co_return from_expected(co_await m_services.images.setup(std::move(request->images), request->refresh_lock));
 }
 
 net::awaitable<ApiResponse> ApiRouter::build_image(const std::string& body)
 {
     auto request = proto::parse_image_build_request(body);
     if (!request) co_return error_response(request.error());
-    co_return from_expected(co_await m_images.build_own(std::move(request->name), std::move(request->recipe)));
+    co_return from_expected(co_await m_services.images.build_own(std::move(request->name), std::move(request->recipe)));
 }
 
 net::awaitable<ApiResponse> ApiRouter::remove_image(const std::string& body)
 {
     auto request = proto::parse_image_remove_request(body);
     if (!request) co_return error_response(request.error());
-    co_return from_expected(co_await m_images.remove_own(std::move(request->name)));
+    co_return from_expected(co_await m_services.images.remove_own(std::move(request->name)));
 }
 
 }  // namespace pybox::daemon

@@ -40,7 +40,7 @@ ApiResponse error_response(const Error& error);
 
 class ApiRouter {
 public:
-    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts, Doctor& doctor);
+    explicit ApiRouter(DaemonServices services);
 
     // `client_gone` fires when the client disconnects; a run then kills and removes its box.
     // A run is the caller's (its uid labels the box); a caller who is not admin is refused
@@ -50,15 +50,13 @@ public:
 private:
     net::awaitable<ApiResponse> run(const std::string& body, std::uint32_t owner_uid,
                                     net::cancellation_slot client_gone);
+    net::awaitable<ApiResponse> repair(const std::string& body, std::uint32_t owner_uid,
+                                       net::cancellation_slot client_gone);
     net::awaitable<ApiResponse> setup(const std::string& body);
     net::awaitable<ApiResponse> build_image(const std::string& body);
     net::awaitable<ApiResponse> remove_image(const std::string& body);
 
-    RunService& m_runs;
-    EngineControl& m_engine;
-    ImageService& m_images;
-    AttemptRecords& m_attempts;
-    Doctor& m_doctor;
+    DaemonServices m_services;
 };
 
 }  // namespace pybox::daemon

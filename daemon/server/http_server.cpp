@@ -192,11 +192,10 @@ private:
 }  // namespace
 
 struct HttpServer::Impl {
-    Impl(net::any_io_executor executor_, fs::path socket_path_, RunService& runs, EngineControl& engine,
-         ImageService& images, AttemptRecords& attempts, Doctor& doctor, HttpServerOptions options_)
+    Impl(net::any_io_executor executor_, fs::path socket_path_, DaemonServices services, HttpServerOptions options_)
         : executor(std::move(executor_)),
           socket_path(std::move(socket_path_)),
-          router(runs, engine, images, attempts, doctor),
+          router(services),
           options(options_),
           acceptor(executor)
     {
@@ -389,10 +388,9 @@ net::awaitable<std::optional<ApiResponse>> HttpServer::Impl::handle_watching_cli
     co_return std::get<0>(std::move(outcome));
 }
 
-HttpServer::HttpServer(net::any_io_executor executor, fs::path socket_path, RunService& runs, EngineControl& engine,
-                       ImageService& images, AttemptRecords& attempts, Doctor& doctor, HttpServerOptions options)
-    : m_impl(std::make_unique<Impl>(std::move(executor), std::move(socket_path), runs, engine, images, attempts,
-                                    doctor, options))
+HttpServer::HttpServer(net::any_io_executor executor, fs::path socket_path, DaemonServices services,
+                       HttpServerOptions options)
+    : m_impl(std::make_unique<Impl>(std::move(executor), std::move(socket_path), services, options))
 {
 }
 

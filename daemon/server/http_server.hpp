@@ -2,7 +2,7 @@
 //
 // Contract:
 // - Constructed with the daemon's executor (one io_context, one thread), the socket path and
-//   references to the RunService, EngineControl and ImageService; the server and the services
+//   the daemon's services (services.hpp: DaemonServices); the server and the services
 //   must outlive every coroutine it spawns: call stop() and let the io_context run out of work
 //   before destroying them.
 // - start() binds the socket. A socket file nobody answers on is stale and removed; if another
@@ -68,8 +68,7 @@ struct HttpServerOptions {
 
 class HttpServer {
 public:
-    HttpServer(net::any_io_executor executor, std::filesystem::path socket_path, RunService& runs,
-               EngineControl& engine, ImageService& images, AttemptRecords& attempts, Doctor& doctor,
+    HttpServer(net::any_io_executor executor, std::filesystem::path socket_path, DaemonServices services,
                HttpServerOptions options = {});
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;

@@ -7,6 +7,7 @@
 #include "common/error.hpp"
 #include "proto/answers.hpp"
 #include "proto/receipt.hpp"
+#include "proto/repair.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 
@@ -33,6 +34,19 @@ public:
     virtual ~RunService() = default;
     virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request, std::uint32_t owner_uid,
                                                          net::cancellation_slot cancelled) = 0;
+};
+
+// The repair loop (POST /v1/repair, docs/repair.md): runs the program, and while it fails asks
+// the configured model for a corrected one and runs that, as daemon/repair/repair_loop.hpp says.
+// Every run is the caller's, as RunService::run's. An Error ("model_not_configured", or the
+// request's own errors) means nothing ran; otherwise the record says what every step did. The
+// slot fires when the client disconnects: the step in progress ends and the record says
+// "cancelled".
+class RepairService {
+public:
+    virtual ~RepairService() = default;
+    virtual net::awaitable<Expected<proto::RepairRecord>> repair(proto::RepairRequest request, std::uint32_t owner_uid,
+                                                               net::cancellation_slot cancelled) = 0;
 };
 
 // The private engine (or the configured external one): `pybox vm start|stop|status`.
@@ -80,6 +94,16 @@ public:
     virtual ~Doctor() = default;
     // `viewer` as for AttemptRecords: the attempts check counts only that user's runs.
     virtual net::awaitable<proto::DoctorAnswer> check(std::optional<std::uint32_t> viewer) = 0;
+};
+
+// The services the socket API routes to, all borrowed: they outlive the server and its router.
+struct DaemonServices {
+    RunService& runs;
+    EngineControl& engine;
+    ImageService& images;
+    AttemptRecords& attempts;
+    Doctor& doctor;
+    RepairService& repair;
 };
 
 }  // namespace pybox::daemon

@@ -2,9 +2,12 @@
 // answer with every optional key set): the same keys, both ways. Keys of the objects inside an
 // array are written "key[].sub".
 #include "proto/answers.hpp"
+#include "proto/repair.hpp"
 #include "tests/support/sample_answers.hpp"
+#include "tests/support/sample_receipt.hpp"
 #include "tests/support/source_text.hpp"
 
+#include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 #include <catch2/catch.hpp>
 
@@ -74,4 +77,23 @@ TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes"
     CHECK(documented_keys("### `GET /v1/images`") == written_keys(to_json(pybox::test::sample_images())));
     CHECK(documented_keys("### `GET /v1/attempts`") == written_keys(to_json(pybox::test::sample_attempts())));
     CHECK(documented_keys("### `GET /v1/doctor`") == written_keys(to_json(pybox::test::sample_doctor())));
+}
+
+TEST_CASE("docs/api.md lists exactly the keys of a repair request and of the repair record")
+{
+    RepairRequest request;
+    request.run.source = "print(1)";
+    CHECK(documented_keys("### `POST /v1/repair`") == written_keys(boost::json::parse(serialize_repair_request(request))));
+
+    RepairStep step;
+    step.model_call = ModelCall{"m", 1, 2, 0.5, 1, "stop"};
+    step.program = "print(1)\n";
+    step.receipt = pybox::test::sample_receipt();
+    step.error = StepError{"busy", "full"};
+    RepairRecord record;
+    record.steps = {step};
+    record.final_step = 0;
+    Keys documented = documented_keys("### `POST /v1/repair`", "the repair record:");
+    for (const auto& key : documented_keys("### `POST /v1/repair`", "A step:")) documented.insert("steps[]." + key);
+    CHECK(documented == written_keys(to_json(record)));
 }

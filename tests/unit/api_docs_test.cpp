@@ -46,8 +46,8 @@ const std::set<std::string> k_never_answered = {
     "invalid_attempt",           // the attempt journal's reader: a damaged line is counted
     "http_",                     // the client's stand-in for an answer without an error body
     "free_space_unknown",        // a `pybox doctor` check's detail (GET /v1/doctor), never an error
-    // The model client's (daemon/model/, docs/model.md): no route calls it yet; the repair loop
-    // that will answer them adds them to the table.
+    // The model client's (daemon/model/, docs/model.md): a failed call ends a repair, and its
+    // error is in the repair record's step (`error`), never an answer's status.
     "model_request_invalid", "model_key_unavailable", "model_unreachable", "model_tls", "model_timeout",
     "model_auth", "model_busy", "model_error", "model_protocol", "model_no_content",
     "file_not_private",          // common/private_file: the model key's file, within model_key_unavailable
@@ -169,7 +169,7 @@ TEST_CASE("docs/api.md has a section for every endpoint the router serves")
         admin_routes += admin ? 1 : 0;
         CHECK((admin_list.find("\n- `" + endpoint + "`") != std::string::npos) == admin);
     }
-    CHECK(routes == 12);
+    CHECK(routes == 13);
     CHECK(admin_routes == 5);
     CHECK_THAT(system_mode, Catch::Contains("holds at most " + std::to_string(pybox::limits::k_max_waiting_runs_per_user) +
                                             " of the " + std::to_string(pybox::limits::k_max_waiting_runs) +

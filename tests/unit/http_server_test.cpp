@@ -141,13 +141,30 @@ public:
     }
 };
 
-// The five services a server or router borrows, as fakes.
+class FakeRepairService : public pybox::daemon::RepairService {
+public:
+    std::optional<std::uint32_t> last_owner;
+    net::awaitable<pybox::Expected<pybox::proto::RepairRecord>> repair(pybox::proto::RepairRequest request, std::uint32_t owner_uid,
+                                                                     net::cancellation_slot) override
+    {
+        last_owner = owner_uid;
+        pybox::proto::RepairRecord record;
+        record.rounds_allowed = request.rounds;
+        record.original_sha256 = pybox::sha256_hex(request.run.source);
+        co_return record;
+    }
+};
+
+// The services a server or router borrows, as fakes.
 struct FakeServices {
     FakeRunService runs;
     FakeEngineControl engine;
     FakeImageService images;
     FakeAttemptRecords attempts;
     FakeDoctor doctor;
+    FakeRepairService repair;
+
+    pybox::daemon::DaemonServices all() { return {runs, engine, images, attempts, doctor, repair}; }
 };
 
 class TempDir {
@@ -171,8 +188,7 @@ private:
 class RunningServer {
 public:
     explicit RunningServer(HttpServerOptions options = {})
-        : m_server(m_io.get_executor(), socket_path(), services.runs, services.engine, services.images,
-                   services.attempts, services.doctor, options)
+        : m_server(m_io.get_executor(), socket_path(), services.all(), options)
     {
         auto started = m_server.start();
         REQUIRE(started.has_value());
@@ -610,12 +626,8 @@ TEST_CASE("A second server refuses a socket another server answers on")
 {
     RunningServer server;
     net::io_context io;
-    FakeRunService runs;
-    FakeEngineControl engine;
-    FakeImageService images;
-    FakeAttemptRecords attempts;
-    FakeDoctor doctor;
-    HttpServer second(io.get_executor(), server.socket_path(), runs, engine, images, attempts, doctor);
+    FakeServices fakes;
+    HttpServer second(io.get_executor(), server.socket_path(), fakes.all());
     const auto started = second.start();
     REQUIRE_FALSE(started.has_value());
     CHECK(started.error().code == "daemon_already_running");
@@ -630,12 +642,8 @@ TEST_CASE("A stale socket file nobody answers on is replaced")
         Local::acceptor stale(io, Local::endpoint(path.string()));  // closing leaves the file behind
     }
     REQUIRE(fs::is_socket(fs::symlink_status(path)));
-    FakeRunService runs;
-    FakeEngineControl engine;
-    FakeImageService images;
-    FakeAttemptRecords attempts;
-    FakeDoctor doctor;
-    HttpServer server(io.get_executor(), path, runs, engine, images, attempts, doctor);
+    FakeServices fakes;
+    HttpServer server(io.get_executor(), path, fakes.all());
     CHECK(server.start().has_value());
     server.stop();
     io.run();
@@ -649,7 +657,7 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
     using pybox::daemon::Caller;
     net::io_context io;
     FakeServices fakes;
-    pybox::daemon::ApiRouter router(fakes.runs, fakes.engine, fakes.images, fakes.attempts, fakes.doctor);
+    pybox::daemon::ApiRouter router(fakes.all());
     const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
         pybox::daemon::ApiResponse response;
         net::co_spawn(io, router.handle(ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
@@ -676,6 +684,11 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
     CHECK(fakes.attempts.last_viewer == std::optional<std::uint32_t>(1001));
     CHECK(answer(root, "GET", "/v1/attempts").status == 200);
     CHECK_FALSE(fakes.attempts.last_viewer.has_value());
+    const auto repaired = answer(member, "POST", "/v1/repair", R"J({"source": "print(1)", "rounds": 2})J");
+    CHECK(repaired.status == 200);
+    CHECK_THAT(repaired.body, Catch::Contains("\"rounds_allowed\":2"));
+    CHECK(fakes.repair.last_owner == 1001u);
+    CHECK(answer(member, "POST", "/v1/repair", R"J({"source": "print(1)", "rounds": 9})J").status == 400);
 }
 
 TEST_CASE("An activated listener is served as it is, and stopping leaves its socket file")
@@ -690,8 +703,7 @@ TEST_CASE("An activated listener is served as it is, and stopping leaves its soc
     FakeServices fakes;
     HttpServerOptions options;
     options.activated_listener = manager.release();
-    HttpServer server(io.get_executor(), path, fakes.runs, fakes.engine, fakes.images, fakes.attempts, fakes.doctor,
-                      options);
+    HttpServer server(io.get_executor(), path, fakes.all(), options);
     REQUIRE(server.start().has_value());
     std::thread serving([&io] { io.run(); });
     const auto reply = early.read_reply();

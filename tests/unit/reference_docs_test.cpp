@@ -4,6 +4,7 @@
 // accepts, the box's environment it states is the one the daemon sets plus the engine's
 // HOSTNAME, and its soak figures name the soak's defaults that ctest runs.
 #include "common/limits.hpp"
+#include "daemon/repair/repair_prompt.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/pool/image_copy.hpp"
 #include "daemon/engine/kept_connections.hpp"
@@ -315,4 +316,25 @@ TEST_CASE("How it works shows the warm box's first process exactly as the code s
     CHECK_THAT(guide, Catch::Contains("```perl\n" + command[2] + "```\n"));
     CHECK_THAT(guide, Catch::Contains("`perl -e`"));
     CHECK_THAT(doc_row("`command`", "receipt.md"), Catch::Contains("`[\"perl\",\"-e\",\"<program>\"]`"));
+}
+
+TEST_CASE("The repair loop's limits in repair.md and reference.md are the ones the loop keeps")
+{
+    const std::string rounds = "1-" + std::to_string(limits::k_max_repair_rounds) + ", default " +
+                               std::to_string(limits::k_default_repair_rounds);
+    const std::string budget = std::to_string(limits::k_repair_budget.count()) + " s";
+    CHECK_THAT(doc_row("Rounds", "repair.md"), Catch::Contains(rounds));
+    CHECK_THAT(doc_row("A repair in all", "repair.md"), Catch::Contains(budget));
+    CHECK_THAT(doc_row("Program (yours, and each of the model's)", "repair.md"),
+               Catch::Contains(grouped(limits::k_max_source_bytes) + " bytes"));
+    CHECK_THAT(doc_row("stderr sent to the model", "repair.md"),
+               Catch::Contains("the last " + grouped(limits::k_repair_stderr_excerpt_bytes) + " bytes"));
+    CHECK_THAT(doc_row("stdout sent to the model", "repair.md"),
+               Catch::Contains("the last " + grouped(limits::k_repair_stdout_excerpt_bytes) + " bytes"));
+    CHECK_THAT(doc_row("Conversation kept", "repair.md"), Catch::Contains(grouped(pybox::repair::k_conversation_bytes) + " bytes"));
+    const auto row = reference_row("A repair (`pybox repair`)");
+    CHECK_THAT(row, Catch::Contains("1-" + std::to_string(limits::k_max_repair_rounds) + " rounds (default " +
+                                    std::to_string(limits::k_default_repair_rounds) + "), " + budget + " in all"));
+    CHECK_THAT(row, Catch::Contains("the last " + grouped(limits::k_repair_stderr_excerpt_bytes) + " bytes of stderr and " +
+                                    grouped(limits::k_repair_stdout_excerpt_bytes) + " of stdout"));
 }

@@ -1,0 +1,215 @@
+#include "proto/repair.hpp"
+
+#include "common/limits.hpp"
+#include "proto/json_reader.hpp"
+#include "proto/request_json.hpp"
+#include "proto/text.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+namespace pybox::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::array<std::string_view, 5> k_request_keys{"source", "timeout_s", "image", "output_limit_bytes", "rounds"};
+
+constexpr std::array<std::pair<StepOutcome, std::string_view>, 7> k_outcome_names{{
+    {StepOutcome::succeeded, "succeeded"},
+    {StepOutcome::failed, "failed"},
+    {StepOutcome::no_usable_block, "no_usable_block"},
+    {StepOutcome::repeated_program, "repeated_program"},
+    {StepOutcome::model_failed, "model_failed"},
+    {StepOutcome::run_refused, "run_refused"},
+    {StepOutcome::not_run, "not_run"},
+}};
+
+constexpr std::array<std::pair<StopReason, std::string_view>, 9> k_stop_names{{
+    {StopReason::original_succeeded, "original_succeeded"},
+    {StopReason::fixed, "fixed"},
+    {StopReason::rounds_used, "rounds_used"},
+    {StopReason::repeated_program, "repeated_program"},
+    {StopReason::no_usable_block, "no_usable_block"},
+    {StopReason::model_failed, "model_failed"},
+    {StopReason::run_refused, "run_refused"},
+    {StopReason::budget_exhausted, "budget_exhausted"},
+    {StopReason::cancelled, "cancelled"},
+}};
+
+template <class Enum, std::size_t N>
+std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value)
+{
+    for (const auto& [candidate, name] : names)
+        if (candidate == value) return name;
+    return "UNRECOGNIZED";
+}
+
+// The enum named `key`: strict mode refuses a name it does not know, tolerant mode keeps it as
+// Enum::unrecognized.
+template <class Enum, std::size_t N>
+Enum read_name(ObjectReader& reader, std::string_view key, const std::array<std::pair<Enum, std::string_view>, N>& names)
+{
+    const std::string text = reader.string(key);
+    for (const auto& [value, name] : names)
+        if (name == text) return value;
+    if (reader.mode() == ReadMode::strict) reader.fail(key, "is not a known name");
+    return Enum::unrecognized;
+}
+
+Error invalid_request(std::string message)
+{
+    return make_error("invalid_request", std::move(message));
+}
+
+json::value program_json(const std::optional<std::string>& program)
+{
+    return program ? json::value(*program) : json::value(nullptr);
+}
+
+json::object step_to_json(const RepairStep& step)
+{
+    json::value model_call = nullptr;
+    if (step.model_call) {
+        const ModelCall& call = *step.model_call;
+        model_call = json::object{{"model", call.model},
+                                  {"prompt_tokens", call.prompt_tokens},
+                                  {"completion_tokens", call.completion_tokens},
+                                  {"latency_s", call.latency_s},
+                                  {"tries", call.tries},
+                                  {"finish_reason", call.finish_reason}};
+    }
+    json::value error = nullptr;
+    if (step.error) error = json::object{{"code", step.error->code}, {"message", step.error->message}};
+    return json::object{{"step", step.step},
+                        {"model_call", std::move(model_call)},
+                        {"program", program_json(step.program)},
+                        {"program_sha256", step.program_sha256},
+                        {"receipt", step.receipt ? receipt_to_json(*step.receipt) : json::value(nullptr)},
+                        {"outcome", to_string(step.outcome)},
+                        {"detail", step.detail},
+                        {"error", std::move(error)}};
+}
+
+RepairStep read_step(ObjectReader& reader, std::string& error)
+{
+    RepairStep step;
+    step.step = reader.small_int("step");
+    if (reader.any("model_call").is_object()) {
+        auto call = reader.object("model_call");
+        step.model_call = ModelCall{call.string("model"),       call.int64("prompt_tokens"), call.int64("completion_tokens"),
+                                    call.number("latency_s"),   call.small_int("tries"),     call.string("finish_reason")};
+        call.finish();
+    } else if (!reader.any("model_call").is_null()) {
+        reader.fail("model_call", "must be an object or null");
+    }
+    step.program = reader.optional_string("program");
+    step.program_sha256 = reader.string("program_sha256");
+    const auto& receipt = reader.any("receipt");
+    if (receipt.is_object()) {
+        auto read = receipt_from_json(receipt, reader.mode());
+        if (read)
+            step.receipt = std::move(*read);
+        else if (error.empty())
+            error = reader.child_path("receipt") + ": " + read.error().message;
+    } else if (!receipt.is_null()) {
+        reader.fail("receipt", "must be an object or null");
+    }
+    step.outcome = read_name(reader, "outcome", k_outcome_names);
+    step.detail = reader.string("detail");
+    if (reader.any("error").is_object()) {
+        auto read = reader.object("error");
+        step.error = StepError{read.string("code"), read.string("message")};
+        read.finish();
+    } else if (!reader.any("error").is_null()) {
+        reader.fail("error", "must be an object or null");
+    }
+    reader.finish();
+    return step;
+}
+
+}  // namespace
+
+std::string_view to_string(StepOutcome outcome)
+{
+    return name_of(k_outcome_names, outcome);
+}
+
+std::string_view to_string(StopReason reason)
+{
+    return name_of(k_stop_names, reason);
+}
+
+Expected<RepairRequest> parse_repair_request(std::string_view body)
+{
+    auto document = parse_request_json(body);
+    if (!document) return document.error();
+    if (!document->is_object())
+        return invalid_request("The request body must be one JSON object with the key \"source\".");
+    json::object run = document->get_object();
+    for (const auto& [key, value] : run)
+        if (std::find(k_request_keys.begin(), k_request_keys.end(), std::string_view(key)) == k_request_keys.end())
+            return invalid_request("Unknown key \"" + printable_excerpt(key) +
+                                   "\"; the accepted keys are source, timeout_s, image, output_limit_bytes and rounds "
+                                   "(a repair moves no files).");
+    RepairRequest request;
+    if (const auto* rounds = run.if_contains("rounds")) {
+        if (!rounds->is_int64() || rounds->get_int64() < 1 || rounds->get_int64() > limits::k_max_repair_rounds)
+            return make_error("rounds_out_of_range", "rounds must be a whole number from 1 to " +
+                                                         std::to_string(limits::k_max_repair_rounds) + " (got " +
+                                                         printable_excerpt(json::serialize(*rounds)) + ").");
+        request.rounds = static_cast<int>(rounds->get_int64());
+        run.erase("rounds");
+    }
+    auto parsed = run_request_from_json(run);
+    if (!parsed) return parsed.error();
+    request.run = std::move(*parsed);
+    return request;
+}
+
+std::string serialize_repair_request(const RepairRequest& request)
+{
+    auto run = json::parse(serialize_run_request(request.run)).as_object();
+    run["rounds"] = request.rounds;
+    return json::serialize(run);
+}
+
+json::value to_json(const RepairRecord& record)
+{
+    json::array steps;
+    for (const auto& step : record.steps) steps.push_back(step_to_json(step));
+    return json::object{{"rounds_allowed", record.rounds_allowed},
+                        {"original_sha256", record.original_sha256},
+                        {"steps", std::move(steps)},
+                        {"stop_reason", to_string(record.stop_reason)},
+                        {"final_step", record.final_step ? json::value(*record.final_step) : json::value(nullptr)}};
+}
+
+Expected<RepairRecord> repair_record_from_json(const json::value& document, ReadMode mode)
+{
+    std::string receipt_error;
+    auto record = read_answer<RepairRecord>(document, mode, "repair record", [&](ObjectReader& reader) {
+        RepairRecord read;
+        read.rounds_allowed = reader.small_int("rounds_allowed");
+        read.original_sha256 = reader.string("original_sha256");
+        for (auto& step : reader.objects("steps")) read.steps.push_back(read_step(step, receipt_error));
+        read.stop_reason = read_name(reader, "stop_reason", k_stop_names);
+        reader.small_int("final_step", &read.final_step);
+        if (read.final_step && (*read.final_step < 0 || *read.final_step >= static_cast<int>(read.steps.size())))
+            reader.fail("final_step", "does not name a step");
+        return read;
+    });
+    if (!record) return record.error();
+    if (!receipt_error.empty())
+        return make_error("invalid_answer", "The daemon's repair record cannot be read: " + printable_excerpt(receipt_error, 200) + ".");
+    return record;
+}
+
+}  // namespace pybox::proto
