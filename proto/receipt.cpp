@@ -1,5 +1,6 @@
 #include "proto/receipt.hpp"
 
+#include "proto/name_table.hpp"
 #include "proto/receipt_encoding.hpp"
 #include "proto/text.hpp"
 
@@ -108,31 +109,6 @@ void put_stream(json::object& capture, const std::string& name, const StreamReco
     capture[name + "_bytes_kept"] = kept;
     capture[name + "_bytes_dropped"] = stream.total_bytes > kept ? stream.total_bytes - kept : 0;
     capture[name + "_truncated"] = stream.truncated();
-}
-
-template <class Enum, std::size_t N>
-using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
-
-template <class Enum, std::size_t N>
-std::string_view name_of(const NameTable<Enum, N>& table, Enum value)
-{
-    for (const auto& [entry, name] : table) {
-        if (entry == value) {
-            return name;
-        }
-    }
-    return "UNRECOGNIZED";
-}
-
-template <class Enum, std::size_t N>
-std::optional<Enum> value_of(const NameTable<Enum, N>& table, std::string_view text)
-{
-    for (const auto& [entry, name] : table) {
-        if (name == text) {
-            return entry;
-        }
-    }
-    return std::nullopt;
 }
 
 template <class Enum>

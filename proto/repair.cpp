@@ -2,6 +2,7 @@
 
 #include "common/limits.hpp"
 #include "proto/json_reader.hpp"
+#include "proto/name_table.hpp"
 #include "proto/request_json.hpp"
 #include "proto/text.hpp"
 
@@ -22,7 +23,7 @@ namespace {
 
 constexpr std::array<std::string_view, 5> k_request_keys{"source", "timeout_s", "image", "output_limit_bytes", "rounds"};
 
-constexpr std::array<std::pair<StepOutcome, std::string_view>, 7> k_outcome_names{{
+constexpr NameTable<StepOutcome, 7> k_outcome_names{{
     {StepOutcome::succeeded, "succeeded"},
     {StepOutcome::failed, "failed"},
     {StepOutcome::no_usable_block, "no_usable_block"},
@@ -32,7 +33,7 @@ constexpr std::array<std::pair<StepOutcome, std::string_view>, 7> k_outcome_name
     {StepOutcome::not_run, "not_run"},
 }};
 
-constexpr std::array<std::pair<StopReason, std::string_view>, 9> k_stop_names{{
+constexpr NameTable<StopReason, 9> k_stop_names{{
     {StopReason::original_succeeded, "original_succeeded"},
     {StopReason::fixed, "fixed"},
     {StopReason::rounds_used, "rounds_used"},
@@ -44,22 +45,12 @@ constexpr std::array<std::pair<StopReason, std::string_view>, 9> k_stop_names{{
     {StopReason::cancelled, "cancelled"},
 }};
 
-template <class Enum, std::size_t N>
-std::string_view name_of(const std::array<std::pair<Enum, std::string_view>, N>& names, Enum value)
-{
-    for (const auto& [candidate, name] : names)
-        if (candidate == value) return name;
-    return "UNRECOGNIZED";
-}
-
 // The enum named `key`: strict mode refuses a name it does not know, tolerant mode keeps it as
 // Enum::unrecognized.
 template <class Enum, std::size_t N>
-Enum read_name(ObjectReader& reader, std::string_view key, const std::array<std::pair<Enum, std::string_view>, N>& names)
+Enum read_name(ObjectReader& reader, std::string_view key, const NameTable<Enum, N>& names)
 {
-    const std::string text = reader.string(key);
-    for (const auto& [value, name] : names)
-        if (name == text) return value;
+    if (auto value = value_of(names, reader.string(key))) return *value;
     if (reader.mode() == ReadMode::strict) reader.fail(key, "is not a known name");
     return Enum::unrecognized;
 }
