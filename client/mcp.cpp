@@ -188,13 +188,11 @@ private:
     {
         auto request = mcp::run_python_unsealed_request(arguments);
         if (!request) co_return mcp::tool_error("Invalid arguments: " + request.error().message);
-        const unsealed::UnsealedRequest unsealed_request{request->source, request->timeout_s, request->output_limit_bytes};
-        auto receipt = co_await net::co_spawn(
-            m_unsealed_runner,
-            [unsealed_request]() -> net::awaitable<Expected<proto::Receipt>> {
-                co_return unsealed::run_unsealed(unsealed_request);
-            },
-            net::use_awaitable);
+        // Named, not a temporary in the co_await: GCC 12 destroys such a temporary twice.
+        auto work = [unsealed_request = unsealed::UnsealedRequest{request->source, request->timeout_s,
+                                                                  request->output_limit_bytes}]()
+            -> net::awaitable<Expected<proto::Receipt>> { co_return unsealed::run_unsealed(unsealed_request); };
+        auto receipt = co_await net::co_spawn(m_unsealed_runner, std::move(work), net::use_awaitable);
         if (!receipt) co_return mcp::failed_call_result(receipt.error());
         log("unsealed run " + receipt->identity.run_id.substr(0, 8) + " answered");
         co_return mcp::run_python_result(proto::RunAnswer{std::move(*receipt), {}});
