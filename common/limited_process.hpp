@@ -3,8 +3,10 @@
 // container: whatever the limits do not cover, the program may do as the user.
 //
 // run_limited() blocks the calling thread until the program has ended and been reaped (at most
-// the deadline plus the moment a SIGKILL takes). It forks: call it from a single-threaded
-// process (the client). Every fd it opens is closed again; the child gets fds 0-2 only.
+// the deadline plus a moment to drain the output). It forks; between fork and exec the child
+// makes only async-signal-safe calls (everything is prepared before), so any thread of a
+// multi-threaded process may call it. Every fd it opens is closed again; the child gets fds
+// 0-2 only. It sets SIGPIPE to ignored in this process.
 #pragma once
 
 #include "common/error.hpp"

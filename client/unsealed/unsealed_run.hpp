@@ -3,8 +3,8 @@
 // engine. Only when asked for explicitly; never a fallback for a sealed run.
 //
 // Blocking: returns when the program has ended (by itself, or killed at the deadline) and its
-// working folder is removed, at most the deadline plus a moment. Forks: call it from a
-// single-threaded process. Refuses (an Error, nothing ran) as root, with an interpreter that is
+// working folder is removed, at most the deadline plus a moment (pybox mcp calls it on a thread
+// of its own). Refuses (an Error, nothing ran) as root, with an interpreter that is
 // not an absolute path to an executable regular file, a config.json it cannot read, or a folder
 // it cannot make; a program that fails, crashes or is killed is a receipt, not an error.
 #pragma once
