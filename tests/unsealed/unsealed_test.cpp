@@ -290,3 +290,23 @@ TEST_CASE("Unsealed runs are refused as root")
     CHECK(run->output.empty());
     CHECK(run->error_output.find("refused as root") != std::string::npos);
 }
+
+TEST_CASE("A process that starts a session of its own outlives the run: the documented limit, said in the receipt")
+{
+    // It keeps the output open, so the run waits for it until the deadline and says so.
+    const auto run = run_json("import os, time\n"
+                              "if os.fork() == 0:\n"
+                              "    os.setsid()\n"
+                              "    print(os.getpid(), flush=True)\n"
+                              "    time.sleep(30)\n"
+                              "    os._exit(0)\n"
+                              "time.sleep(0.2)\n",
+                              {"--timeout", "1"});
+    CHECK(run.process.exit_code == 0);
+    const int escaped = std::stoi(std::string(run.receipt.at("capture").at("stdout").as_string()));
+    CHECK(pybox::process_alive(escaped));
+    CHECK(run.receipt.at("capture").at("output_complete") == false);
+    CHECK(has_code(run.receipt, "STREAM_ERROR"));
+    pybox::send_signal(escaped, pybox::k_signal_kill);
+    CHECK(gone(escaped));
+}
