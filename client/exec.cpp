@@ -3,6 +3,7 @@
 #include "client/daemon_connection.hpp"
 #include "client/files_in.hpp"
 #include "client/files_out.hpp"
+#include "client/unsealed/unsealed_run.hpp"
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
@@ -36,6 +37,8 @@ constexpr const char* k_exit_codes =
     "       during the run, or pyboxd went away mid-run (the program may have run: see\n"
     "       pybox attempts)\n"
     "  137  out of memory: the kernel killed it, as reported by the engine\n"
+    "With --unsealed: 124 at the deadline, 128+N when signal N ended the program,\n"
+    "125 when it could not be started (as root, no usable interpreter).\n"
     "With --out, 125 also when an output file was not written (an existing file is\n"
     "kept without --force); the lines on stderr say which.\n"
     "The receipt (--json) always says more.";
@@ -49,12 +52,38 @@ struct ExecOptions {
     std::vector<std::filesystem::path> inputs;
     std::filesystem::path output_dir;
     bool force = false;
+    bool unsealed = false;
 };
 
 Error too_large()
 {
     return make_error("source_too_large",
                       "The program is larger than " + std::to_string(limits::k_max_source_bytes) + " bytes.");
+}
+
+// The program's output, then a blank line and the short view, on stdout and stderr.
+void print_run(const proto::Receipt& receipt)
+{
+    const std::string& program_stderr = receipt.capture.stderr_stream.bytes;
+    write_bytes(stdout, receipt.capture.stdout_stream.bytes);
+    write_bytes(stderr, program_stderr);
+    // A blank line between the program's words and PyBox's, on a line of its own.
+    const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
+    write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(receipt));
+}
+
+// --unsealed: no daemon, no engine (docs/unsealed.md).
+int run_exec_unsealed(const ExecOptions& options, const proto::RunRequest& request)
+{
+    if (request.files || options.image != "stdlib")
+        return fail(make_error("bad_request", "An unsealed run takes no --image, --in or --out: it runs the host's python."));
+    auto receipt = unsealed::run_unsealed({request.source, request.timeout_s, request.output_limit_bytes});
+    if (!receipt) return fail(receipt.error());
+    if (options.json)
+        write_bytes(stdout, proto::to_json_text(proto::receipt_to_json(*receipt)) + "\n");
+    else
+        print_run(*receipt);
+    return proto::exit_code_for(*receipt);
 }
 
 int run_exec(const ExecOptions& options)
@@ -75,6 +104,7 @@ int run_exec(const ExecOptions& options)
         request.files = proto::RunRequest::Files{std::move(*inputs), !options.output_dir.empty()};
     }
     if (auto valid = proto::validate_run_request(request); !valid) return fail(valid.error());
+    if (options.unsealed) return run_exec_unsealed(options, request);
 
     auto connection = DaemonConnection::from_environment();
     if (!connection) return fail(connection.error());
@@ -94,12 +124,7 @@ int run_exec(const ExecOptions& options)
     if (options.json) {
         write_bytes(stdout, proto::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
     } else {
-        const std::string& program_stderr = receipt->capture.stderr_stream.bytes;
-        write_bytes(stdout, receipt->capture.stdout_stream.bytes);
-        write_bytes(stderr, program_stderr);
-        // A blank line between the program's words and PyBox's, on a line of its own.
-        const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
-        write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(*receipt));
+        print_run(*receipt);
     }
     if (!options.output_dir.empty()) {
         const auto report = write_output_files(options.output_dir, run->outputs, options.force);
@@ -157,6 +182,11 @@ Action configure_exec(CLI::App& command)
                        "8 MiB in all; symlinks and special files are skipped and listed in the receipt)")
         ->type_name("DIR");
     command.add_flag("--force", options->force, "Replace existing files in the --out folder");
+    command.add_flag("--unsealed", options->unsealed,
+                     "Run WITHOUT a container, with the host's python (config.json unsealed_python, default "
+                     "/usr/bin/python3) as you: your files and network are NOT protected; only process limits, the "
+                     "deadline and the output cap hold. No pyboxd or engine needed; never used unless asked "
+                     "(docs/unsealed.md)");
     command.footer(k_exit_codes);
     return [options] { return run_exec(*options); };
 }

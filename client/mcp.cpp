@@ -9,6 +9,7 @@
 #include "client/daemon_connection.hpp"
 #include "client/mcp_protocol.hpp"
 #include "client/mcp_tools.hpp"
+#include "client/unsealed/unsealed_run.hpp"
 
 #include "common/limits.hpp"
 #include "common/version.hpp"
@@ -24,6 +25,7 @@
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -50,6 +52,10 @@ constexpr std::string_view k_instructions =
     "Each call is a new container: nothing persists between calls. Pass input files in `files`; write files "
     "to out/ to get them back. list_images names the images run_python can use.";
 
+constexpr std::string_view k_unsealed_instructions =
+    " run_python_unsealed (offered because pybox mcp was started with --allow-unsealed) runs the program "
+    "WITHOUT a container, with the host's python as this user: prefer run_python.";
+
 void log(std::string_view line)
 {
     write_bytes(stderr, "pybox mcp: " + std::string(line) + "\n");
@@ -57,8 +63,10 @@ void log(std::string_view line)
 
 class McpServer {
 public:
-    McpServer()
-        : m_session({"pybox", pybox::version(), std::string(k_instructions)}, mcp::tool_definitions()),
+    explicit McpServer(bool allow_unsealed)
+        : m_session({"pybox", pybox::version(),
+                     std::string(k_instructions) + (allow_unsealed ? std::string(k_unsealed_instructions) : "")},
+                    mcp::tool_definitions(allow_unsealed)),
           m_lines(limits::k_mcp_max_message_bytes)
     {
     }
@@ -140,6 +148,8 @@ private:
         try {
             if (call.name == mcp::k_run_python)
                 result = co_await run_python(call.arguments);
+            else if (call.name == mcp::k_run_python_unsealed)
+                result = co_await run_python_unsealed(call.arguments);
             else
                 result = co_await list_images();
         } catch (const std::exception& error) {
@@ -171,6 +181,23 @@ private:
         co_return mcp::run_python_result(*run);
     }
 
+    // Only listed, and so only called, with --allow-unsealed (Session refuses unknown tools). The
+    // run blocks a thread for at most its deadline, so it goes to m_unsealed_runner (one run at a
+    // time) and the io_context keeps serving; it cannot be cancelled before its deadline.
+    net::awaitable<json::object> run_python_unsealed(const json::object& arguments)
+    {
+        auto request = mcp::run_python_unsealed_request(arguments);
+        if (!request) co_return mcp::tool_error("Invalid arguments: " + request.error().message);
+        // Named, not a temporary in the co_await: GCC 12 destroys such a temporary twice.
+        auto work = [unsealed_request = unsealed::UnsealedRequest{request->source, request->timeout_s,
+                                                                  request->output_limit_bytes}]()
+            -> net::awaitable<Expected<proto::Receipt>> { co_return unsealed::run_unsealed(unsealed_request); };
+        auto receipt = co_await net::co_spawn(m_unsealed_runner, std::move(work), net::use_awaitable);
+        if (!receipt) co_return mcp::failed_call_result(receipt.error());
+        log("unsealed run " + receipt->identity.run_id.substr(0, 8) + " answered");
+        co_return mcp::run_python_result(proto::RunAnswer{std::move(*receipt), {}});
+    }
+
     net::awaitable<json::object> list_images()
     {
         if (!m_daemon) co_return mcp::failed_call_result(m_daemon.error());
@@ -189,6 +216,7 @@ private:
     }
 
     net::io_context m_io;
+    net::thread_pool m_unsealed_runner{1};
     net::posix::stream_descriptor m_input{m_io};
     net::signal_set m_signals{m_io, SIGINT, SIGTERM};
     mcp::Session m_session;
@@ -202,9 +230,13 @@ private:
 
 Action configure_mcp(CLI::App& command)
 {
+    auto allow_unsealed = std::make_shared<bool>(false);
+    command.add_flag("--allow-unsealed", *allow_unsealed,
+                     "Also offer run_python_unsealed: runs programs WITHOUT a container, with the host's python as "
+                     "you (docs/unsealed.md). Off unless given");
     command.footer("Speaks the Model Context Protocol on stdin/stdout for AI agents (see docs/mcp.md); needs pyboxd.");
-    return [] {
-        McpServer server;
+    return [allow_unsealed] {
+        McpServer server(*allow_unsealed);
         return server.run();
     };
 }

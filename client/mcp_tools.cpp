@@ -49,6 +49,8 @@ constexpr std::string_view k_receipt_schema = R"({
   "description": "The run's receipt, as `pybox exec --json` prints it (docs/receipt.md).",
   "properties": {
     "schema_version": {"type": "integer"},
+    "sealed": {"const": true, "description": "A sealed run, in a container made by pyboxd."},
+    "isolation": {"const": "container"},
     "identity": {"type": "object", "properties": {"run_id": {"type": "string"}, "image": {"type": "string"}},
                  "required": ["run_id", "image"]},
     "container_id": {"type": ["string", "null"]},
@@ -197,7 +199,28 @@ json::object text_block(std::string text)
 
 }  // namespace
 
-json::array tool_definitions()
+// The receipt of an unsealed run: the same layout, its sealed-only fields null (docs/receipt.md).
+json::value unsealed_receipt_schema()
+{
+    auto schema = json::parse(k_receipt_schema);
+    auto& properties = schema.at("properties").as_object();
+    properties["identity"] = json::object{{"type", "object"},
+                                          {"properties", json::object{{"run_id", json::object{{"type", "string"}}}}},
+                                          {"required", json::array{"run_id"}}};
+    properties["cleanup"] = json::object{{"type", "null"}};
+    properties["sealed"] = json::object{{"const", false}};
+    properties["isolation"] = json::object{{"const", "none"}};
+    properties["unsealed"] = json::object{{"type", "object"}};
+    schema.as_object()["description"] =
+        "The UNSEALED run's receipt (sealed false, isolation none; docs/receipt.md and docs/unsealed.md).";
+    auto& required = schema.at("required").as_array();
+    required.push_back("sealed");
+    required.push_back("isolation");
+    required.push_back("unsealed");
+    return schema;
+}
+
+json::array tool_definitions(bool allow_unsealed)
 {
     json::object run_python{
         {"name", k_run_python},
@@ -221,7 +244,37 @@ json::array tool_definitions()
         {"outputSchema", json::parse(k_image_list_schema)},
         {"annotations", json::object{{"readOnlyHint", true}, {"openWorldHint", false}}},
     };
-    return json::array{std::move(run_python), std::move(list_images)};
+    json::array tools{std::move(run_python), std::move(list_images)};
+    if (!allow_unsealed) return tools;
+    auto input = json::parse(k_run_python_input_schema);
+    input.at("properties").as_object().erase("image");
+    input.at("properties").as_object().erase("files");
+    tools.push_back(json::object{
+        {"name", k_run_python_unsealed},
+        {"title", "Run Python UNSEALED on the host (no container)"},
+        {"description",
+         "UNSEALED: runs a Python 3 program with the host's python as the user running pybox mcp, WITHOUT a "
+         "container: the program can read and write that user's files and use the network. Only process limits "
+         "(memory, processes, CPU, file size, open files), a hard deadline and the output cap hold. For learning "
+         "where no container engine exists; use run_python whenever it works. Offered only because pybox mcp was "
+         "started with --allow-unsealed. The receipt says sealed: false."},
+        {"inputSchema", std::move(input)},
+        {"outputSchema", unsealed_receipt_schema()},
+        {"annotations", json::object{{"readOnlyHint", false}, {"destructiveHint", true}, {"idempotentHint", false},
+                                     {"openWorldHint", true}}},
+    });
+    return tools;
+}
+
+Expected<proto::RunRequest> run_python_unsealed_request(const json::object& arguments)
+{
+    for (const char* key : {"image", "files"})
+        if (arguments.contains(key))
+            return bad_argument("Unknown argument \"" + std::string(key) +
+                                "\" (an unsealed run has no image and moves no files).");
+    auto request = run_python_request(arguments);
+    if (request) request->files.reset();
+    return request;
 }
 
 Expected<proto::RunRequest> run_python_request(const json::object& arguments)

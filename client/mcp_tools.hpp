@@ -15,6 +15,12 @@
 // nothing ran (bad arguments, the daemon's refusal, the daemon unreachable, the supervisor's
 // budget spent) and then the result has no structuredContent.
 //
+// run_python_unsealed (only with `pybox mcp --allow-unsealed`; docs/unsealed.md): "program",
+// "timeout_s" and "output_limit" as run_python's, no image and no files; runs the host's python
+// without a container (client/unsealed/unsealed_run.hpp) and answers as run_python does, its
+// receipt marked sealed false. Without the flag it is not listed, and a call of it is refused as
+// an unknown tool.
+//
 // A run's result: structuredContent is the receipt (the layout of `pybox exec --json`), its
 // serialized size at most limits::k_mcp_max_receipt_bytes (stdout and stderr cut to the longest
 // common length that fits, never inside a UTF-8 character, and the cut noted in the receipt's
@@ -40,14 +46,18 @@ namespace pybox::client::mcp {
 
 inline constexpr std::string_view k_run_python = "run_python";
 inline constexpr std::string_view k_list_images = "list_images";
+inline constexpr std::string_view k_run_python_unsealed = "run_python_unsealed";
 // The explanation code of a receipt whose output was trimmed to fit.
 inline constexpr std::string_view k_output_trimmed_code = "MCP_OUTPUT_TRIMMED";
 
-boost::json::array tool_definitions();
+// run_python and list_images, and run_python_unsealed only when `allow_unsealed`.
+boost::json::array tool_definitions(bool allow_unsealed = false);
 
 // run_python's arguments as a run request (validated as the daemon would); an error's message
 // says which argument and rule.
 Expected<proto::RunRequest> run_python_request(const boost::json::object& arguments);
+// run_python_unsealed's arguments as a request (no image, no files).
+Expected<proto::RunRequest> run_python_unsealed_request(const boost::json::object& arguments);
 // How long the server waits for the daemon's answer to a run with this deadline: 45 s up to a
 // 2 s deadline; above it, 2 x deadline + limits::k_daemon_run_worst_case_margin + 5 s.
 std::chrono::milliseconds supervisor_budget(double timeout_s);

@@ -21,6 +21,8 @@ using detail::k_encoding_utf8;
 
 constexpr std::string_view k_capture_provenance =
     "target byte streams via bounded Docker attach; untrusted content";
+constexpr std::string_view k_unsealed_capture_provenance =
+    "target byte streams via bounded pipes of the pybox client; untrusted content";
 
 constexpr std::array<std::pair<TerminationMechanism, std::string_view>, 7> k_mechanism_names{{
     {TerminationMechanism::target_exit_observed, "TARGET_EXIT_OBSERVED"},
@@ -44,9 +46,10 @@ constexpr std::array<std::pair<KillAnswer, std::string_view>, 3> k_kill_answer_n
     {KillAnswer::failed, "failed"},
 }};
 
-constexpr std::array<std::pair<SignalSource, std::string_view>, 2> k_signal_source_names{{
+constexpr std::array<std::pair<SignalSource, std::string_view>, 3> k_signal_source_names{{
     {SignalSource::pybox_kill, "pybox_kill"},
     {SignalSource::oom_kill, "oom_kill"},
+    {SignalSource::wait_status, "wait_status"},
 }};
 
 constexpr std::string_view k_engine_offset_source =
@@ -72,6 +75,44 @@ json::object clock_domains_to_json(const ClockDomains& domains)
         {"observed.resources", "the watcher's kernel clock: CLOCK_BOOTTIME read from /proc/uptime, centiseconds"},
         {"engine_offset_ns", std::move(offset)},
     };
+}
+
+json::object unsealed_clock_domains_to_json()
+{
+    return {
+        {"lifecycle", "pybox client monotonic clock: seconds from the start of the run (lifecycle.phases, lifecycle.timing)"},
+        {"identity.created_at", "pybox client wall clock, UTC"},
+        {"observed.termination.deadline_kill_sent_at", "pybox client wall clock, UTC"},
+        {"engine_offset_ns", nullptr},
+    };
+}
+
+json::object unsealed_to_json(const UnsealedFacts& facts)
+{
+    const auto& limits = facts.limits;
+    return {{"python", facts.python},
+            {"working_folder", facts.working_folder},
+            {"working_folder_removed", facts.working_folder_removed},
+            {"environment", json::array(facts.environment.begin(), facts.environment.end())},
+            {"limits", json::object{{"address_space_bytes", limits.address_space_bytes},
+                                    {"processes", limits.processes},
+                                    {"user_processes_at_start", limits.user_processes_at_start},
+                                    {"cpu_seconds", limits.cpu_seconds},
+                                    {"file_size_bytes", limits.file_size_bytes},
+                                    {"open_files", limits.open_files},
+                                    {"core_bytes", limits.core_bytes}}},
+            {"group_killed_after_exit", facts.group_killed_after_exit}};
+}
+
+// Sets the value at a dotted path (every step but the last an object that exists) to null.
+void set_null(json::object& root, std::string_view path)
+{
+    json::object* object = &root;
+    for (auto dot = path.find('.'); dot != std::string_view::npos; dot = path.find('.')) {
+        object = &object->at(path.substr(0, dot)).as_object();
+        path.remove_prefix(dot + 1);
+    }
+    object->at(path) = nullptr;
 }
 
 json::array phases_to_json(const std::vector<Phase>& phases)
@@ -160,6 +201,48 @@ json::object termination_to_json(const Termination& termination)
 
 }  // namespace
 
+const std::vector<SealedOnlyField>& sealed_only_fields()
+{
+    static constexpr std::string_view k_no_daemon = "unsealed run: no daemon, engine or image took part";
+    static constexpr std::string_view k_no_box = "unsealed run: no container, so no box to create, check, time or remove";
+    static constexpr std::string_view k_no_cgroup =
+        "unsealed run: no container, so no cgroup limit; the process limits are in unsealed.limits";
+    static const std::vector<SealedOnlyField> fields{
+        {"identity.installation_id", k_no_daemon},
+        {"identity.image", k_no_daemon},
+        {"identity.image_id", k_no_daemon},
+        {"identity.recipe_sha256", k_no_daemon},
+        {"identity.expires_at", k_no_box},
+        {"identity.daemon_version", k_no_daemon},
+        {"engine", k_no_daemon},
+        {"container_id", k_no_box},
+        {"configured.guest_timer_s", k_no_box},
+        {"configured.memory_bytes", k_no_cgroup},
+        {"configured.memory_swap_bytes", k_no_cgroup},
+        {"configured.pids", k_no_cgroup},
+        {"configured.cpu_cores", k_no_cgroup},
+        {"configured.nano_cpus", k_no_cgroup},
+        {"configured.readonly_root", "unsealed run: the program sees and may write every file the user may"},
+        {"configured.tmpfs", "unsealed run: no private /tmp; the working folder is unsealed.working_folder"},
+        {"configured.log_driver", k_no_daemon},
+        {"configured.capabilities_dropped", "unsealed run: the program has the user's own privileges"},
+        {"configured.seccomp", "unsealed run: no seccomp filter; every system call the user may make is allowed"},
+        {"configured.seccomp_sha256", "unsealed run: no seccomp filter"},
+        {"configured.files_helper_sha256", "unsealed run: no files move"},
+        {"observed.policy_verified_before_start", k_no_box},
+        {"observed.effective_policy", k_no_box},
+        {"observed.engine_state", k_no_daemon},
+        {"observed.resources", "unsealed run: no cgroup, so no kernel watcher"},
+        {"observed.termination.engine_lifetime_s", k_no_daemon},
+        {"lifecycle.warm", k_no_box},
+        {"lifecycle.box_started_at", k_no_box},
+        {"lifecycle.preparation", k_no_box},
+        {"cleanup", "unsealed run: no box to remove; the working folder's removal is unsealed.working_folder_removed"},
+        {"clock_domains.engine_offset_ns", k_no_daemon},
+    };
+    return fields;
+}
+
 std::string_view to_string(TerminationMechanism mechanism) { return name_of(k_mechanism_names, mechanism); }
 
 std::optional<TerminationMechanism> termination_from_string(std::string_view text)
@@ -199,7 +282,7 @@ json::value receipt_to_json(const Receipt& receipt)
     capture_json["output_complete"] = capture.output_complete;
     capture_json["stream_error"] = optional_to_json(capture.stream_error);
     capture_json["output_limit_bytes"] = configured.output_limit_bytes;
-    capture_json["provenance"] = k_capture_provenance;
+    capture_json["provenance"] = receipt.sealed() ? k_capture_provenance : k_unsealed_capture_provenance;
 
     json::value preparation = nullptr;
     if (lifecycle.preparation)
@@ -217,8 +300,14 @@ json::value receipt_to_json(const Receipt& receipt)
                                             {"evidence", explanation.evidence}});
     }
 
-    return json::object{
+    json::object not_applicable;
+    if (!receipt.sealed())
+        for (const auto& field : sealed_only_fields()) not_applicable[field.path] = field.reason;
+
+    json::object document{
         {"schema_version", k_receipt_schema_version},
+        {"sealed", receipt.sealed()},
+        {"isolation", receipt.sealed() ? "container" : "none"},
         {"identity", json::object{{"run_id", identity.run_id},
                                   {"installation_id", identity.installation_id},
                                   {"image", identity.image},
@@ -276,11 +365,16 @@ json::value receipt_to_json(const Receipt& receipt)
                                  {"attempts", cleanup.attempts},
                                  {"error", optional_to_json(cleanup.error)},
                                  {"reconciliation", cleanup.reconciliation}}},
-        {"clock_domains", clock_domains_to_json(receipt.clock_domains)},
+        {"clock_domains", receipt.sealed() ? clock_domains_to_json(receipt.clock_domains) : unsealed_clock_domains_to_json()},
         {"unknown", std::move(unknown)},
+        {"not_applicable", std::move(not_applicable)},
         {"files", receipt.files ? files_to_json(*receipt.files) : json::value(nullptr)},
+        {"unsealed", receipt.unsealed() ? json::value(unsealed_to_json(*receipt.unsealed())) : json::value(nullptr)},
         {"explanations", std::move(explanations)},
     };
+    if (!receipt.sealed())
+        for (const auto& field : sealed_only_fields()) set_null(document, field.path);
+    return document;
 }
 
 int exit_code_for(const Receipt& receipt)
@@ -294,6 +388,11 @@ int exit_code_for(const Receipt& receipt)
     case TerminationMechanism::unrecognized:
         if (termination.exit_code && *termination.exit_code >= 0 && *termination.exit_code <= 255) {
             return static_cast<int>(*termination.exit_code);
+        }
+        // An unsealed run's process killed by a signal: 128 + N, as a shell reports it.
+        if (termination.signal_source == SignalSource::wait_status && termination.signal &&
+            *termination.signal > 0 && *termination.signal < 128) {
+            return 128 + *termination.signal;
         }
         return k_could_not_run;
     case TerminationMechanism::deadline_kill:

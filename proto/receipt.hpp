@@ -91,6 +91,7 @@ std::optional<KillAnswer> kill_answer_from_string(std::string_view text);
 enum class SignalSource {
     pybox_kill,  // PyBox's SIGKILL, accepted by the engine, and the box ended after it
     oom_kill,    // the kernel's OOM killer, reported by the engine (OOMKilled) or the kernel's counter
+    wait_status, // unsealed runs: the wait status of the program's process; the sender is not known
     unrecognized,
 };
 std::string_view to_string(SignalSource source);
@@ -251,7 +252,47 @@ struct FilesRecord {
     friend bool operator==(const FilesRecord&, const FilesRecord&) = default;
 };
 
+// What an unsealed run (`pybox exec --unsealed`, docs/unsealed.md) set on the host's interpreter:
+// its process limits (setrlimit, soft = hard unless said), all of them per process except
+// `processes`, which the kernel counts over every process of the user.
+struct HostLimits {
+    std::int64_t address_space_bytes = 0;  // RLIMIT_AS
+    std::int64_t processes = 0;            // RLIMIT_NPROC: the user's processes and threads, all of them
+    std::int64_t user_processes_at_start = 0;  // how many of those the user had when it was chosen
+    std::int64_t cpu_seconds = 0;          // RLIMIT_CPU soft (SIGXCPU); the hard limit is 1 s more (SIGKILL)
+    std::int64_t file_size_bytes = 0;      // RLIMIT_FSIZE
+    std::int64_t open_files = 0;           // RLIMIT_NOFILE
+    std::int64_t core_bytes = 0;           // RLIMIT_CORE
+
+    friend bool operator==(const HostLimits&, const HostLimits&) = default;
+};
+
+// The facts of an unsealed run: no container, the host's interpreter run as the user.
+struct UnsealedFacts {
+    std::string python;              // the interpreter's absolute path (config.json unsealed_python)
+    std::string working_folder;      // the fresh temporary folder it ran in
+    bool working_folder_removed = false;
+    std::vector<std::string> environment;  // "NAME=value", the program's whole environment
+    HostLimits limits;
+    // After the program's process ended, something was still in its process group (and was killed).
+    bool group_killed_after_exit = false;
+
+    friend bool operator==(const UnsealedFacts&, const UnsealedFacts&) = default;
+};
+
+struct Receipt;
+Expected<Receipt> receipt_from_json(const boost::json::value& document, ReadMode mode = ReadMode::strict);
+Receipt make_unsealed_receipt(UnsealedFacts facts);
+
+// A receipt is a sealed run's unless it was made by make_unsealed_receipt() (defined in
+// proto/unsealed_receipt.cpp, target pybox_proto_unsealed, which only the client links: a daemon
+// calling it would not link) or read from an unsealed run's JSON:
+// nothing else can clear `sealed`, so a daemon's receipt is always a sealed run's. An unsealed
+// receipt's sealed-only fields (k_sealed_only_fields) mean nothing and are written as null.
 struct Receipt {
+    bool sealed() const { return !m_unsealed.has_value(); }
+    const std::optional<UnsealedFacts>& unsealed() const { return m_unsealed; }
+
     Identity identity;
     // Always written by this daemon; absent only in receipts of daemons older than the pool, which
     // both readers accept (nullopt).
@@ -273,15 +314,30 @@ struct Receipt {
     std::map<std::string, std::string> unrecognized;
 
     friend bool operator==(const Receipt&, const Receipt&) = default;
+
+private:
+    std::optional<UnsealedFacts> m_unsealed;
+    friend Receipt make_unsealed_receipt(UnsealedFacts facts);
+    friend Expected<Receipt> receipt_from_json(const boost::json::value& document, ReadMode mode);
 };
+
+// The fields only a sealed run has (dotted paths): an unsealed run's receipt writes each as null
+// and names it, with the reason, in `not_applicable`.
+struct SealedOnlyField {
+    std::string_view path;
+    std::string_view reason;
+};
+const std::vector<SealedOnlyField>& sealed_only_fields();
 
 boost::json::value receipt_to_json(const Receipt& receipt);
 // Refuses a document with a different schema_version, a missing key, a wrong type or values
 // that contradict each other. Strict mode also refuses keys and enum names it does not know;
 // tolerant mode (clients, docs/api.md "Versioning") ignores such keys and keeps such names.
 // The stream encodings ("utf-8", "base64") are a closed set in both modes: output in an
-// unknown encoding cannot be shown.
-Expected<Receipt> receipt_from_json(const boost::json::value& document, ReadMode mode = ReadMode::strict);
+// unknown encoding cannot be shown. `sealed`, `isolation`, `not_applicable` and `unsealed` may
+// all be absent (receipts of daemons before unsealed runs, all sealed); when present they must
+// agree: sealed with "container", no not_applicable entries and unsealed null, or unsealed with
+// "none", every sealed-only field null and named in not_applicable, and the unsealed facts.
 
 // The exit code `pybox exec` returns for this receipt (DESIGN.md "Exit codes"). An
 // unrecognized mechanism gives the exit code the engine reported (0-255), else 125.

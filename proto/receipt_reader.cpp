@@ -208,10 +208,92 @@ FilesRecord read_files(ObjectReader& files)
     return record;
 }
 
+// The value at a dotted path, or nullptr when a step is missing or not an object.
+template <class Value>
+Value* at_path(Value& root, std::string_view path)
+{
+    Value* value = &root;
+    for (;;) {
+        auto* object = value->if_object();
+        if (object == nullptr) return nullptr;
+        const auto dot = path.find('.');
+        value = object->if_contains(path.substr(0, dot));
+        if (value == nullptr || dot == std::string_view::npos) return value;
+        path.remove_prefix(dot + 1);
+    }
+}
+
+const json::value& sealed_defaults()
+{
+    static const json::value defaults = receipt_to_json(Receipt{});
+    return defaults;
+}
+
+// An unsealed run's document: checks that every sealed-only field is null and named in
+// not_applicable (nothing else is), then fills those fields with a sealed receipt's defaults, so
+// that the typed reading below stays one path. The filled values mean nothing: Receipt::sealed()
+// is false.
+Expected<json::value> fill_not_applicable(const json::value& document, ReadMode mode)
+{
+    const auto invalid = [](const std::string& why) {
+        return make_error("invalid_receipt", "The receipt is not valid: " + why + ".");
+    };
+    json::value filled = document;
+    const auto* named = document.as_object().if_contains("not_applicable");
+    if (named == nullptr || !named->is_object()) return invalid("not_applicable: must be an object");
+    for (const auto& field : sealed_only_fields()) {
+        auto* value = at_path(filled, field.path);
+        if (value == nullptr || !value->is_null())
+            return invalid(std::string(field.path) + ": must be null in an unsealed run's receipt");
+        const auto* reason = named->as_object().if_contains(field.path);
+        if (reason == nullptr || !reason->is_string())
+            return invalid("not_applicable: must name " + std::string(field.path) + " with a reason");
+        *value = *at_path(sealed_defaults(), field.path);
+    }
+    if (mode == ReadMode::strict && named->as_object().size() != sealed_only_fields().size())
+        return invalid("not_applicable: must name exactly the sealed-only fields");
+    return filled;
+}
+
+UnsealedFacts read_unsealed(ObjectReader& reader)
+{
+    UnsealedFacts facts;
+    facts.python = reader.string("python");
+    facts.working_folder = reader.string("working_folder");
+    facts.working_folder_removed = reader.boolean("working_folder_removed");
+    facts.environment = reader.strings("environment");
+    auto limits = reader.object("limits");
+    facts.limits.address_space_bytes = limits.int64("address_space_bytes");
+    facts.limits.processes = limits.int64("processes");
+    facts.limits.user_processes_at_start = limits.int64("user_processes_at_start");
+    facts.limits.cpu_seconds = limits.int64("cpu_seconds");
+    facts.limits.file_size_bytes = limits.int64("file_size_bytes");
+    facts.limits.open_files = limits.int64("open_files");
+    facts.limits.core_bytes = limits.int64("core_bytes");
+    limits.finish();
+    facts.group_killed_after_exit = reader.boolean("group_killed_after_exit");
+    return facts;
+}
+
 }  // namespace
 
-Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
+Expected<Receipt> receipt_from_json(const json::value& original, ReadMode mode)
 {
+    // Whether the run was sealed decides how its other fields read (docs/receipt.md "sealed").
+    bool sealed = true;
+    const auto* top = original.if_object();
+    if (const auto* flag = top != nullptr ? top->if_contains("sealed") : nullptr; flag != nullptr) {
+        if (!flag->is_bool()) return make_error("invalid_receipt", "The receipt is not valid: sealed: must be a boolean.");
+        sealed = flag->get_bool();
+    }
+    json::value filled;
+    if (!sealed) {
+        auto checked = fill_not_applicable(original, mode);
+        if (!checked) return checked.error();
+        filled = std::move(*checked);
+    }
+    const json::value& document = sealed ? original : filled;
+
     std::string error;
     Receipt receipt;
     ObjectReader root(document, "", error, mode);
@@ -219,6 +301,33 @@ Expected<Receipt> receipt_from_json(const json::value& document, ReadMode mode)
     const auto& version = root.any("schema_version");
     if (!version.is_int64() || version.get_int64() != k_receipt_schema_version) {
         root.fail("schema_version", "must be " + std::to_string(k_receipt_schema_version));
+    }
+
+    // Absent from receipts of daemons before unsealed runs: all sealed.
+    if (root.if_present("sealed") != nullptr || root.if_present("isolation") != nullptr) {
+        root.boolean("sealed");
+        if (root.string("isolation") != (sealed ? "container" : "none"))
+            root.fail("isolation", sealed ? "must be \"container\" in a sealed run's receipt"
+                                          : "must be \"none\" in an unsealed run's receipt");
+    }
+    if (root.if_present("not_applicable") != nullptr) {
+        auto named = root.object("not_applicable");
+        if (named.mode() == ReadMode::strict) {
+            for (const auto& key : named.keys()) named.string(key);
+            if (sealed && !named.keys().empty()) root.fail("not_applicable", "must be empty in a sealed run's receipt");
+        }
+        named.finish();
+    }
+    if (const auto* unsealed = root.if_present("unsealed"); unsealed != nullptr && !unsealed->is_null()) {
+        auto facts = root.object("unsealed");
+        if (sealed) {
+            root.fail("unsealed", "must be null in a sealed run's receipt");
+        } else {
+            receipt.m_unsealed = read_unsealed(facts);
+        }
+        facts.finish();
+    } else if (!sealed) {
+        root.fail("unsealed", "must be an object in an unsealed run's receipt");
     }
 
     auto identity = root.object("identity");

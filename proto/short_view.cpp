@@ -106,6 +106,9 @@ std::string exit_code_text(const Receipt& receipt)
     const std::string code = std::to_string(exit_code_for(receipt));
     switch (termination.mechanism) {
     case TerminationMechanism::target_exit_observed: {
+        if (termination.signal && termination.signal_source == SignalSource::wait_status) {
+            return code + " (ended by " + signal_name(*termination.signal) + "; who sent it is not known)";
+        }
         if (!termination.exit_code) {
             return code + " (ended by itself; the engine reported no exit code)";
         }
@@ -295,10 +298,65 @@ std::string files_total(const std::vector<FileRecord>& files)
     return std::to_string(files.size()) + (files.size() == 1 ? " file, " : " files, ") + std::to_string(bytes) + " bytes";
 }
 
+std::string mebibytes(std::int64_t bytes)
+{
+    return decimal(static_cast<double>(bytes) / (1024.0 * 1024.0), "%.0f") + " MiB";
+}
+
+void add_output_lines(std::string& out, const Receipt& receipt)
+{
+    out += "Output\n";
+    add_line(out, "stdout", stream_text(receipt.capture.stdout_stream));
+    add_line(out, "stderr", stream_text(receipt.capture.stderr_stream));
+    if (receipt.capture.stream_error) {
+        add_line(out, "Stream error", terminal_safe(*receipt.capture.stream_error));
+    }
+}
+
+void add_explanation_lines(std::string& out, const Receipt& receipt)
+{
+    if (!receipt.explanations.empty()) {
+        out += "Explanations\n";
+        for (const auto& explanation : receipt.explanations) {
+            add_line(out, terminal_safe(explanation.code), terminal_safe(explanation.message));
+        }
+    }
+    if (!receipt.unrecognized.empty()) {
+        out += "Not understood  values from a newer pyboxd; --json shows the whole receipt\n";
+        for (const auto& [path, value] : receipt.unrecognized) {
+            add_line(out, terminal_safe(path), terminal_safe(value));
+        }
+    }
+}
+
+// An unsealed run (docs/unsealed.md): nothing of a box to show, and the first line says so.
+std::string render_unsealed(const Receipt& receipt, const UnsealedFacts& facts)
+{
+    std::string out = "PyBox receipt · UNSEALED run " + terminal_safe(receipt.identity.run_id.substr(0, 8)) +
+                      " · host python · " + seconds_3(shown_duration(receipt)) + " s of " +
+                      format_number(receipt.configured.wall_timeout_s) + " s\n\n";
+    out += "UNSEALED  no container: the program ran as you, with your files and your network\n";
+    add_line(out, "Exit code", exit_code_text(receipt));
+    add_line(out, "Interpreter", terminal_safe(facts.python));
+    add_line(out, "Network", "not blocked");
+    add_line(out, "Files", "every file you may read or write");
+    const auto& limits = facts.limits;
+    add_line(out, "Limits", "address space " + mebibytes(limits.address_space_bytes) + " · processes " +
+                                std::to_string(limits.processes) + " (all of yours; " +
+                                std::to_string(limits.user_processes_at_start) + " before the run) · CPU " +
+                                std::to_string(limits.cpu_seconds) + " s · open files " +
+                                std::to_string(limits.open_files));
+    add_line(out, "Working folder", facts.working_folder_removed ? "removed" : "NOT REMOVED — " + terminal_safe(facts.working_folder));
+    add_output_lines(out, receipt);
+    add_explanation_lines(out, receipt);
+    return out;
+}
+
 }  // namespace
 
 std::string render_short_receipt(const Receipt& receipt)
 {
+    if (const auto& facts = receipt.unsealed()) return render_unsealed(receipt, *facts);
     const auto& identity = receipt.identity;
     std::string out = "PyBox receipt · run " + terminal_safe(identity.run_id.substr(0, 8)) + " · image " +
                       terminal_safe(identity.image) + " · " + seconds_3(shown_duration(receipt)) + " s of " +
@@ -321,12 +379,7 @@ std::string render_short_receipt(const Receipt& receipt)
     out += "From the kernel\n";
     for (const auto& [label, value] : resources_lines(receipt)) add_line(out, label, value);
 
-    out += "Output\n";
-    add_line(out, "stdout", stream_text(receipt.capture.stdout_stream));
-    add_line(out, "stderr", stream_text(receipt.capture.stderr_stream));
-    if (receipt.capture.stream_error) {
-        add_line(out, "Stream error", terminal_safe(*receipt.capture.stream_error));
-    }
+    add_output_lines(out, receipt);
 
     if (receipt.files) {
         const auto& files = *receipt.files;
@@ -338,18 +391,7 @@ std::string render_short_receipt(const Receipt& receipt)
         if (!files.errors.empty()) add_line(out, "not returned", terminal_safe(files.errors.front()));
     }
 
-    if (!receipt.explanations.empty()) {
-        out += "Explanations\n";
-        for (const auto& explanation : receipt.explanations) {
-            add_line(out, terminal_safe(explanation.code), terminal_safe(explanation.message));
-        }
-    }
-    if (!receipt.unrecognized.empty()) {
-        out += "Not understood  values from a newer pyboxd; --json shows the whole receipt\n";
-        for (const auto& [path, value] : receipt.unrecognized) {
-            add_line(out, terminal_safe(path), terminal_safe(value));
-        }
-    }
+    add_explanation_lines(out, receipt);
     return out;
 }
 

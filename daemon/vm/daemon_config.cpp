@@ -124,6 +124,10 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             auto script = absolute_path(value, file, key, k_max_path);
             if (!script) return script.error();
             config.watcher_script = std::move(*script);
+        } else if (key == "unsealed_python") {
+            // The client's key (client/unsealed, docs/unsealed.md): checked here so that the file
+            // stays strict; the daemon runs nothing unsealed.
+            if (auto python = absolute_path(value, file, key, k_max_path); !python) return python.error();
         } else if (key == "watcher") {
             if (!value.is_bool()) return invalid(file, key, "must be true or false");
             config.watcher = value.get_bool();
@@ -149,7 +153,8 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         } else {
             return invalid(file, key,
                            "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, image_tar_cache_dir, watcher, "
-                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, warm_boxes, engines, local_engine, model)");
+                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, warm_boxes, engines, local_engine, model, "
+                           "unsealed_python)");
         }
     }
     if (!config.local_engine && config.engines.empty())

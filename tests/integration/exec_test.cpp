@@ -43,10 +43,16 @@ TEST_CASE("The full receipt has every top-level key of the seed's layout and say
     const auto run = run_json("print('hello inspection')\n");
     CHECK(run.process.exit_code == 0);
     const auto& receipt = run.receipt.as_object();
-    for (const char* key : {"schema_version", "identity", "container_id", "submission", "configured", "observed",
-                            "capture", "lifecycle", "cleanup", "clock_domains", "unknown", "files", "explanations"})
+    for (const char* key : {"schema_version", "sealed", "isolation", "identity", "container_id", "submission",
+                            "configured", "observed", "capture", "lifecycle", "cleanup", "clock_domains", "unknown",
+                            "not_applicable", "files", "unsealed", "explanations"})
         CHECK(receipt.contains(key));
     CHECK(receipt.at("schema_version") == 1);
+    // A sealed run says so, and nothing in it is marked not applicable.
+    CHECK(receipt.at("sealed") == true);
+    CHECK(receipt.at("isolation") == "container");
+    CHECK(receipt.at("not_applicable").as_object().empty());
+    CHECK(receipt.at("unsealed").is_null());
     CHECK(receipt.at("capture").at("stdout") == "hello inspection\n");
     CHECK(receipt.at("observed").at("policy_verified_before_start") == true);
     CHECK(receipt.at("observed").at("effective_policy").at("mismatches").as_array().empty());

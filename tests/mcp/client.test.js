@@ -39,6 +39,8 @@ test('run_python print(6*7): the receipt as structuredContent, valid for the SDK
   assert.equal(result.isError, false);
   assert.equal(result.structuredContent.capture.stdout, '42\n');
   assert.equal(result.structuredContent.schema_version, 1);
+  assert.equal(result.structuredContent.sealed, true);
+  assert.equal(result.structuredContent.isolation, 'container');
   assert.equal(result.structuredContent.observed.termination.mechanism, 'TARGET_EXIT_OBSERVED');
   assert.equal(result.structuredContent.cleanup.removed, true);
   const text = result.content[0].text;

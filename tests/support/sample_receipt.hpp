@@ -55,11 +55,11 @@ inline Receipt sample_receipt()
 }
 
 // Adds a key this build does not know to every object of `document`, at every level (in the
-// `unknown` map, whose values are reasons, a string; elsewhere an object holding an array).
+// `unknown` and `not_applicable` maps, whose values are reasons, a string; elsewhere an object holding an array).
 inline void add_keys_everywhere(boost::json::value& document, bool in_unknown = false)
 {
     if (auto* object = document.if_object()) {
-        for (auto& [key, value] : *object) add_keys_everywhere(value, key == "unknown");
+        for (auto& [key, value] : *object) add_keys_everywhere(value, key == "unknown" || key == "not_applicable");
         if (in_unknown)
             (*object)["added_later"] = "a reason added by a newer daemon";
         else

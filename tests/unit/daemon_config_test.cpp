@@ -42,6 +42,11 @@ TEST_CASE("Every known key is read")
     CHECK(config->recipes_dir == std::filesystem::path("/srv/recipes/"));
 }
 
+TEST_CASE("The client's unsealed_python is accepted when it is an absolute path")
+{
+    CHECK(parse_daemon_config(R"({"unsealed_python": "/usr/bin/python3"})", k_file).has_value());
+}
+
 TEST_CASE("An unknown key is refused and named with the file")
 {
     const auto message = rejection(R"({"engine_sockets": "/run/docker.sock"})");
@@ -51,7 +56,7 @@ TEST_CASE("An unknown key is refused and named with the file")
 
 TEST_CASE("A relative path is refused for each path key")
 {
-    for (const auto* key : {"engine_socket", "dockerd", "recipes_dir", "image_tar_cache_dir"}) {
+    for (const auto* key : {"engine_socket", "dockerd", "recipes_dir", "image_tar_cache_dir", "unsealed_python"}) {
         const auto message = rejection(std::string("{\"") + key + "\": \"docker.sock\"}");
         CHECK_THAT(message, Catch::Contains(std::string("\"") + key + "\"") && Catch::Contains("absolute"));
     }

@@ -220,3 +220,28 @@ TEST_CASE("list_images: the daemon's list as structuredContent and the table as 
     check_required(tool(tool_definitions(), k_list_images).at("outputSchema").as_object(), result.at("structuredContent"));
     CHECK(result.at("content").at(0).at("text").as_string().starts_with("NAME"));
 }
+
+TEST_CASE("run_python_unsealed is offered only when asked for, and its receipt schema allows the nulls")
+{
+    for (const auto& entry : tool_definitions()) CHECK(entry.at("name").as_string() != k_run_python_unsealed);
+    const auto tools = tool_definitions(true);
+    REQUIRE(tools.size() == 3);
+    const auto& unsealed = tool(tools, k_run_python_unsealed);
+    CHECK(unsealed.at("description").as_string().find("WITHOUT a container") != json::string::npos);
+    CHECK_FALSE(unsealed.at("inputSchema").at("properties").as_object().contains("image"));
+    CHECK_FALSE(unsealed.at("inputSchema").at("properties").as_object().contains("files"));
+    const auto& schema = unsealed.at("outputSchema").as_object();
+    CHECK(schema.at("properties").at("sealed").at("const") == false);
+    CHECK(schema.at("properties").at("cleanup").at("type") == "null");
+}
+
+TEST_CASE("run_python_unsealed arguments: no image and no files; the rest as run_python's")
+{
+    const auto request = run_python_unsealed_request(json::parse(R"j({"program": "print(1)", "timeout_s": 3})j").as_object());
+    REQUIRE(request.has_value());
+    CHECK(request->timeout_s == 3.0);
+    CHECK_FALSE(request->files.has_value());
+    CHECK(request->output_limit_bytes == limits::k_mcp_default_output_limit_bytes);
+    for (const char* text : {R"j({"program": "print(1)", "image": "data"})j", R"j({"program": "print(1)", "files": {}})j"})
+        CHECK_FALSE(run_python_unsealed_request(json::parse(text).as_object()).has_value());
+}

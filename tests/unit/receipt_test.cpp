@@ -44,10 +44,10 @@ std::string from_json_error(const json::value& document)
 TEST_CASE("The receipt has exactly the top-level keys of the layout")
 {
     const auto document = receipt_to_json(sample_receipt());
-    CHECK(keys_of(document) == std::set<std::string>{"schema_version", "identity", "engine", "container_id", "submission",
-                                                     "configured", "observed", "capture", "lifecycle",
-                                                     "cleanup", "clock_domains", "unknown", "files",
-                                                     "explanations"});
+    CHECK(keys_of(document) == std::set<std::string>{"schema_version", "sealed", "isolation", "identity", "engine",
+                                                     "container_id", "submission", "configured", "observed",
+                                                     "capture", "lifecycle", "cleanup", "clock_domains", "unknown",
+                                                     "not_applicable", "files", "unsealed", "explanations"});
     CHECK(document.at("schema_version") == 1);
     CHECK(document.at("files").is_null());
 }

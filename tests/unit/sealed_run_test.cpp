@@ -202,6 +202,9 @@ TEST_CASE("A program that exits by itself gets a complete receipt with every pha
     CHECK(receipt.cleanup.status == CleanupStatus::removed);
     for (const auto& phase : receipt.lifecycle.phases) CHECK(phase.outcome == "ok");
     CHECK(proto::exit_code_for(receipt) == 0);
+    // The daemon's receipts are sealed runs': nothing in the daemon can mark one otherwise.
+    CHECK(receipt.sealed());
+    CHECK(proto::receipt_to_json(receipt).at("isolation") == "container");
 }
 
 TEST_CASE("The engine clock offset is measured during the run and replaces the unknown alignment")
