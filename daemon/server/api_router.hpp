@@ -40,11 +40,13 @@ ApiResponse error_response(const Error& error);
 
 class ApiRouter {
 public:
-    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts, Doctor& doctor);
+    ApiRouter(RunService& runs, EngineControl& engine, ImageService& images, AttemptRecords& attempts, Doctor& doctor,
+              ReceiptKeeper& receipts);
 
     // `client_gone` fires when the client disconnects; a run then kills and removes its box.
-    // A run is the caller's (its uid labels the box); a caller who is not admin is refused
-    // (403 forbidden) what manages the engine or the images, and sees only its own attempts.
+    // A run is the caller's (its uid labels the box), and so is its receipt, which the receipt
+    // keeper signs and keeps before it goes out; a caller who is not admin is refused (403
+    // forbidden) what manages the engine or the images, and sees only its own attempts and receipts.
     net::awaitable<ApiResponse> handle(ApiRequest request, const Caller& caller, net::cancellation_slot client_gone);
 
 private:
@@ -59,6 +61,7 @@ private:
     ImageService& m_images;
     AttemptRecords& m_attempts;
     Doctor& m_doctor;
+    ReceiptKeeper& m_receipts;
 };
 
 }  // namespace pybox::daemon

@@ -193,10 +193,11 @@ private:
 
 struct HttpServer::Impl {
     Impl(net::any_io_executor executor_, fs::path socket_path_, RunService& runs, EngineControl& engine,
-         ImageService& images, AttemptRecords& attempts, Doctor& doctor, HttpServerOptions options_)
+         ImageService& images, AttemptRecords& attempts, Doctor& doctor, ReceiptKeeper& receipts,
+         HttpServerOptions options_)
         : executor(std::move(executor_)),
           socket_path(std::move(socket_path_)),
-          router(runs, engine, images, attempts, doctor),
+          router(runs, engine, images, attempts, doctor, receipts),
           options(options_),
           acceptor(executor)
     {
@@ -390,9 +391,10 @@ net::awaitable<std::optional<ApiResponse>> HttpServer::Impl::handle_watching_cli
 }
 
 HttpServer::HttpServer(net::any_io_executor executor, fs::path socket_path, RunService& runs, EngineControl& engine,
-                       ImageService& images, AttemptRecords& attempts, Doctor& doctor, HttpServerOptions options)
+                       ImageService& images, AttemptRecords& attempts, Doctor& doctor, ReceiptKeeper& receipts,
+                       HttpServerOptions options)
     : m_impl(std::make_unique<Impl>(std::move(executor), std::move(socket_path), runs, engine, images, attempts,
-                                    doctor, options))
+                                    doctor, receipts, options))
 {
 }
 

@@ -70,7 +70,7 @@ class HttpServer {
 public:
     HttpServer(net::any_io_executor executor, std::filesystem::path socket_path, RunService& runs,
                EngineControl& engine, ImageService& images, AttemptRecords& attempts, Doctor& doctor,
-               HttpServerOptions options = {});
+               ReceiptKeeper& receipts, HttpServerOptions options = {});
     ~HttpServer();
     HttpServer(const HttpServer&) = delete;
     HttpServer& operator=(const HttpServer&) = delete;

@@ -74,4 +74,6 @@ TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes"
     CHECK(documented_keys("### `GET /v1/images`") == written_keys(to_json(pybox::test::sample_images())));
     CHECK(documented_keys("### `GET /v1/attempts`") == written_keys(to_json(pybox::test::sample_attempts())));
     CHECK(documented_keys("### `GET /v1/doctor`") == written_keys(to_json(pybox::test::sample_doctor())));
+    CHECK(documented_keys("### `GET /v1/receipts`, `GET /v1/receipts/RUN_ID`") ==
+          written_keys(to_json(pybox::test::sample_receipts())));
 }
