@@ -20,6 +20,7 @@ std::string settled_line(const proto::SettledAttempt& entry)
     if (entry.box_removed_at) box += " at " + *entry.box_removed_at;
     std::string line = entry.run_id + "  started " + entry.created_at + "  settled " + entry.settled_at + "  box " +
                        box + "\n";
+    if (entry.receipt) line += "    its receipt: pybox receipts show " + *entry.receipt + "\n";
     for (const auto& error : entry.errors) line += "    before it settled: " + error + "\n";
     return line;
 }

@@ -10,11 +10,13 @@
 #include "common/error.hpp"
 #include "proto/answers.hpp"
 #include "proto/json_text.hpp"
+#include "proto/receipt_signature.hpp"
 
 #include <boost/json/value.hpp>
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <istream>
 #include <string>
@@ -44,10 +46,15 @@ Action configure_attempts(CLI::App& command);
 Action configure_mcp(CLI::App& command);  // mcp.cpp: the MCP server on stdio
 Action configure_doctor(CLI::App& command);
 Action configure_repair(CLI::App& command);  // repair.cpp: the AI repair loop
+Action configure_verify(CLI::App& command);
+Action configure_key(CLI::App& command);
+Action configure_receipts(CLI::App& command);
 
 inline constexpr int k_exit_pybox_failed = 125;
 // `pybox vm status` when the engine is not running or not verified.
 inline constexpr int k_exit_not_verified = 1;
+// `pybox verify` when the receipt does not verify.
+inline constexpr int k_exit_receipt_not_verified = 1;
 
 // Prints "pybox: <message>" to stderr; returns 125.
 int fail(const Error& error);
@@ -95,6 +102,23 @@ std::string end_setup_progress(ProgressStyle style, const proto::SetupProgress& 
 Rendered render_image_list(const proto::ImageList& answer);  // images.cpp
 Rendered render_image_removed(const proto::ImageList& answer);
 Rendered render_attempts(const proto::AttemptsAnswer& answer);  // attempts.cpp
+// key.cpp: a public key a receipt is verified against, and the file it came from.
+struct TrustedKey {
+    std::filesystem::path file;
+    std::string public_key;  // raw 32 bytes
+};
+Expected<TrustedKey> read_public_key_file(const std::filesystem::path& file);
+// This installation's public key: $PYBOX_HOME's signing_key.pub.pem when PYBOX_HOME is set, else
+// ~/.pybox/runtime's, else the system pyboxd's (/var/lib/pybox); "no_local_key" when none exists.
+Expected<TrustedKey> local_public_key();
+// `pybox key show`: the PEM, then "key id: <hex>" and "file: <path>".
+std::string render_public_key(const TrustedKey& key);
+// verify.cpp: what `pybox verify` prints for a verification's outcome (exit 0 or
+// k_exit_receipt_not_verified).
+Rendered render_verification(const Expected<proto::VerifiedReceipt>& verified, const TrustedKey& trusted);
+// receipts.cpp: `pybox receipts` (a table, newest first) and `pybox receipts show ID`.
+Rendered render_receipt_list(const proto::ReceiptList& answer);
+Rendered render_kept_receipt(const boost::json::value& receipt);
 // exec.cpp: what `pybox exec` says when pyboxd went away after it took the run ("daemon_lost").
 std::string lost_daemon_message(const std::string& why);
 // version.cpp: the client's line ("pybox <version> (API <api>)"), then the daemon's from its

@@ -4,6 +4,8 @@
 #include "common/process.hpp"
 #include "common/version.hpp"
 #include "proto/api.hpp"
+#include "proto/request_json.hpp"
+#include "proto/text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -13,7 +15,6 @@
 #include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/json/parse.hpp>
 
 #include <exception>
 
@@ -31,6 +32,8 @@ namespace {
 
 constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
 constexpr std::uint64_t k_max_response_bytes = 32 * 1024 * 1024;
+// Boost.JSON's own default nesting bound, which the client read answers with before.
+constexpr std::size_t k_max_answer_depth = 32;
 
 // pyboxd when it sits next to this program.
 std::optional<fs::path> sibling_pyboxd()
@@ -99,10 +102,14 @@ Expected<json::value> read_reply(const Expected<DaemonReply>& reply)
 {
     if (!reply) return reply.error();
     if (reply->status != 200) return proto::parse_error_body(reply->status, reply->body);
-    boost::system::error_code ec;
-    auto document = json::parse(reply->body, ec);
-    if (ec) return make_error("daemon_io", "pyboxd answered with JSON that cannot be read: " + ec.message() + ".");
-    return document;
+    // Read strictly, so that doubles read back exactly as pyboxd wrote them (a receipt printed
+    // with --json then canonicalizes as pyboxd signed it).
+    auto document = proto::parse_json_strictly(reply->body, k_max_answer_depth);
+    if (!document.ok())
+        return make_error("daemon_io", "pyboxd answered with JSON that cannot be read: " +
+                                           (document.duplicate_key ? "it repeats the key \"" + proto::printable_excerpt(*document.duplicate_key) + "\""
+                                                                   : document.problem) + ".");
+    return std::move(document.value);
 }
 
 }  // namespace

@@ -84,6 +84,11 @@ inline constexpr std::size_t k_journal_max_file_bytes = 1024 * 1024;
 inline constexpr std::size_t k_attempts_answer_max_settled = 100;
 inline constexpr std::size_t k_attempts_answer_max_unsettled = 100;
 
+// The receipts the daemon keeps (<runtime>/receipts/, one file per run): at most this many and
+// this many bytes of files in all; the oldest go first. GET /v1/receipts lists them all.
+inline constexpr std::size_t k_max_kept_receipts = 1'000;
+inline constexpr std::size_t k_max_kept_receipt_bytes = 64 * 1024 * 1024;
+
 // The daemon's socket API.
 inline constexpr std::size_t k_max_request_body_bytes = 256 * 1024;
 // POST /v1/runs may carry input files: 8 MiB of them in base64, the program escaped, names.

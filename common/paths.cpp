@@ -69,7 +69,7 @@ Expected<void> ensure_private_dir(const std::filesystem::path& dir)
 
 Expected<void> RuntimePaths::ensure_private() const
 {
-    for (const auto& dir : {m_root, recipes_dir(), attempts_dir(), engine_dir(), build_dir()}) {
+    for (const auto& dir : {m_root, recipes_dir(), attempts_dir(), receipts_dir(), engine_dir(), build_dir()}) {
         if (auto made = ensure_private_dir(dir); !made)
             return made.error();
     }

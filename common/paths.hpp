@@ -25,6 +25,10 @@ public:
     std::filesystem::path images_lock() const { return m_root / "images.lock"; }
     std::filesystem::path recipes_dir() const { return m_root / "recipes"; }
     std::filesystem::path attempts_dir() const { return m_root / "attempts"; }
+    // The receipts the daemon issued, and the installation's key pair that signs them.
+    std::filesystem::path receipts_dir() const { return m_root / "receipts"; }
+    std::filesystem::path signing_key_file() const { return m_root / "signing_key.pem"; }
+    std::filesystem::path public_key_file() const { return m_root / "signing_key.pub.pem"; }
     std::filesystem::path lifecycle_lock() const { return m_root / "lifecycle.lock"; }
     std::filesystem::path daemon_socket() const { return m_root / "pyboxd.sock"; }
     std::filesystem::path daemon_pid_file() const { return m_root / "pyboxd.pid"; }

@@ -22,6 +22,7 @@
 #include "daemon/run/attempt_records.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/installation.hpp"
+#include "daemon/run/receipt_store.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/run/sealed_run.hpp"
@@ -171,6 +172,10 @@ int main(int argc, char** argv)
                         "another pyboxd is already running for " + paths.root().string() + "."));
     const auto config = or_fail(vm::load_daemon_config(paths));
     const std::string installation_id = or_fail(daemon::load_or_create_installation_id(paths));
+    daemon::ReceiptStore receipts(paths.receipts_dir(), or_fail(daemon::load_or_create_signing_key(paths)));
+    if (const auto foreign = receipts.load(); foreign > 0)
+        std::cerr << "pyboxd: " << foreign << " entries of " << paths.receipts_dir().string()
+                  << " are not receipts it keeps; they are left as they are\n";
 
     net::io_context io;
     const auto executor = io.get_executor();
@@ -254,7 +259,7 @@ int main(int argc, char** argv)
     daemon::WarmFirstImageService images_service(
         pool_images ? static_cast<daemon::ImageService&>(*pool_images) : image_service, warm_boxes);
 
-    daemon::JournalAttemptRecords attempt_records(attempts, journal, runs_in_progress);
+    daemon::JournalAttemptRecords attempt_records(attempts, journal, runs_in_progress, &receipts);
     daemon::DoctorService doctor(daemon::DoctorSources{
         paths, engines_control, engine, registry, attempt_records, runs_in_progress, installation_id,
         watch_setup.host ? std::nullopt : std::optional<std::string>(watch_setup.off_reason), cgroups.mount_root(),
@@ -269,7 +274,7 @@ int main(int argc, char** argv)
                                               limits::k_repair_budget);
     daemon::HttpServer server(executor, serve.socket,
                               daemon::DaemonServices{run_service, engines_control, images_service, attempt_records, doctor,
-                                                     repair_service},
+                                                     repair_service, receipts},
                               server_options);
     // The pid file first: a runtime folder that cannot take it (full, read-only) must not be left
     // with a socket nobody answers.

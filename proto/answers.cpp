@@ -227,6 +227,23 @@ json::value to_json(const DoctorAnswer& answer)
     return json::object{{"checks", std::move(checks)}};
 }
 
+json::value to_json(const ReceiptList& answer)
+{
+    json::array receipts;
+    for (const auto& kept : answer.receipts)
+        receipts.push_back(json::object{{"run_id", kept.run_id},
+                                        {"created_at", kept.created_at},
+                                        {"image", kept.image},
+                                        {"exit_code", optional_to_json(kept.exit_code)},
+                                        {"mechanism", kept.mechanism},
+                                        {"signed", kept.signed_receipt},
+                                        {"bytes", kept.bytes},
+                                        {"owner_uid", kept.owner_uid}});
+    return json::object{{"receipts", std::move(receipts)},
+                        {"max_receipts", answer.max_receipts},
+                        {"max_bytes", answer.max_bytes}};
+}
+
 json::value to_json(const ErrorAnswer& answer)
 {
     return json::object{
@@ -369,6 +386,7 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             entry.run_parent_released = item.boolean("run_parent_released");
             entry.errors = item.strings("errors");
             if (item.if_present("owner_uid") != nullptr) entry.owner_uid = item.uint32("owner_uid");
+            if (item.if_present("receipt") != nullptr) entry.receipt = item.string("receipt");
             item.finish();
             answer.settled.push_back(std::move(entry));
         }
@@ -389,6 +407,29 @@ Expected<DoctorAnswer> doctor_answer_from_json(const json::value& document, Read
             item.finish();
             answer.checks.push_back(std::move(check));
         }
+        return answer;
+    });
+}
+
+Expected<ReceiptList> receipt_list_from_json(const json::value& document, ReadMode mode)
+{
+    return read_answer<ReceiptList>(document, mode, "receipt list", [](ObjectReader& reader) {
+        ReceiptList answer;
+        for (auto& item : reader.objects("receipts")) {
+            KeptReceipt kept;
+            kept.run_id = item.string("run_id");
+            kept.created_at = item.string("created_at");
+            kept.image = item.string("image");
+            kept.exit_code = item.optional_int64("exit_code");
+            kept.mechanism = item.string("mechanism");
+            kept.signed_receipt = item.boolean("signed");
+            kept.bytes = item.uint64("bytes");
+            kept.owner_uid = item.uint32("owner_uid");
+            item.finish();
+            answer.receipts.push_back(std::move(kept));
+        }
+        answer.max_receipts = reader.uint64("max_receipts");
+        answer.max_bytes = reader.uint64("max_bytes");
         return answer;
     });
 }

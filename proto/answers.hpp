@@ -217,6 +217,30 @@ struct DoctorAnswer {
     friend bool operator==(const DoctorAnswer&, const DoctorAnswer&) = default;
 };
 
+// One receipt the daemon keeps (GET /v1/receipts): read from its signed content, except
+// `bytes`, the size of the kept file, and `owner_uid`, the user whose run it was.
+struct KeptReceipt {
+    std::string run_id;
+    std::string created_at;                // identity.created_at
+    std::string image;                     // identity.image
+    std::optional<std::int64_t> exit_code; // observed.termination.exit_code
+    std::string mechanism;                 // observed.termination.mechanism
+    bool signed_receipt = false;           // it carries a signature block ("signed")
+    std::uint64_t bytes = 0;
+    std::uint32_t owner_uid = 0;
+
+    friend bool operator==(const KeptReceipt&, const KeptReceipt&) = default;
+};
+
+// GET /v1/receipts: the kept receipts the caller may see, newest first, and the store's bounds.
+struct ReceiptList {
+    std::vector<KeptReceipt> receipts;
+    std::uint64_t max_receipts = 0;
+    std::uint64_t max_bytes = 0;
+
+    friend bool operator==(const ReceiptList&, const ReceiptList&) = default;
+};
+
 // Every error answer: {"error": {"code", "message", "retryable"}}.
 struct ErrorAnswer {
     std::string code;
@@ -235,6 +259,7 @@ boost::json::value to_json(const SetupProgress& answer);
 boost::json::value to_json(const ImageList& answer);
 boost::json::value to_json(const AttemptsAnswer& answer);
 boost::json::value to_json(const DoctorAnswer& answer);
+boost::json::value to_json(const ReceiptList& answer);
 boost::json::value to_json(const ErrorAnswer& answer);
 
 Expected<PingAnswer> ping_answer_from_json(const boost::json::value& document, ReadMode mode);
@@ -247,6 +272,7 @@ Expected<ImageList> image_list_from_json(const boost::json::value& document, Rea
 // A settled attempt's `box` the client does not know is kept as its text (tolerant mode).
 Expected<AttemptsAnswer> attempts_answer_from_json(const boost::json::value& document, ReadMode mode);
 Expected<DoctorAnswer> doctor_answer_from_json(const boost::json::value& document, ReadMode mode);
+Expected<ReceiptList> receipt_list_from_json(const boost::json::value& document, ReadMode mode);
 Expected<ErrorAnswer> error_answer_from_json(const boost::json::value& document, ReadMode mode);
 
 }  // namespace pybox::proto

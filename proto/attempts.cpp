@@ -25,12 +25,6 @@ Error invalid(std::string_view key, std::string_view why)
     return make_error("invalid_attempt", "attempt key \"" + std::string(key) + "\" " + std::string(why) + ".");
 }
 
-bool is_run_id(std::string_view text)
-{
-    return text.size() == 32 &&
-           std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
-}
-
 // The string under `key`: valid UTF-8 of at most max_bytes.
 Expected<std::string> bounded_string(const json::object& object, std::string_view key, std::size_t max_bytes)
 {
@@ -59,6 +53,7 @@ json::object to_json(const SettledAttempt& attempt)
         {"run_parent_released", attempt.run_parent_released},
         {"errors", std::move(errors)}};
     if (attempt.owner_uid) object[k_owner_key] = *attempt.owner_uid;
+    if (attempt.receipt) object["receipt"] = *attempt.receipt;
     return object;
 }
 
@@ -134,6 +129,12 @@ Expected<SettledAttempt> parse_settled_attempt(std::string_view line)
     const json::value value = json::parse(line, ec, {}, options);
     if (ec) return make_error("invalid_attempt", "An attempt line is not JSON: " + ec.message() + ".");
     return settled_attempt_from_json(value);
+}
+
+bool is_run_id(std::string_view text)
+{
+    return text.size() == 32 &&
+           std::all_of(text.begin(), text.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::string bounded_text(std::string_view text, std::size_t max_bytes)

@@ -44,6 +44,9 @@ struct SettledAttempt {
     std::vector<std::string> errors;
     // The user whose run it was (from its note); absent in entries written before system mode.
     std::optional<std::uint32_t> owner_uid = std::nullopt;
+    // Only in GET /v1/attempts, never in the journal: the run id of the run's receipt, when the
+    // daemon keeps it (GET /v1/receipts/<run id>).
+    std::optional<std::string> receipt = std::nullopt;
 
     friend bool operator==(const SettledAttempt&, const SettledAttempt&) = default;
 };
@@ -54,6 +57,9 @@ Expected<SettledAttempt> settled_attempt_from_json(const boost::json::value& val
 // One journal line (without its newline): at most k_max_attempt_line_bytes of JSON text.
 inline constexpr std::size_t k_max_attempt_line_bytes = 4096;
 Expected<SettledAttempt> parse_settled_attempt(std::string_view line);
+
+// Whether `text` is a run id: 32 lower-case hex digits.
+bool is_run_id(std::string_view text);
 
 // `text` cut to at most `max_bytes` (at a UTF-8 character boundary), for the journal's bounds.
 std::string bounded_text(std::string_view text, std::size_t max_bytes);

@@ -28,6 +28,7 @@ constexpr ApiErrorCode k_codes[] = {
      "The client runs as another user than pyboxd (a system pyboxd: is not root nor in the `pybox` group), or, in "
      "system mode, is not root and called an endpoint only root may call."},
     {"no_such_endpoint", 404, false, "There is no endpoint at this path."},
+    {"no_such_receipt", 404, false, "The daemon keeps no receipt of this run id that the caller may see (never issued, another user's, or dropped as the oldest)."},
     {"method_not_allowed", 405, false, "The endpoint exists but not with this method."},
     {"image_not_built", 409, false, "The image has not been built yet; run `pybox setup` (or `pybox image build` for an own image)."},
     {"image_mismatch", 409, false, "The image's recipe or the engine's image differs from images.json; run `pybox setup`."},

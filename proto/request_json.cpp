@@ -6,7 +6,9 @@
 #include <boost/json/error.hpp>
 #include <boost/json/value_stack.hpp>
 
+#include <charconv>
 #include <optional>
+#include <system_error>
 #include <set>
 #include <utility>
 #include <string>
@@ -83,20 +85,33 @@ public:
         m_stack.push_string(s);
         return true;
     }
-    bool on_number_part(json::string_view, json::error_code&) { return true; }
+    bool on_number_part(json::string_view s, json::error_code&)
+    {
+        m_number.append(s.data(), s.size());
+        return true;
+    }
     bool on_int64(std::int64_t i, json::string_view, json::error_code&)
     {
+        m_number.clear();
         m_stack.push_int64(i);
         return true;
     }
     bool on_uint64(std::uint64_t u, json::string_view, json::error_code&)
     {
+        m_number.clear();
         m_stack.push_uint64(u);
         return true;
     }
-    bool on_double(double d, json::string_view, json::error_code&)
+    // Boost 1.81's own conversion may miss the nearest double by one unit in the last place;
+    // std::from_chars rounds correctly, so a double written in its shortest form reads back as
+    // itself (the receipt's signature depends on it).
+    bool on_double(double d, json::string_view s, json::error_code&)
     {
-        m_stack.push_double(d);
+        m_number.append(s.data(), s.size());
+        double exact = 0;
+        const auto read = std::from_chars(m_number.data(), m_number.data() + m_number.size(), exact);
+        m_stack.push_double(read.ec == std::errc() && read.ptr == m_number.data() + m_number.size() ? exact : d);
+        m_number.clear();
         return true;
     }
     bool on_bool(bool b, json::error_code&)
@@ -116,6 +131,7 @@ private:
     json::value_stack m_stack;
     std::vector<std::set<std::string>> m_keys;  // keys seen in each open object
     std::string m_key;
+    std::string m_number;  // the text of the number being read
     std::optional<std::string> m_duplicate_key;
 };
 

@@ -1,6 +1,8 @@
 // The JSON of a request body (POST /v1/runs, POST /v1/setup), parsed strictly from untrusted
 // bytes: one JSON value nested at most 8 levels, nothing after it, and no object that repeats a
-// key (boost::json::parse keeps the last one silently). Pure.
+// key (boost::json::parse keeps the last one silently). Doubles are read correctly rounded
+// (std::from_chars), so a double written in its shortest form reads back as itself, which
+// Boost 1.81's own parser does not promise (the receipt's signature depends on it). Pure.
 #pragma once
 
 #include "common/error.hpp"

@@ -29,6 +29,9 @@ Expected<proto::AttemptsAnswer> JournalAttemptRecords::list(std::optional<std::u
                                     m_in_progress.contains(note.run_id), m_in_progress.is_warm(note.run_id),
                                     note.owner_uid});
     answer.settled = std::move(reading->entries);
+    if (m_receipts != nullptr)
+        for (auto& entry : answer.settled)
+            if (m_receipts->holds(entry.run_id)) entry.receipt = entry.run_id;
     answer.damaged_lines = reading->damaged_lines;
     return answer;
 }

@@ -2,6 +2,7 @@
 
 #include "common/files.hpp"
 #include "common/ids.hpp"
+#include "common/private_file.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -44,6 +45,26 @@ Expected<std::string> load_or_create_installation_id(const RuntimePaths& paths)
         !written)
         return written.error();
     return id;
+}
+
+Expected<SigningKey> load_or_create_signing_key(const RuntimePaths& paths)
+{
+    constexpr std::size_t k_max_key_file_bytes = 16 * 1024;
+    const auto file = paths.signing_key_file();
+    auto pem = read_private_file(file, k_max_key_file_bytes);
+    if (!pem && pem.error().code != "file_missing") return pem.error();
+    auto key = pem ? SigningKey::from_private_pem(*pem) : SigningKey::generate();
+    if (!key)
+        return make_error(key.error().code, file.string() + " holds no Ed25519 private key in PEM; move it away and "
+                                                            "pyboxd makes a new key pair (receipts signed with the "
+                                                            "old key then verify only with its public key).");
+    if (!pem)
+        if (auto written = write_file_atomic(file, key->private_pem(), 0600); !written) return written.error();
+    const std::string public_pem = public_key_pem(key->public_key());
+    auto existing = read_file_capped(paths.public_key_file(), k_max_key_file_bytes);
+    if (!existing || *existing != public_pem)
+        if (auto written = write_file_atomic(paths.public_key_file(), public_pem, 0644); !written) return written.error();
+    return key;
 }
 
 }  // namespace pybox::daemon

@@ -34,10 +34,16 @@ enum class Method { get, post };
 enum class Access { caller, admin };
 
 struct Route {
-    std::string_view path;
+    std::string_view path;  // a path ending in '/' takes one more part: GET /v1/receipts/<run id>
     Method method;
     Access access = Access::caller;
 };
+
+bool route_matches(std::string_view route, std::string_view path)
+{
+    if (!route.ends_with('/')) return route == path;
+    return path.starts_with(route) && path.size() > route.size() && path.find('/', route.size()) == std::string_view::npos;
+}
 
 constexpr Route k_routes[] = {
     {"/v1/ping", Method::get},
@@ -49,6 +55,8 @@ constexpr Route k_routes[] = {
     {"/v1/setup", Method::post, Access::admin},
     {"/v1/images", Method::get},
     {"/v1/attempts", Method::get},
+    {"/v1/receipts", Method::get},
+    {"/v1/receipts/", Method::get},
     {"/v1/images/build", Method::post, Access::admin},
     {"/v1/images/remove", Method::post, Access::admin},
     {"/v1/setup/progress", Method::get},
@@ -79,7 +87,7 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& 
     const std::string_view path = target.substr(0, target.find('?'));
     const Route* route = nullptr;
     for (const auto& candidate : k_routes)
-        if (candidate.path == path) route = &candidate;
+        if (route_matches(candidate.path, path)) route = &candidate;
     if (route == nullptr)
         co_return error_response(make_error("no_such_endpoint", "There is no endpoint " + std::string(path) +
                                                                     "; see docs/api.md."));
@@ -91,7 +99,7 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& 
         co_return error_response(make_error(
             "forbidden", "This is the system pyboxd, whose engine and images only root manages (" + std::string(path) +
                              "): ask an administrator to run it with sudo, or run your own pyboxd (docs/install.md)."));
-    // An admin sees every user's attempts; anyone else their own.
+    // An admin sees every user's attempts and receipts; anyone else their own.
     const std::optional<std::uint32_t> viewer = caller.admin ? std::nullopt : std::optional(caller.uid);
 
     if (path == "/v1/ping")
@@ -105,6 +113,11 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& 
     if (path == "/v1/setup") co_return co_await setup(request.body);
     if (path == "/v1/setup/progress") co_return json_response(proto::to_json(m_services.images.progress()));
     if (path == "/v1/attempts") co_return from_expected(m_services.attempts.list(viewer));
+    if (path == "/v1/receipts") co_return from_expected(m_services.receipts.list(viewer));
+    if (route->path == "/v1/receipts/") {
+        auto receipt = m_services.receipts.get(std::string(path.substr(route->path.size())), viewer);
+        co_return receipt ? json_response(*receipt) : error_response(receipt.error());
+    }
     if (path == "/v1/doctor") co_return json_response(proto::to_json(co_await m_services.doctor.check(viewer)));
     if (path == "/v1/images/build") co_return co_await build_image(request.body);
     if (path == "/v1/images/remove") co_return co_await remove_image(request.body);
@@ -118,7 +131,17 @@ net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_
     if (!request) co_return error_response(request.error());
     auto answer = co_await m_services.runs.run(std::move(*request), owner_uid, client_gone);
     if (!answer) co_return error_response(answer.error());
-    co_return json_response(proto::to_json(*answer));
+    json::value document = proto::to_json(*answer);
+    json::object& receipt = answer->receipt.files ? document.at("receipt").as_object() : document.as_object();
+    issue_receipt(receipt, owner_uid);
+    co_return json_response(document);
+}
+
+void ApiRouter::issue_receipt(json::object& receipt, std::uint32_t owner_uid)
+{
+    if (auto issued = m_services.receipts.issue(receipt, owner_uid); !issued)
+        std::cerr << "pyboxd: the receipt of run " << receipt.at("identity").at("run_id").as_string()
+                  << " was not signed or kept: " << issued.error().message << "\n";
 }
 
 net::awaitable<ApiResponse> ApiRouter::repair(const std::string& body, std::uint32_t owner_uid,
@@ -126,7 +149,13 @@ net::awaitable<ApiResponse> ApiRouter::repair(const std::string& body, std::uint
 {
     auto request = proto::parse_repair_request(body);
     if (!request) co_return error_response(request.error());
-    co_return from_expected(co_await m_services.repair.repair(std::move(*request), owner_uid, client_gone));
+    auto record = co_await m_services.repair.repair(std::move(*request), owner_uid, client_gone);
+    if (!record) co_return error_response(record.error());
+    // Each run's receipt is issued like a run's own: signed and kept.
+    json::value document = proto::to_json(*record);
+    for (auto& step : document.at("steps").as_array())
+        if (auto* receipt = step.as_object().at("receipt").if_object()) issue_receipt(*receipt, owner_uid);
+    co_return json_response(document);
 }
 
 net::awaitable<ApiResponse> ApiRouter::setup(const std::string& body)

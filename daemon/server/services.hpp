@@ -13,6 +13,8 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_signal.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -87,6 +89,21 @@ public:
     virtual Expected<proto::AttemptsAnswer> list(std::optional<std::uint32_t> viewer) = 0;
 };
 
+// The receipts the daemon issues and keeps (docs/receipt.md "Signature", docs/api.md "Receipts").
+// issue() signs a finished run's receipt in place (adding its "signature" block) and keeps it
+// as `owner_uid`'s; an Error says why it could not be signed or kept, and the run's answer goes
+// out all the same (unsigned when signing failed). list() answers the kept receipts, newest first;
+// get() one of them as it was issued, "no_such_receipt" when none of that id is kept (or it is
+// another user's). `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
+class ReceiptKeeper {
+public:
+    virtual ~ReceiptKeeper() = default;
+    virtual Expected<void> issue(boost::json::object& receipt, std::uint32_t owner_uid) = 0;
+    virtual Expected<proto::ReceiptList> list(std::optional<std::uint32_t> viewer) = 0;
+    virtual Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) = 0;
+    virtual bool holds(const std::string& run_id) const = 0;
+};
+
 // `pybox doctor`'s daemon-side checks (GET /v1/doctor, docs/doctor.md). Always an answer: a
 // check whose observation could not be made (the engine does not answer) is "unknown" with why.
 class Doctor {
@@ -104,6 +121,7 @@ struct DaemonServices {
     AttemptRecords& attempts;
     Doctor& doctor;
     RepairService& repair;
+    ReceiptKeeper& receipts;
 };
 
 }  // namespace pybox::daemon

@@ -7,6 +7,9 @@ namespace pybox::docgen {
 
 namespace {
 
+// EXIT STATUS describes both under one code.
+static_assert(client::k_exit_receipt_not_verified == client::k_exit_not_verified);
+
 const ManSection k_environment{
     "ENVIRONMENT",
     ".TP\n.B PYBOX_HOME\n"
@@ -26,6 +29,12 @@ const ManSection k_files{
     "The images built by \\fBpybox setup\\fR and \\fBpybox image build\\fR.\n"
     ".TP\n.I ~/.pybox/runtime/attempts/\n"
     "A record of each run until its box is confirmed removed, and the journal of settled runs.\n"
+    ".TP\n.I ~/.pybox/runtime/receipts/\n"
+    "The receipts the daemon issued (the newest 1,000, at most 64 MiB), for \\fBpybox receipts\\fR.\n"
+    ".TP\n.I ~/.pybox/runtime/signing_key.pem\n"
+    "The installation's Ed25519 private key (0600), which signs every receipt.\n"
+    ".TP\n.I ~/.pybox/runtime/signing_key.pub.pem\n"
+    "Its public key: \\fBpybox key show\\fR prints it, \\fBpybox verify\\fR trusts it.\n"
     ".TP\n.I ~/.pybox/runtime/engine/docker.sock\n"
     "The private container engine's socket.\n"};
 
@@ -55,7 +64,8 @@ ManPage client_man_prose()
          "\\fBpybox exec\\fR exits with the program's own exit code or one of the codes listed under it above.\n"
          ".TP\n.B 0\nThe command did what it was asked.\n"
          ".TP\n.B " + std::to_string(client::k_exit_not_verified) +
-             "\n\\fBpybox vm status\\fR: the engine is not running or not verified.\n"
+             "\n\\fBpybox vm status\\fR: the engine is not running or not verified. \\fBpybox verify\\fR: the receipt "
+             "does not verify (not JSON, not signed, another key, or changed).\n"
              ".TP\n.B " + std::to_string(client::k_exit_pybox_failed) +
              "\nPyBox failed (a bad option, the daemon not running, busy or unreachable, an engine or image "
              "check failed); the reason is printed as \\(lqpybox: ...\\(rq on standard error.\n"});

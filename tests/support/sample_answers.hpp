@@ -69,11 +69,22 @@ inline proto::AttemptsAnswer sample_attempts()
     settled.run_parent_released = true;
     settled.errors = {"the engine did not answer"};
     settled.owner_uid = 1000;
+    settled.receipt = settled.run_id;
     return proto::AttemptsAnswer{{{std::string(32, 'a'), "2026-12-01T03:00:00Z", 1'764'558'120, "", true, false, false,
                                    1000}},
                                  1,
                                  {settled},
                                  0};
+}
+
+// A receipt list with one kept receipt of a run that ended by itself and one that never started.
+inline proto::ReceiptList sample_receipts()
+{
+    return {{{std::string(32, 'a'), "2026-12-01T03:00:00.000001Z", "stdlib", 0, "TARGET_EXIT_OBSERVED", true, 4321, 1000},
+             {std::string(32, 'b'), "2026-12-01T02:00:00.000001Z", "data", std::nullopt, "NOT_STARTED", false, 2100,
+              1000}},
+            1000,
+            64 * 1024 * 1024};
 }
 
 // A doctor answer with one check of each verdict.

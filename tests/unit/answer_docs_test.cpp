@@ -77,6 +77,8 @@ TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes"
     CHECK(documented_keys("### `GET /v1/images`") == written_keys(to_json(pybox::test::sample_images())));
     CHECK(documented_keys("### `GET /v1/attempts`") == written_keys(to_json(pybox::test::sample_attempts())));
     CHECK(documented_keys("### `GET /v1/doctor`") == written_keys(to_json(pybox::test::sample_doctor())));
+    CHECK(documented_keys("### `GET /v1/receipts`, `GET /v1/receipts/RUN_ID`") ==
+          written_keys(to_json(pybox::test::sample_receipts())));
 }
 
 TEST_CASE("docs/api.md lists exactly the keys of a repair request and of the repair record")

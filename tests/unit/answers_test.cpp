@@ -66,6 +66,7 @@ TEST_CASE("Every answer the daemon writes reads back strictly as the same answer
     check_round_trip(sample_images(), &image_list_from_json);
     check_round_trip(sample_attempts(), &attempts_answer_from_json);
     check_round_trip(sample_doctor(), &doctor_answer_from_json);
+    check_round_trip(pybox::test::sample_receipts(), &receipt_list_from_json);
     check_round_trip(ErrorAnswer{"setup_busy", "Another pybox setup is running.", true}, &error_answer_from_json);
 }
 
@@ -79,6 +80,7 @@ TEST_CASE("Keys a newer daemon adds are refused strictly and ignored tolerantly"
     check_added_keys(sample_images(), &image_list_from_json);
     check_added_keys(sample_attempts(), &attempts_answer_from_json);
     check_added_keys(sample_doctor(), &doctor_answer_from_json);
+    check_added_keys(pybox::test::sample_receipts(), &receipt_list_from_json);
 }
 
 TEST_CASE("A doctor verdict this build does not know is refused strictly and kept tolerantly")

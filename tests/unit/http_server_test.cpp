@@ -18,6 +18,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -155,6 +156,33 @@ public:
     }
 };
 
+// Keeps nothing: signs by adding a fixed block, lists one receipt, finds none.
+class FakeReceiptKeeper : public pybox::daemon::ReceiptKeeper {
+public:
+    std::optional<std::uint32_t> last_viewer;
+    std::optional<std::uint32_t> last_issued_owner;
+    pybox::Expected<void> issue(boost::json::object& receipt, std::uint32_t owner_uid) override
+    {
+        last_issued_owner = owner_uid;
+        receipt["signature"] = boost::json::object{{"algorithm", "fake"}};
+        return {};
+    }
+    pybox::Expected<pybox::proto::ReceiptList> list(std::optional<std::uint32_t> viewer) override
+    {
+        last_viewer = viewer;
+        pybox::proto::ReceiptList answer{{}, 1000, 64};
+        answer.receipts.push_back({std::string(32, 'a'), "2026-12-01T00:00:00.000000Z", "stdlib", 0,
+                                   "TARGET_EXIT_OBSERVED", true, 1234, 1001});
+        return answer;
+    }
+    pybox::Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) override
+    {
+        last_viewer = viewer;
+        return pybox::make_error("no_such_receipt", "none of " + run_id);
+    }
+    bool holds(const std::string&) const override { return false; }
+};
+
 // The services a server or router borrows, as fakes.
 struct FakeServices {
     FakeRunService runs;
@@ -163,8 +191,9 @@ struct FakeServices {
     FakeAttemptRecords attempts;
     FakeDoctor doctor;
     FakeRepairService repair;
+    FakeReceiptKeeper receipts;
 
-    pybox::daemon::DaemonServices all() { return {runs, engine, images, attempts, doctor, repair}; }
+    pybox::daemon::DaemonServices all() { return {runs, engine, images, attempts, doctor, repair, receipts}; }
 };
 
 class TempDir {
@@ -689,6 +718,43 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
     CHECK_THAT(repaired.body, Catch::Contains("\"rounds_allowed\":2"));
     CHECK(fakes.repair.last_owner == 1001u);
     CHECK(answer(member, "POST", "/v1/repair", R"J({"source": "print(1)", "rounds": 9})J").status == 400);
+}
+
+TEST_CASE("The router has the run's receipt issued as the caller's and serves kept receipts to their owner")
+{
+    using pybox::daemon::ApiRequest;
+    using pybox::daemon::Caller;
+    net::io_context io;
+    FakeServices fakes;
+    pybox::daemon::ApiRouter router(fakes.runs, fakes.engine, fakes.images, fakes.attempts, fakes.doctor,
+                                    fakes.receipts);
+    const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
+        pybox::daemon::ApiResponse response;
+        net::co_spawn(io, router.handle(ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
+                      [&](std::exception_ptr, pybox::daemon::ApiResponse r) { response = std::move(r); });
+        io.restart();
+        io.run();
+        return response;
+    };
+    const Caller member{1001, false}, root{0, true};
+    const auto run = answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J");
+    CHECK(run.status == 200);
+    CHECK(fakes.receipts.last_issued_owner == 1001u);
+    CHECK(boost::json::parse(run.body).at("signature").at("algorithm") == "fake");
+
+    const auto list = answer(member, "GET", "/v1/receipts");
+    CHECK(list.status == 200);
+    CHECK(fakes.receipts.last_viewer == std::optional<std::uint32_t>(1001));
+    CHECK(pybox::proto::receipt_list_from_json(boost::json::parse(list.body), pybox::proto::ReadMode::strict).has_value());
+    CHECK(answer(root, "GET", "/v1/receipts").status == 200);
+    CHECK_FALSE(fakes.receipts.last_viewer.has_value());
+
+    const auto one = answer(member, "GET", "/v1/receipts/" + std::string(32, 'b'));
+    CHECK(one.status == 404);
+    CHECK_THAT(one.body, Catch::Contains("no_such_receipt"));
+    CHECK(fakes.receipts.last_viewer == std::optional<std::uint32_t>(1001));
+    CHECK(answer(member, "GET", "/v1/receipts/a/b").status == 404);
+    CHECK(answer(member, "POST", "/v1/receipts/" + std::string(32, 'b')).status == 405);
 }
 
 TEST_CASE("An activated listener is served as it is, and stopping leaves its socket file")

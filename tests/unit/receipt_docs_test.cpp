@@ -5,6 +5,7 @@
 // timeouts.push_back("budget")), so a new emitter that uses another pattern must extend the
 // patterns here.
 #include "proto/receipt.hpp"
+#include "proto/receipt_signature.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/source_text.hpp"
 
@@ -118,12 +119,25 @@ TEST_CASE("The documented time budgets are exactly the ones lifecycle.timeouts c
     CHECK(documented == budgets);
 }
 
-TEST_CASE("The top-level table lists exactly the receipt's top-level keys, and the engine table its engine keys")
+TEST_CASE("The top-level table lists exactly the signed receipt's top-level keys, and the engine and signature "
+          "tables theirs")
 {
-    const auto document = pybox::proto::receipt_to_json(pybox::test::sample_receipt());
-    Names top, engine;
+    auto document = pybox::proto::receipt_to_json(pybox::test::sample_receipt());
+    REQUIRE(pybox::proto::sign_receipt(document.as_object(), *pybox::SigningKey::generate()).has_value());
+    Names top, engine, signature;
     for (const auto& [key, value] : document.as_object()) top.insert(std::string(key));
     for (const auto& [key, value] : document.at("engine").as_object()) engine.insert(std::string(key));
+    for (const auto& [key, value] : document.at("signature").as_object()) signature.insert(std::string(key));
     CHECK(first_column(doc_section("## Top level"), "| Key | Type | Meaning |") == top);
     CHECK(first_column(doc_section("## engine"), "| Key | Type | Meaning |") == engine);
+    CHECK(first_column(doc_section("## Signature"), "| Key | Type | Meaning |") == signature);
+}
+
+TEST_CASE("The signature section's figures are the code's")
+{
+    const auto section = doc_section("## Signature");
+    CHECK_THAT(section, Catch::Contains("`" + std::string(pybox::proto::k_signature_algorithm) + "`"));
+    CHECK_THAT(section, Catch::Contains("RFC 8785"));
+    CHECK_THAT(section, Catch::Contains(std::to_string(pybox::k_ed25519_public_key_bytes) + " bytes"));
+    CHECK_THAT(section, Catch::Contains(std::to_string(pybox::k_ed25519_signature_bytes) + " bytes"));
 }

@@ -14,6 +14,7 @@
 #include "daemon/vm/daemon_config.hpp"
 #include "proto/attempts.hpp"
 #include "proto/box_policy.hpp"
+#include "proto/receipt_signature.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -106,6 +107,18 @@ TEST_CASE("The reference's sweep and attempt journal rows state the numbers from
     CHECK_THAT(answer, Catch::Contains("newest " + std::to_string(limits::k_attempts_answer_max_settled) +
                                        " settled entries and " +
                                        std::to_string(limits::k_attempts_answer_max_unsettled) + " unsettled notes"));
+}
+
+TEST_CASE("The reference's receipt store rows state the store's bounds from the code")
+{
+    const auto kept = reference_row("Kept receipts");
+    CHECK(limits::k_max_kept_receipt_bytes == 64u * 1024 * 1024);
+    CHECK_THAT(kept, Catch::Contains("at most " + grouped(limits::k_max_kept_receipts) + " receipts and 64 MiB (" +
+                                     grouped(limits::k_max_kept_receipt_bytes) + " bytes)"));
+    CHECK(proto::k_max_receipt_text_bytes == 16u << 20);
+    CHECK_THAT(reference_row("Receipt read by `pybox verify`"), Catch::Contains("16 MiB"));
+    CHECK_THAT(reference_row("Store bounds"),
+               Catch::Contains(grouped(limits::k_max_kept_receipts) + " receipts, 64 MiB"));
 }
 
 TEST_CASE("The reference's kernel watcher row states the watcher's numbers from the code")

@@ -1,0 +1,100 @@
+#include "proto/receipt_signature.hpp"
+
+#include "proto/canonical_json.hpp"
+#include "proto/request_json.hpp"
+#include "proto/text.hpp"
+
+#include <boost/json/value.hpp>
+
+namespace pybox::proto {
+
+namespace json = boost::json;
+
+namespace {
+
+// Receipts nest evidence a few levels deep; this leaves ample room and bounds the reader.
+constexpr std::size_t k_max_receipt_depth = 64;
+
+Error bad_block(const std::string& why)
+{
+    return make_error("invalid_signature_block", "The receipt's signature block is not valid: " + why + ".");
+}
+
+std::string string_at(const json::object& object, std::string_view key)
+{
+    const json::value* value = object.if_contains(key);
+    return value != nullptr && value->is_string() ? std::string(value->get_string()) : std::string();
+}
+
+}  // namespace
+
+Expected<void> sign_receipt(json::object& receipt, const SigningKey& key)
+{
+    receipt.erase("signature");
+    auto canonical = canonical_json(receipt);
+    if (!canonical) return canonical.error();
+    const std::string public_key = key.public_key();
+    receipt["signature"] = json::object{{"algorithm", k_signature_algorithm},
+                                        {"key_id", pybox::key_id(public_key)},
+                                        {"public_key", base64_encode(public_key)},
+                                        {"value", base64_encode(key.sign(*canonical))}};
+    return {};
+}
+
+Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view trusted_public_key)
+{
+    auto parsed = parse_json_strictly(text, k_max_receipt_depth);
+    if (parsed.duplicate_key)
+        return make_error("not_json", "The receipt repeats the key \"" + printable_excerpt(*parsed.duplicate_key) +
+                                          "\", so it has no single meaning.");
+    if (!parsed.ok())
+        return make_error("not_json", "The receipt is not JSON: " + parsed.problem + " (at byte " +
+                                          std::to_string(parsed.at_byte) + ").");
+    json::object* receipt = parsed.value.if_object();
+    if (receipt == nullptr) return make_error("not_a_receipt", "The JSON is not a receipt: it is not an object.");
+    const json::value* block_value = receipt->if_contains("signature");
+    if (block_value == nullptr)
+        return make_error("not_signed", "The receipt has no signature block: it was not issued by a pyboxd that signs "
+                                        "receipts, or the block was removed.");
+    const json::object* block = block_value->if_object();
+    if (block == nullptr) return bad_block("it is not an object");
+    for (const auto& member : *block)
+        if (member.key() != "algorithm" && member.key() != "key_id" && member.key() != "public_key" &&
+            member.key() != "value")
+            return bad_block("it has the unknown key \"" + printable_excerpt(member.key(), 64) + "\"");
+    const std::string algorithm = string_at(*block, "algorithm");
+    if (algorithm != k_signature_algorithm)
+        return make_error("unknown_algorithm", "The receipt is signed with \"" + printable_excerpt(algorithm, 64) +
+                                                   "\", which this pybox does not know (it knows Ed25519).");
+    const auto public_key = base64_decode(string_at(*block, "public_key"));
+    if (!public_key || public_key->size() != k_ed25519_public_key_bytes)
+        return bad_block("public_key is not the base64 of 32 bytes");
+    const auto signature = base64_decode(string_at(*block, "value"));
+    if (!signature || signature->size() != k_ed25519_signature_bytes)
+        return bad_block("value is not the base64 of 64 bytes");
+    const std::string signer = key_id(*public_key);
+    if (string_at(*block, "key_id") != signer) return bad_block("key_id is not the SHA-256 of public_key");
+    if (*public_key != trusted_public_key)
+        return make_error("wrong_key", "The receipt was signed by key " + signer + ", not by the trusted key " +
+                                           key_id(trusted_public_key) +
+                                           ": it comes from another installation (give its public key with --key "
+                                           "if you trust it), or its block was replaced.");
+    receipt->erase("signature");
+    auto canonical = canonical_json(*receipt);
+    if (!canonical) return canonical.error();
+    if (!verify_signature(*public_key, *canonical, *signature))
+        return make_error("signature_mismatch", "The signature does not match the receipt's content: the receipt was "
+                                                "changed after key " + signer + " signed it.");
+    VerifiedReceipt verified;
+    verified.key_id = signer;
+    if (const json::value* identity = receipt->if_contains("identity"); identity != nullptr && identity->is_object()) {
+        verified.run_id = string_at(identity->get_object(), "run_id");
+        verified.created_at = string_at(identity->get_object(), "created_at");
+        verified.daemon_version = string_at(identity->get_object(), "daemon_version");
+    }
+    if (const json::value* schema = receipt->if_contains("schema_version"); schema != nullptr && schema->is_int64())
+        verified.schema_version = schema->get_int64();
+    return verified;
+}
+
+}  // namespace pybox::proto

@@ -1,0 +1,195 @@
+// ReceiptStore (daemon/run/receipt_store.hpp): signs and keeps issued receipts, serves them to
+// their owner, reads its folder back at start, and holds its bounds, oldest dropped first.
+#include "daemon/run/receipt_store.hpp"
+
+#include "common/files.hpp"
+
+#include "daemon/run/attempt_journal.hpp"
+#include "daemon/run/attempt_records.hpp"
+#include "daemon/run/attempts.hpp"
+#include "daemon/run/installation.hpp"
+#include "proto/json_text.hpp"
+#include "proto/receipt.hpp"
+#include "proto/receipt_signature.hpp"
+#include "tests/support/sample_receipt.hpp"
+#include "tests/support/temp_runtime.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using pybox::daemon::ReceiptStore;
+
+namespace {
+
+std::string run_id_of(int n)
+{
+    char id[33];
+    std::snprintf(id, sizeof id, "%032x", n);
+    return id;
+}
+
+// The sample receipt as run `n`, made n seconds after the first.
+json::object receipt_of_run(int n, std::size_t output_bytes = 3)
+{
+    auto receipt = pybox::test::sample_receipt();
+    receipt.identity.run_id = run_id_of(n);
+    char created[40];
+    std::snprintf(created, sizeof created, "2026-12-01T%02d:%02d:%02d.000000Z", n / 3600, n / 60 % 60, n % 60);
+    receipt.identity.created_at = created;
+    receipt.capture.stdout_stream = {std::string(output_bytes, 'o'), output_bytes};
+    return pybox::proto::receipt_to_json(receipt).as_object();
+}
+
+pybox::SigningKey key_of(const pybox::RuntimePaths& paths)
+{
+    auto key = pybox::daemon::load_or_create_signing_key(paths);
+    REQUIRE(key.has_value());
+    return std::move(*key);
+}
+
+std::size_t files_in(const fs::path& folder)
+{
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(folder)) ++count;
+    return count;
+}
+
+std::uintmax_t bytes_in(const fs::path& folder)
+{
+    std::uintmax_t bytes = 0;
+    for (const auto& entry : fs::directory_iterator(folder)) bytes += entry.file_size();
+    return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("The installation's key pair is made once, private, and its public key written beside it")
+{
+    pybox::test::TempRuntime runtime;
+    const auto first = key_of(runtime.paths);
+    CHECK((fs::status(runtime.paths.signing_key_file()).permissions() & fs::perms::mask) == fs::perms(0600));
+    const auto again = key_of(runtime.paths);
+    CHECK(again.public_key() == first.public_key());
+    fs::remove(runtime.paths.public_key_file());
+    const auto third = key_of(runtime.paths);
+    auto pem = pybox::read_file_capped(runtime.paths.public_key_file(), 4096);
+    REQUIRE(pem.has_value());
+    CHECK(*pybox::public_key_from_pem(*pem) == first.public_key());
+    fs::permissions(runtime.paths.signing_key_file(), fs::perms(0644));
+    CHECK(pybox::daemon::load_or_create_signing_key(runtime.paths).error().code == "file_not_private");
+}
+
+TEST_CASE("An issued receipt is signed, kept as its owner's, and served as issued")
+{
+    pybox::test::TempRuntime runtime;
+    const auto public_key = key_of(runtime.paths).public_key();
+    ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
+    json::object receipt = receipt_of_run(1);
+    REQUIRE(store.issue(receipt, 1001).has_value());
+    REQUIRE(receipt.contains("signature"));
+    CHECK(store.holds(run_id_of(1)));
+
+    auto kept = store.get(run_id_of(1), 1001);
+    REQUIRE(kept.has_value());
+    CHECK(*kept == json::value(receipt));
+    CHECK(pybox::proto::verify_receipt(pybox::proto::to_json_text(*kept), public_key).has_value());
+    CHECK(store.get(run_id_of(1), 1002).error().code == "no_such_receipt");
+    CHECK(store.get(run_id_of(1), std::nullopt).has_value());
+    CHECK(store.get(run_id_of(2), std::nullopt).error().code == "no_such_receipt");
+    CHECK(store.get("../../etc/passwd", std::nullopt).error().code == "no_such_receipt");
+
+    json::object other = receipt_of_run(2);
+    REQUIRE(store.issue(other, 1002).has_value());
+    const auto mine = store.list(1001);
+    REQUIRE(mine->receipts.size() == 1);
+    const auto& entry = mine->receipts.front();
+    CHECK(entry.run_id == run_id_of(1));
+    CHECK(entry.image == "stdlib");
+    CHECK(entry.exit_code == 0);
+    CHECK(entry.mechanism == "TARGET_EXIT_OBSERVED");
+    CHECK(entry.signed_receipt);
+    CHECK(entry.bytes == fs::file_size(runtime.paths.receipts_dir() / (run_id_of(1) + ".json")));
+    const auto all = store.list(std::nullopt);
+    REQUIRE(all->receipts.size() == 2);
+    CHECK(all->receipts.front().run_id == run_id_of(2));  // newest first
+}
+
+TEST_CASE("A restarted store reads back what it kept and leaves other files alone")
+{
+    pybox::test::TempRuntime runtime;
+    {
+        ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
+        for (int n = 1; n <= 3; ++n) {
+            json::object receipt = receipt_of_run(n);
+            REQUIRE(store.issue(receipt, 1001).has_value());
+        }
+    }
+    REQUIRE(pybox::write_file_atomic(runtime.paths.receipts_dir() / "notes.txt", "x").has_value());
+    REQUIRE(pybox::write_file_atomic(runtime.paths.receipts_dir() / (run_id_of(9) + ".json"), "{\"owner_uid\":1}").has_value());
+    ReceiptStore again(runtime.paths.receipts_dir(), key_of(runtime.paths));
+    CHECK(again.load() == 2);
+    const auto list = again.list(std::nullopt);
+    REQUIRE(list->receipts.size() == 3);
+    CHECK(list->receipts.front().run_id == run_id_of(3));
+    CHECK(again.get(run_id_of(2), 1001).has_value());
+}
+
+TEST_CASE("Over 1,000 runs the store keeps its count and byte bounds, dropping the oldest first")
+{
+    pybox::test::TempRuntime runtime;
+    const ReceiptStore::Bounds bounds{100, 400 * 1024};
+    ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths), bounds);
+    for (int n = 1; n <= 1000; ++n) {
+        // Every 10th receipt carries 16 KiB of output, so the byte bound binds before the count does.
+        json::object receipt = receipt_of_run(n, n % 10 == 0 ? 16 * 1024 : 3);
+        REQUIRE(store.issue(receipt, 1001).has_value());
+        REQUIRE(files_in(runtime.paths.receipts_dir()) <= bounds.max_receipts);
+        REQUIRE(bytes_in(runtime.paths.receipts_dir()) <= bounds.max_bytes);
+        REQUIRE(store.kept_bytes() == bytes_in(runtime.paths.receipts_dir()));
+        REQUIRE(store.holds(run_id_of(n)));
+    }
+    const auto list = store.list(std::nullopt);
+    REQUIRE(!list->receipts.empty());
+    // What is kept is the newest, without gaps: the oldest went first.
+    for (std::size_t i = 0; i < list->receipts.size(); ++i)
+        CHECK(list->receipts[i].run_id == run_id_of(1000 - static_cast<int>(i)));
+    CHECK_FALSE(store.holds(run_id_of(1000 - static_cast<int>(list->receipts.size()))));
+    CHECK(list->max_receipts == 100);
+    CHECK(list->max_bytes == 400 * 1024);
+
+    ReceiptStore smaller(runtime.paths.receipts_dir(), key_of(runtime.paths), {10, bounds.max_bytes});
+    smaller.load();
+    CHECK(files_in(runtime.paths.receipts_dir()) == 10);
+    CHECK(smaller.holds(run_id_of(1000)));
+}
+
+TEST_CASE("The attempts answer links a settled run to its kept receipt")
+{
+    pybox::test::TempRuntime runtime;
+    ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
+    json::object receipt = receipt_of_run(7);
+    REQUIRE(store.issue(receipt, 1001).has_value());
+    const pybox::daemon::AttemptJournal journal(runtime.paths);
+    for (int n : {7, 8}) {
+        pybox::proto::SettledAttempt entry;
+        entry.run_id = run_id_of(n);
+        entry.created_at = "2026-12-01T00:00:07.000000Z";
+        entry.settled_at = "2026-12-01T00:05:00.000000Z";
+        entry.owner_uid = 1001;
+        REQUIRE(journal.append(entry).has_value());
+    }
+    pybox::daemon::RunsInProgress in_progress;
+    pybox::daemon::JournalAttemptRecords records(pybox::daemon::AttemptLog(runtime.paths), journal, in_progress, &store);
+    const auto answer = records.list(std::nullopt);
+    REQUIRE(answer.has_value());
+    REQUIRE(answer->settled.size() == 2);
+    for (const auto& entry : answer->settled)
+        CHECK(entry.receipt == (entry.run_id == run_id_of(7) ? std::optional(run_id_of(7)) : std::nullopt));
+    const auto written = pybox::proto::to_json(*answer);
+    CHECK(pybox::proto::attempts_answer_from_json(written, pybox::proto::ReadMode::strict)->settled == answer->settled);
+}
