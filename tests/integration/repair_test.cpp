@@ -167,6 +167,8 @@ TEST_CASE("pybox repair against a scripted model: fixed on round 2, retries, ref
         CHECK(steps[1].at("model_call").at("latency_s").as_double() >= 1.0);
         CHECK(steps[1].at("receipt").at("capture").at("stdout") == "repaired after a wait\n");
         CHECK(steps[0].at("receipt").at("observed").at("policy_verified_before_start") == true);
+        // Each run's receipt is issued as a run's own: signed by the installation.
+        for (const auto& step : steps) CHECK(step.at("receipt").at("signature").at("algorithm") == "Ed25519");
         CHECK(server.requests()[3].arrived - server.requests()[2].arrived >= 1s);
 
         // 401: not tried again, a clear message without the key.

@@ -726,8 +726,7 @@ TEST_CASE("The router has the run's receipt issued as the caller's and serves ke
     using pybox::daemon::Caller;
     net::io_context io;
     FakeServices fakes;
-    pybox::daemon::ApiRouter router(fakes.runs, fakes.engine, fakes.images, fakes.attempts, fakes.doctor,
-                                    fakes.receipts);
+    pybox::daemon::ApiRouter router(fakes.all());
     const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
         pybox::daemon::ApiResponse response;
         net::co_spawn(io, router.handle(ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
