@@ -1,5 +1,7 @@
 #include "common/limited_process.hpp"
 
+#include "common/process.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -77,20 +79,6 @@ int resource_of(ResourceKind kind)
     return RLIMIT_CORE;
 }
 
-// argv and envp as the C arrays execve wants; owns the strings.
-class CStrings {
-public:
-    explicit CStrings(const std::vector<std::string>& strings) : m_strings(strings)
-    {
-        for (auto& s : m_strings) m_pointers.push_back(s.data());
-        m_pointers.push_back(nullptr);
-    }
-    char* const* get() { return m_pointers.data(); }
-
-private:
-    std::vector<std::string> m_strings;
-    std::vector<char*> m_pointers;
-};
 
 struct PreparedLimit {
     int resource;
@@ -193,8 +181,8 @@ Expected<LimitedResult> run_limited(const LimitedRun& run)
     for (const auto& limit : run.limits)
         limits.push_back({resource_of(limit.kind),
                           rlimit{static_cast<rlim_t>(limit.soft), static_cast<rlim_t>(limit.hard)}});
-    CStrings argv(run.argv);
-    CStrings envp(run.environment);
+    CArgs argv(run.argv);
+    CArgs envp(run.environment);
     const std::string working_dir = run.working_dir.string();
     ::signal(SIGPIPE, SIG_IGN);  // a program that exits without reading stdin must not kill us
 

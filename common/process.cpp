@@ -25,21 +25,6 @@ namespace {
 
 std::string errno_text(int error) { return std::strerror(error); }
 
-// argv and envp as the C arrays posix_spawn wants; owns the strings.
-class CArgs {
-public:
-    explicit CArgs(const std::vector<std::string>& strings) : m_strings(strings)
-    {
-        for (auto& s : m_strings) m_pointers.push_back(s.data());
-        m_pointers.push_back(nullptr);
-    }
-    char* const* get() { return m_pointers.data(); }
-
-private:
-    std::vector<std::string> m_strings;
-    std::vector<char*> m_pointers;
-};
-
 std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra)
 {
     std::vector<std::string> env;

@@ -16,6 +16,21 @@
 
 namespace pybox {
 
+// argv or envp as the NULL-terminated C array execve and posix_spawn want; owns the strings.
+class CArgs {
+public:
+    explicit CArgs(const std::vector<std::string>& strings) : m_strings(strings)
+    {
+        for (auto& s : m_strings) m_pointers.push_back(s.data());
+        m_pointers.push_back(nullptr);
+    }
+    char* const* get() { return m_pointers.data(); }
+
+private:
+    std::vector<std::string> m_strings;
+    std::vector<char*> m_pointers;
+};
+
 struct ProcessResult {
     int exit_code = -1;          // valid when signal == 0
     int signal = 0;              // the signal that ended it, 0 if it exited

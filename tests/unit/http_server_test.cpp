@@ -679,21 +679,33 @@ TEST_CASE("A stale socket file nobody answers on is replaced")
     CHECK_FALSE(fs::exists(path));
 }
 
-TEST_CASE("The router: a caller who is not admin is refused what manages the engine and images, runs as itself, "
-          "and sees its own attempts")
-{
-    using pybox::daemon::ApiRequest;
-    using pybox::daemon::Caller;
+// A router over the fakes, each request handled to its end on one io_context.
+struct RouterCalls {
     net::io_context io;
     FakeServices fakes;
-    pybox::daemon::ApiRouter router(fakes.all());
-    const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
+    pybox::daemon::ApiRouter router{fakes.all()};
+
+    pybox::daemon::ApiResponse answer(const pybox::daemon::Caller& caller, std::string method, std::string target,
+                                      std::string body)
+    {
         pybox::daemon::ApiResponse response;
-        net::co_spawn(io, router.handle(ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
+        net::co_spawn(io,
+                      router.handle(pybox::daemon::ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
                       [&](std::exception_ptr, pybox::daemon::ApiResponse r) { response = std::move(r); });
         io.restart();
         io.run();
         return response;
+    }
+};
+
+TEST_CASE("The router: a caller who is not admin is refused what manages the engine and images, runs as itself, "
+          "and sees its own attempts")
+{
+    using pybox::daemon::Caller;
+    RouterCalls calls;
+    FakeServices& fakes = calls.fakes;
+    const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
+        return calls.answer(caller, std::move(method), std::move(target), std::move(body));
     };
     const Caller member{1001, false}, root{0, true};
     for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
@@ -722,18 +734,11 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
 
 TEST_CASE("The router has the run's receipt issued as the caller's and serves kept receipts to their owner")
 {
-    using pybox::daemon::ApiRequest;
     using pybox::daemon::Caller;
-    net::io_context io;
-    FakeServices fakes;
-    pybox::daemon::ApiRouter router(fakes.all());
+    RouterCalls calls;
+    FakeServices& fakes = calls.fakes;
     const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
-        pybox::daemon::ApiResponse response;
-        net::co_spawn(io, router.handle(ApiRequest{std::move(method), std::move(target), std::move(body)}, caller, {}),
-                      [&](std::exception_ptr, pybox::daemon::ApiResponse r) { response = std::move(r); });
-        io.restart();
-        io.run();
-        return response;
+        return calls.answer(caller, std::move(method), std::move(target), std::move(body));
     };
     const Caller member{1001, false}, root{0, true};
     const auto run = answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J");
