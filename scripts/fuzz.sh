@@ -12,7 +12,7 @@ targets=()
 for source in tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$source" .cpp)"); done
 
 CXX=clang++ BUILD_DIR="$build_dir" BUILD_TARGETS="${targets[*]}" \
-  ./scripts/build.sh -DCMAKE_BUILD_TYPE=Release -DPYBOX_FUZZ=ON
+  ./scripts/build.sh -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DPYBOX_FUZZ=ON
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
