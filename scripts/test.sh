@@ -21,6 +21,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 stage() { printf '\n== test.sh: %s (%d s in)\n' "$*" "$SECONDS"; }
+# The three builds (product, sanitizer, fuzz) take several GB in ccache (scripts/build.sh); its
+# default 5 GB would evict one build with the next, and the next run could reuse none of them.
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-20G}
 release_dir=${RELEASE_BUILD_DIR:-build-release}
 asan_dir=${ASAN_BUILD_DIR:-build-asan}
 

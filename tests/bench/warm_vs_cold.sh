@@ -12,7 +12,9 @@
 #                process (epicbox_runs.py; the interpreter's start is not counted) on the same
 #                engine and image, with the limits epicbox can set
 # The back-to-back series issue each run the moment the previous answer arrives (the loop a
-# developer's tool produces), warm daemon first, then cold. Wall time of the whole command,
+# developer's tool produces), warm daemon first, then cold; for each series the machine's busy CPU
+# time (all processes, /proc/stat) per run, which bounds how fast the cores can go through them
+# (the warm series' count includes the making of the box after its last run). Wall time of the whole command,
 # client included, except epicbox (library call). Both daemons use the suite's engine and
 # images, keep the watcher on, and are stopped at the end. Needs the suite's fixture up:
 #   PYBOX_HOME=/tmp/pybox-test-<hash> [PYBOX_BENCH_EPICBOX=/tmp/epicbox] \
@@ -95,8 +97,18 @@ for _ in $(seq 1 "$rounds"); do
   docker_run
   if [ -n "$epicbox_checkout" ]; then epicbox_run; fi
 done
+busy_cpu_s() {  # the machine's busy CPU time so far, all cores, in seconds (/proc/stat)
+  awk -v hz="$(getconf CLK_TCK)" '$1 == "cpu" { print ($2 + $3 + $4 + $7 + $8 + $9) / hz; exit }' /proc/stat
+}
+series_cpu() {  # kind, busy CPU seconds at its start, at its end
+  printf 'cpu %s %s %s\n' "$2" "$3" "$1" >> "$times"
+}
+cpu_begun=$(busy_cpu_s)
 for _ in $(seq 1 "$series"); do pybox_run warm-b2b "$warm_home"; done
 wait_for_warm_box  # so that the cold series does not share the CPU with the warm box's making
+series_cpu warm-b2b "$cpu_begun" "$(busy_cpu_s)"
+cpu_begun=$(busy_cpu_s)
 for _ in $(seq 1 "$series"); do pybox_run cold-b2b "$cold_home"; done
+series_cpu cold-b2b "$cpu_begun" "$(busy_cpu_s)"
 
-python3 "$here/warm_vs_cold_report.py" "$times" "$rounds" "$series" "${PYBOX_BENCH_WARM_BOXES:-default}"
+python3 "$here/warm_vs_cold_report.py" "$times" "$rounds" "$series" "${PYBOX_BENCH_WARM_BOXES:-default}" "$(nproc)"

@@ -1,17 +1,23 @@
 """The report of warm_vs_cold.sh: reads its times file (one line a run: kind, start, end, receipt
 file; epicbox lines carry "0 <seconds> <ok>"; "ready" lines: a warm run's answer and when the
-next warm box ran) and prints medians, p95 and minimums, the issue's ratios, and the medians of
-the pybox receipts' lifecycle. Arguments: times file, rounds, series length, the warm daemon's
-warm_boxes ("default" when its config leaves it out)."""
+next warm box ran; "cpu" lines: a back-to-back series' busy CPU seconds at its start and end, and
+its kind) and prints medians, p95 and minimums, the issue's ratios, the CPU time of a
+back-to-back run, and the medians of the pybox receipts' lifecycle. Arguments: times file,
+rounds, series length, the warm daemon's warm_boxes ("default" when its config leaves it out),
+the number of cores."""
 import json
 import math
 import statistics
 import sys
 
 times_file, rounds, series, warm_boxes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-walls, receipts, failures, ready = {}, {}, {}, []
+cores = int(sys.argv[5])
+walls, receipts, failures, ready, series_cpu = {}, {}, {}, [], {}
 for line in open(times_file):
     kind, begun, ended, extra = line.split()
+    if kind == "cpu":
+        series_cpu[extra] = (float(ended) - float(begun)) / series
+        continue
     if kind == "ready":
         ready.append(float(ended) - float(begun))
         continue
@@ -71,6 +77,9 @@ ratio("back-to-back cold / single cold", "cold-b2b", "cold")
 if ready:
     print(f"next warm box running after a warm answer: median {statistics.median(ready):.3f} s, "
           f"max {max(ready):.3f} s (polled every ~0.05 s)")
+for kind, cpu in series_cpu.items():
+    print(f"{kind}: the machine's busy CPU time per run {cpu:.3f} s; on {cores} cores a run every "
+          f"{cpu / cores:.3f} s at best, against a median wall time of {median(kind):.3f} s")
 
 
 def phase(receipt, name, where="phases"):

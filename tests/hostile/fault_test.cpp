@@ -6,6 +6,7 @@
 // runs this suite with RUN_SERIAL and Catch2 runs its cases one after another, so no other test
 // uses the engine meanwhile, and each case ends with the engine verified again.
 #include "tests/hostile/hostile.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "common/clock.hpp"
 #include "common/files.hpp"
@@ -349,7 +350,7 @@ TEST_CASE("A client killed mid-run has its box killed and removed within a secon
     REQUIRE(write_file_atomic(program, "import time\ntime.sleep(20)\n").has_value());
     REQUIRE(labelled_boxes().empty());
     const auto attempts_before = attempt_files();
-    auto client = spawn_detached({PYBOX_CLIENT_PATH, "exec", program.string(), "--timeout", "25"},
+    auto client = spawn_detached({pybox::test::client_path(), "exec", program.string(), "--timeout", "25"},
                                  runtime_home() / "hostile_killed_client.log");
     REQUIRE(client.has_value());
     const auto box = wait_for_box();
@@ -459,7 +460,7 @@ TEST_CASE("pyboxd refuses to start in a full runtime folder with a clear error a
     ProcessOptions options;
     options.env["PYBOX_HOME"] = home.string();
     options.timeout = milliseconds(20'000);
-    const auto started = run_process({PYBOXD_PATH}, options);
+    const auto started = run_process({pybox::test::daemon_path()}, options);
     REQUIRE(started.has_value());
     INFO("pyboxd said: " << started->output);
     CHECK(started->exit_code == 1);

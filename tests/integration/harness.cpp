@@ -1,4 +1,5 @@
 #include "tests/integration/harness.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
@@ -36,7 +37,7 @@ std::string engine_host() { return "unix://" + engine_socket().string(); }
 Expected<ProcessResult> try_run_pybox(const std::vector<std::string>& args, const std::string& input,
                                       const std::vector<std::pair<std::string, std::string>>& env)
 {
-    std::vector<std::string> argv{PYBOX_CLIENT_PATH};
+    std::vector<std::string> argv{pybox::test::client_path()};
     argv.insert(argv.end(), args.begin(), args.end());
     ProcessOptions options;
     options.input = input;
@@ -253,7 +254,7 @@ void SideDaemon::start()
     fs::remove(socket());  // a killed daemon's; waiting for the new one needs it gone
     std::vector<std::string> argv{"/usr/bin/env", "PYBOX_HOME=" + m_home.string()};
     if (m_how.socket) argv.push_back("PYBOX_SYSTEM_SOCKET=" + m_how.socket->string());
-    argv.emplace_back(PYBOXD_PATH);
+    argv.emplace_back(pybox::test::daemon_path());
     argv.insert(argv.end(), m_how.args.begin(), m_how.args.end());
     auto daemon = spawn_detached(argv, m_home / "pyboxd.log");
     REQUIRE(daemon.has_value());

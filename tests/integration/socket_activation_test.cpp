@@ -6,6 +6,7 @@
 #include "common/files.hpp"
 #include "common/version.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -102,7 +103,7 @@ public:
     {
         const std::string log = (home / "pyboxd.log").string();
         // Everything the child needs is made before fork: it only calls dup2, open, fcntl, execve.
-        const std::vector<std::string> argv{"/bin/sh", "-c", "export LISTEN_PID=$$; exec \"$0\"", PYBOXD_PATH};
+        const std::vector<std::string> argv{"/bin/sh", "-c", "export LISTEN_PID=$$; exec \"$0\"", pybox::test::daemon_path()};
         std::vector<std::string> env{"PYBOX_HOME=" + home.string(), "LISTEN_FDS=" + listen_fds, "PATH=/usr/bin:/bin",
                                      "HOME=" + home.string()};
         std::vector<char*> c_argv, c_env;

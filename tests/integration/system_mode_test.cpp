@@ -3,6 +3,7 @@
 // (useradd, kept between runs): two members and one outsider, each running the real client
 // through setpriv with a bare environment, as a user's shell would.
 #include "tests/integration/harness.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "common/clock.hpp"
 
@@ -110,7 +111,7 @@ private:
         fs::create_directories(m_socket_dir);
         fs::permissions(m_socket_dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec |
                                           fs::perms::group_read | fs::perms::others_read);
-        fs::copy_file(PYBOX_CLIENT_PATH, m_socket_dir / "pybox");
+        fs::copy_file(pybox::test::client_path(), m_socket_dir / "pybox");
         fs::permissions(m_socket_dir / "pybox", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                                     fs::perms::others_read | fs::perms::others_exec);
     }

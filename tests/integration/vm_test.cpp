@@ -1,5 +1,6 @@
 // The private engine, setup, a missing engine, and the suite's promise that nothing is left.
 #include "tests/integration/harness.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "common/files.hpp"
 
@@ -46,7 +47,7 @@ TEST_CASE("An engine that is not running is reported clearly and nothing is crea
     std::filesystem::remove_all(home);
     std::filesystem::create_directories(home);
     REQUIRE(write_file_atomic(home / "config.json", R"({"engine_socket": "/nonexistent/engine/docker.sock"})").has_value());
-    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + home.string(), PYBOXD_PATH}, home / "pyboxd.log");
+    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + home.string(), pybox::test::daemon_path()}, home / "pyboxd.log");
     REQUIRE(daemon.has_value());
     for (int i = 0; i < 100 && !std::filesystem::exists(home / "pyboxd.sock"); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -87,13 +88,13 @@ TEST_CASE("A user who is not root is told how to use an engine without the priva
     const std::vector<std::string> as_nobody{"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                                              "/usr/bin/env", "PYBOX_HOME=" + home.string()};
     auto daemon_argv = as_nobody;
-    daemon_argv.push_back(PYBOXD_PATH);
+    daemon_argv.push_back(pybox::test::daemon_path());
     auto daemon = spawn_detached(daemon_argv, runtime_home() / "nobody-pyboxd.log");
     REQUIRE(daemon.has_value());
     for (int i = 0; i < 100 && !std::filesystem::exists(home / "pyboxd.sock"); ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     auto client_argv = as_nobody;
-    client_argv.insert(client_argv.end(), {PYBOX_CLIENT_PATH, "vm", "start"});
+    client_argv.insert(client_argv.end(), {pybox::test::client_path(), "vm", "start"});
     ProcessOptions options;
     options.separate_stderr = true;
     const auto started = run_process(client_argv, options);
@@ -127,7 +128,7 @@ TEST_CASE("A restarted daemon removes its own expired boxes and never touches fo
     REQUIRE(send_signal(old_daemon, k_signal_terminate));
     for (int i = 0; i < 100 && process_alive(old_daemon); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     REQUIRE_FALSE(process_alive(old_daemon));
-    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + runtime_home().string(), PYBOXD_PATH},
+    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + runtime_home().string(), pybox::test::daemon_path()},
                                  runtime_home() / "pyboxd.log");
     REQUIRE(daemon.has_value());
     for (int i = 0; i < 100 && box_exists(own); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));

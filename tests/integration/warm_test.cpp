@@ -4,6 +4,7 @@
 // when the daemon stops and by the sweep when it was killed; none with warm_boxes 0. The engine's
 // own event stream is the independent observer of when the box was made and when it ended.
 #include "tests/integration/harness.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "common/clock.hpp"
 #include "common/files.hpp"
@@ -565,7 +566,7 @@ TEST_CASE("The box timer of a warm box's command, in a real box, kills at its va
     REQUIRE(lifecycle(warm).at("warm") == true);
     std::vector<std::string> args = {"run", "-i", "--rm", "--network", "none", "--user", "10000:10000", "--cap-drop",
                                      "ALL", "--security-opt", "no-new-privileges", "--read-only", "--security-opt",
-                                     "seccomp=" + std::string(PYBOX_SOURCE_DIR) + "/proto/seccomp/pybox-seccomp-v1.json",
+                                     "seccomp=" + pybox::test::source_dir().string() + "/proto/seccomp/pybox-seccomp-v1.json",
                                      "--memory", "128m", "--memory-swap", "128m", "--pids-limit", "32", "--cpus", "0.5",
                                      "--tmpfs", "/tmp:size=16777216,noexec,nodev,nosuid", "--log-driver", "none",
                                      std::string(warm.receipt.at("identity").at("image_id").as_string())};

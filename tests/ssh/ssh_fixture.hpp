@@ -4,6 +4,7 @@
 
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/engine_entry.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -76,7 +77,7 @@ public:
     void restart_sshd() const { REQUIRE(std::system((script("ssh_up.sh") + " --restart").c_str()) == 0); }
 
 private:
-    static std::string script(const std::string& name) { return std::string(PYBOX_SOURCE_DIR) + "/tests/integration/" + name; }
+    static std::string script(const std::string& name) { return pybox::test::source_dir().string() + "/tests/integration/" + name; }
 
     std::string m_dir;
     std::string m_engine2;

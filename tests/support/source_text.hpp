@@ -1,5 +1,5 @@
 // Reading the project's own files (docs, sources) in unit tests that compare docs with code.
-// PYBOX_SOURCE_DIR is the source tree, set by tests/CMakeLists.txt for unit_tests.
+// tests/support/build_paths.hpp says where the source tree is.
 #pragma once
 
 #include <catch2/catch.hpp>

@@ -3,6 +3,7 @@
 // array are written "key[].sub".
 #include "proto/answers.hpp"
 #include "proto/repair.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/sample_answers.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/source_text.hpp"
@@ -26,7 +27,7 @@ using namespace pybox::proto;
 // The first column of the first table after `heading`, then after `marker` within its section.
 Keys documented_keys(const std::string& heading, const std::string& marker = "")
 {
-    static const std::string doc = pybox::test::read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "api.md");
+    static const std::string doc = pybox::test::read_text(pybox::test::source_dir() / "docs" / "api.md");
     const auto start = doc.find("\n" + heading + "\n");
     REQUIRE(start != std::string::npos);
     const auto from = doc.find(marker, start);

@@ -6,6 +6,7 @@
 // helper that takes a code must extend the patterns here.
 #include "common/limits.hpp"
 #include "proto/error_codes.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "tests/support/source_text.hpp"
 
@@ -66,7 +67,7 @@ const std::string& sources()
     static const std::string text = [] {
         std::string all;
         for (const char* dir : {"daemon", "proto", "common"})
-            for (const auto& entry : fs::recursive_directory_iterator(fs::path(PYBOX_SOURCE_DIR) / dir)) {
+            for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / dir)) {
                 const auto extension = entry.path().extension();
                 if ((extension == ".cpp" || extension == ".hpp") && entry.path().stem() != "error_codes")
                     all += read_text(entry.path());
@@ -101,7 +102,7 @@ std::map<std::string, Row> code_table()
 // The rows of the table under "## Errors" in docs/api.md: | `code` | status | yes/no | meaning |
 std::map<std::string, Row> docs_table()
 {
-    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "api.md");
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "api.md");
     const auto start = doc.find("\n## Errors\n");
     REQUIRE(start != std::string::npos);
     const auto end = doc.find("\n## ", start + 1);
@@ -159,8 +160,8 @@ TEST_CASE("Every error code the daemon makes is in the table or never reaches an
 
 TEST_CASE("docs/api.md has a section for every endpoint the router serves")
 {
-    const std::string router = read_text(fs::path(PYBOX_SOURCE_DIR) / "daemon" / "server" / "api_router.cpp");
-    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "api.md");
+    const std::string router = read_text(pybox::test::source_dir() / "daemon" / "server" / "api_router.cpp");
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "api.md");
     static const std::regex route(R"re(\{"(/v1/[a-z/]+)", Method::(get|post)(, Access::admin)?\})re");
     // The system mode's list of what only root may call: exactly the router's admin routes.
     const auto system_mode = doc.substr(doc.find("**System mode.**"));

@@ -8,6 +8,7 @@
 #include "daemon/daemon_cli.hpp"
 #include "packaging/docgen/cli_docs.hpp"
 #include "packaging/docgen/man_prose.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -259,7 +260,7 @@ TEST_CASE("The build's generated completions and man pages are what the CLI says
     CLI::App daemon;
     daemon::DaemonOptions daemon_options;
     daemon::configure_daemon_cli(daemon, daemon_options);
-    const std::filesystem::path dir = PYBOX_GENERATED_DOCS_DIR;
+    const std::filesystem::path dir = pybox::test::generated_docs_dir();
     const std::pair<std::string, std::string> files[] = {
         {"bash/pybox", docgen::bash_completion(cli->app)},
         {"zsh/_pybox", docgen::zsh_completion(cli->app)},

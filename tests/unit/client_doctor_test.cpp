@@ -2,6 +2,7 @@
 // does not answer, the exit code, the report and its JSON; and docs/doctor.md's exit codes.
 #include "client/commands.hpp"
 #include "client/daemon_connection.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "tests/support/sample_answers.hpp"
 #include "tests/support/source_text.hpp"
@@ -114,7 +115,7 @@ TEST_CASE("--json is one object with ok, the exit code and every check")
 
 TEST_CASE("docs/reference.md's sentence on doctor's exit codes is the code's")
 {
-    std::string doc = pybox::test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "reference.md");
+    std::string doc = pybox::test::read_text(pybox::test::source_dir() / "docs" / "reference.md");
     std::replace(doc.begin(), doc.end(), '\n', ' ');
     CHECK(has(doc, "`pybox doctor` exits 0 when every check is ok, " + std::to_string(k_exit_doctor_problem) +
                        " when one is a problem (a daemon that does not answer is one), " +
@@ -124,7 +125,7 @@ TEST_CASE("docs/reference.md's sentence on doctor's exit codes is the code's")
 
 TEST_CASE("docs/doctor.md's exit codes are the code's")
 {
-    const std::string doc = pybox::test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "doctor.md");
+    const std::string doc = pybox::test::read_text(pybox::test::source_dir() / "docs" / "doctor.md");
     CHECK(has(doc, "| 0 | every check is ok |"));
     CHECK(has(doc, "| " + std::to_string(k_exit_doctor_problem) + " | at least one check is a problem"));
     CHECK(has(doc, "| " + std::to_string(k_exit_doctor_unknown) + " | no problem, but at least one check is unknown"));

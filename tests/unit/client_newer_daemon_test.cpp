@@ -4,6 +4,7 @@
 #include "common/process.hpp"
 #include "proto/answers.hpp"
 #include "proto/json_text.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/temp_runtime.hpp"
 
@@ -71,7 +72,7 @@ pybox::ProcessResult run_client(const pybox::RuntimePaths& paths, const std::vec
                                 const json::value& answer)
 {
     const FakeDaemon daemon(paths, pybox::proto::to_json_text(answer));
-    std::vector<std::string> argv{PYBOX_CLIENT_PATH};
+    std::vector<std::string> argv{pybox::test::client_path()};
     argv.insert(argv.end(), args.begin(), args.end());
     pybox::ProcessOptions options;
     options.input = "print('hello')\n";

@@ -3,6 +3,7 @@
 // recipes, never the source tree's.
 #include "common/data_dir.hpp"
 #include "daemon/images/image_recipe.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -27,7 +28,7 @@ TEST_CASE("The built-in recipes are the build's staged copy of images/, not the 
     const auto recipes = images::installed_recipes_dir();
     REQUIRE(recipes.has_value());
     CHECK(*recipes == *data_dir() / "images");
-    const fs::path source = fs::path(PYBOX_SOURCE_DIR) / "images";
+    const fs::path source = pybox::test::source_dir() / "images";
     CHECK(fs::canonical(*recipes) != fs::canonical(source));
     for (const auto* image : {"stdlib", "data"}) {
         CHECK(test::read_text(images::recipe_file(*recipes, image)) == test::read_text(images::recipe_file(source, image)));

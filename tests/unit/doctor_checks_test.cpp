@@ -1,6 +1,7 @@
 // `pybox doctor`'s daemon-side verdicts (daemon/doctor/doctor_checks.hpp): one test per outcome
 // of each check, and docs/doctor.md held to the thresholds and check names in code.
 #include "daemon/doctor/doctor_checks.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "daemon/run/run_watch.hpp"
 #include "proto/seccomp_profile.hpp"
@@ -301,7 +302,7 @@ TEST_CASE("A clock offset within the limit is ok, surely past it a problem, too 
 TEST_CASE("docs/doctor.md repeats the thresholds and lists every check in the code's order")
 {
     const std::string doc =
-        pybox::test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "doctor.md");
+        pybox::test::read_text(pybox::test::source_dir() / "docs" / "doctor.md");
     CHECK(has(doc, "less than " + std::to_string(k_doctor_min_free_bytes >> 30) + " GiB"));
     CHECK(has(doc, "more than " + std::to_string(k_doctor_max_clock_offset_ms) + " ms"));
     static const std::regex row(R"(\n\| `([a-z_]+)` \| )");

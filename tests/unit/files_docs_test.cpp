@@ -5,6 +5,7 @@
 #include "common/limits.hpp"
 #include "daemon/run/files_report.hpp"
 #include "proto/box_policy.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 using namespace pybox;
 using pybox::test::read_text;
 
-const fs::path k_source = PYBOX_SOURCE_DIR;
+const fs::path k_source = pybox::test::source_dir();
 
 // 8388608 -> "8,388,608".
 std::string with_commas(std::uint64_t value)

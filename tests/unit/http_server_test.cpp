@@ -686,7 +686,7 @@ struct RouterCalls {
     pybox::daemon::ApiRouter router{fakes.all()};
 
     pybox::daemon::ApiResponse answer(const pybox::daemon::Caller& caller, std::string method, std::string target,
-                                      std::string body)
+                                      std::string body = "")
     {
         pybox::daemon::ApiResponse response;
         net::co_spawn(io,
@@ -704,32 +704,29 @@ TEST_CASE("The router: a caller who is not admin is refused what manages the eng
     using pybox::daemon::Caller;
     RouterCalls calls;
     FakeServices& fakes = calls.fakes;
-    const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
-        return calls.answer(caller, std::move(method), std::move(target), std::move(body));
-    };
     const Caller member{1001, false}, root{0, true};
     for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
              {"POST", "/v1/vm/start"}, {"POST", "/v1/vm/stop"}, {"POST", "/v1/setup"},
              {"POST", "/v1/images/build"}, {"POST", "/v1/images/remove"}}) {
         INFO(method << " " << target);
-        const auto refused = answer(member, method, target, "{}");
+        const auto refused = calls.answer(member, method, target, "{}");
         CHECK(refused.status == 403);
         CHECK_THAT(refused.body, Catch::Contains("\"forbidden\"") && Catch::Contains("only root manages"));
     }
-    CHECK(answer(root, "POST", "/v1/vm/start").status == 200);
-    CHECK(answer(member, "GET", "/v1/vm/status").status == 200);
+    CHECK(calls.answer(root, "POST", "/v1/vm/start").status == 200);
+    CHECK(calls.answer(member, "GET", "/v1/vm/status").status == 200);
 
-    CHECK(answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J").status == 200);
+    CHECK(calls.answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J").status == 200);
     CHECK(fakes.runs.last_owner == 1001u);
-    CHECK(answer(member, "GET", "/v1/attempts").status == 200);
+    CHECK(calls.answer(member, "GET", "/v1/attempts").status == 200);
     CHECK(fakes.attempts.last_viewer == std::optional<std::uint32_t>(1001));
-    CHECK(answer(root, "GET", "/v1/attempts").status == 200);
+    CHECK(calls.answer(root, "GET", "/v1/attempts").status == 200);
     CHECK_FALSE(fakes.attempts.last_viewer.has_value());
-    const auto repaired = answer(member, "POST", "/v1/repair", R"J({"source": "print(1)", "rounds": 2})J");
+    const auto repaired = calls.answer(member, "POST", "/v1/repair", R"J({"source": "print(1)", "rounds": 2})J");
     CHECK(repaired.status == 200);
     CHECK_THAT(repaired.body, Catch::Contains("\"rounds_allowed\":2"));
     CHECK(fakes.repair.last_owner == 1001u);
-    CHECK(answer(member, "POST", "/v1/repair", R"J({"source": "print(1)", "rounds": 9})J").status == 400);
+    CHECK(calls.answer(member, "POST", "/v1/repair", R"J({"source": "print(1)", "rounds": 9})J").status == 400);
 }
 
 TEST_CASE("The router has the run's receipt issued as the caller's and serves kept receipts to their owner")
@@ -737,28 +734,25 @@ TEST_CASE("The router has the run's receipt issued as the caller's and serves ke
     using pybox::daemon::Caller;
     RouterCalls calls;
     FakeServices& fakes = calls.fakes;
-    const auto answer = [&](const Caller& caller, std::string method, std::string target, std::string body = "") {
-        return calls.answer(caller, std::move(method), std::move(target), std::move(body));
-    };
     const Caller member{1001, false}, root{0, true};
-    const auto run = answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J");
+    const auto run = calls.answer(member, "POST", "/v1/runs", R"J({"source": "print(1)"})J");
     CHECK(run.status == 200);
     CHECK(fakes.receipts.last_issued_owner == 1001u);
     CHECK(boost::json::parse(run.body).at("signature").at("algorithm") == "fake");
 
-    const auto list = answer(member, "GET", "/v1/receipts");
+    const auto list = calls.answer(member, "GET", "/v1/receipts");
     CHECK(list.status == 200);
     CHECK(fakes.receipts.last_viewer == std::optional<std::uint32_t>(1001));
     CHECK(pybox::proto::receipt_list_from_json(boost::json::parse(list.body), pybox::proto::ReadMode::strict).has_value());
-    CHECK(answer(root, "GET", "/v1/receipts").status == 200);
+    CHECK(calls.answer(root, "GET", "/v1/receipts").status == 200);
     CHECK_FALSE(fakes.receipts.last_viewer.has_value());
 
-    const auto one = answer(member, "GET", "/v1/receipts/" + std::string(32, 'b'));
+    const auto one = calls.answer(member, "GET", "/v1/receipts/" + std::string(32, 'b'));
     CHECK(one.status == 404);
     CHECK_THAT(one.body, Catch::Contains("no_such_receipt"));
     CHECK(fakes.receipts.last_viewer == std::optional<std::uint32_t>(1001));
-    CHECK(answer(member, "GET", "/v1/receipts/a/b").status == 404);
-    CHECK(answer(member, "POST", "/v1/receipts/" + std::string(32, 'b')).status == 405);
+    CHECK(calls.answer(member, "GET", "/v1/receipts/a/b").status == 404);
+    CHECK(calls.answer(member, "POST", "/v1/receipts/" + std::string(32, 'b')).status == 405);
 }
 
 TEST_CASE("An activated listener is served as it is, and stopping leaves its socket file")

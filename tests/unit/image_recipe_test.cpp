@@ -1,4 +1,5 @@
 #include "daemon/images/image_recipe.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include "common/ids.hpp"
 
@@ -77,7 +78,7 @@ TEST_CASE("A well-formed recipe parses into its fields")
 
 TEST_CASE("The committed stdlib recipe and lock parse")
 {
-    const auto files = load_recipe_files(std::filesystem::path(PYBOX_SOURCE_DIR) / "images", "stdlib");
+    const auto files = load_recipe_files(pybox::test::source_dir() / "images", "stdlib");
     REQUIRE(files.has_value());
     REQUIRE(files->lock.has_value());
     CHECK(files->lock->contains("python3"));

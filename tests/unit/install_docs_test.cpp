@@ -4,6 +4,7 @@
 #include "common/limits.hpp"
 #include "common/paths.hpp"
 #include "daemon/server/callers.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -21,7 +22,7 @@ using pybox::test::read_text;
 // The value of `set(NAME "value")` or `set(NAME value ...)` in packaging/CMakeLists.txt.
 std::string cmake_value(const std::string& name)
 {
-    const std::string text = read_text(fs::path(PYBOX_SOURCE_DIR) / "packaging" / "CMakeLists.txt");
+    const std::string text = read_text(pybox::test::source_dir() / "packaging" / "CMakeLists.txt");
     std::smatch match;
     REQUIRE(std::regex_search(text, match, std::regex("set\\(" + name + " (?:\"([^\"]*)\"|([^\\s)]+))")));
     return match[1].matched ? match[1].str() : match[2].str();
@@ -31,7 +32,7 @@ std::string cmake_value(const std::string& name)
 
 TEST_CASE("docs/install.md names every package the .deb depends on besides the shared libraries")
 {
-    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "install.md");
     std::istringstream depends(cmake_value("CPACK_DEBIAN_PACKAGE_DEPENDS"));
     int count = 0;
     for (std::string package; std::getline(depends >> std::ws, package, ',');) {
@@ -44,7 +45,7 @@ TEST_CASE("docs/install.md names every package the .deb depends on besides the s
 
 TEST_CASE("docs/install.md names the folders the systemd units are installed in, each unit in them")
 {
-    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "install.md");
     const std::string user = cmake_value("PYBOX_INSTALL_SYSTEMD_USERUNITDIR");
     const std::string system = cmake_value("PYBOX_INSTALL_SYSTEMD_SYSTEMUNITDIR");
     CHECK(user == "lib/systemd/user");
@@ -58,8 +59,8 @@ TEST_CASE("docs/install.md names the folders the systemd units are installed in,
 
 TEST_CASE("docs/install.md names the sockets, modes and group the socket units give")
 {
-    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
-    const auto packaging = fs::path(PYBOX_SOURCE_DIR) / "packaging";
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "install.md");
+    const auto packaging = pybox::test::source_dir() / "packaging";
     const std::string user = read_text(packaging / "pyboxd.socket");
     const std::string system = read_text(packaging / "system" / "pyboxd.socket");
     CHECK_THAT(user, Catch::Contains("\nListenStream=%h/.pybox/runtime/pyboxd.sock\n") &&
@@ -73,16 +74,16 @@ TEST_CASE("docs/install.md names the sockets, modes and group the socket units g
 
 TEST_CASE("The .deb's postinst creates the group the system socket belongs to, as docs/install.md says")
 {
-    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "install.md");
     CHECK(cmake_value("CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA") == "${CMAKE_CURRENT_SOURCE_DIR}/debian/postinst");
-    const std::string postinst = read_text(fs::path(PYBOX_SOURCE_DIR) / "packaging" / "debian" / "postinst");
+    const std::string postinst = read_text(pybox::test::source_dir() / "packaging" / "debian" / "postinst");
     CHECK_THAT(postinst, Catch::Contains("addgroup --system pybox"));
     CHECK_THAT(doc, Catch::Contains("`addgroup --system pybox`"));
 }
 
 TEST_CASE("docs/install.md's system mode states the paths, group and queue share the code defines")
 {
-    const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "install.md");
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "install.md");
     const auto system_mode = doc.substr(doc.find("## System mode"));
     CHECK_THAT(system_mode, Catch::Contains(std::string("`") + pybox::k_system_runtime + "`") &&
                                 Catch::Contains(std::string("`") + pybox::k_system_socket + "`") &&

@@ -1,4 +1,5 @@
 #include "daemon/macos/launchd_plist.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <filesystem>
@@ -9,7 +10,7 @@ using namespace pybox::macos;
 
 TEST_CASE("The committed launchd agent is the one launchd_plist generates")
 {
-    CHECK(pybox::test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "packaging/macos/com.pybox.pyboxd.plist") == launchd_plist());
+    CHECK(pybox::test::read_text(pybox::test::source_dir() / "packaging/macos/com.pybox.pyboxd.plist") == launchd_plist());
 }
 
 TEST_CASE("The launchd agent runs pyboxd by absolute path, restarts it only after a crash, and logs to the runtime folder")

@@ -7,6 +7,7 @@
 #include "daemon/macos/colima_ssh_config.hpp"
 #include "daemon/macos/launchd_plist.hpp"
 #include "daemon/macos/trusted_tools.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,7 +21,7 @@ namespace {
 
 std::string macos_doc()
 {
-    return pybox::test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "macos.md");
+    return pybox::test::read_text(pybox::test::source_dir() / "docs" / "macos.md");
 }
 
 // The row of docs/macos.md whose first cell is `name`.

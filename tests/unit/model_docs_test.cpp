@@ -4,6 +4,7 @@
 #include "daemon/model/model_limits.hpp"
 #include "daemon/model/model_url.hpp"
 #include "daemon/vm/daemon_config.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -21,7 +22,7 @@ using namespace pybox::model;
 
 const std::string& doc()
 {
-    static const std::string text = pybox::test::read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "model.md");
+    static const std::string text = pybox::test::read_text(pybox::test::source_dir() / "docs" / "model.md");
     return text;
 }
 
@@ -120,13 +121,13 @@ TEST_CASE("docs/model.md's limits table states the client's limits from the code
 TEST_CASE("docs/model.md's errors table lists exactly the codes the model client makes")
 {
     std::string sources;
-    for (const auto& entry : fs::directory_iterator(fs::path(PYBOX_SOURCE_DIR) / "daemon" / "model"))
+    for (const auto& entry : fs::directory_iterator(pybox::test::source_dir() / "daemon" / "model"))
         if (entry.path().extension() == ".cpp") sources += pybox::test::read_text(entry.path());
     std::set<std::string> made;
     static const std::regex code(R"re("(model_[a-z_]+)")re");
     for (std::sregex_iterator it(sources.begin(), sources.end(), code), end; it != end; ++it) made.insert((*it)[1].str());
     CHECK(first_cells("## Errors") == made);
     // And the interface's header names each one.
-    const auto header = pybox::test::read_text(fs::path(PYBOX_SOURCE_DIR) / "daemon" / "model" / "model_client.hpp");
+    const auto header = pybox::test::read_text(pybox::test::source_dir() / "daemon" / "model" / "model_client.hpp");
     for (const auto& name : made) CHECK_THAT(header, Catch::Contains("\"" + name + "\""));
 }

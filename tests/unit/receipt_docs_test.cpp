@@ -6,6 +6,7 @@
 // patterns here.
 #include "proto/receipt.hpp"
 #include "proto/receipt_signature.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/source_text.hpp"
 
@@ -30,7 +31,7 @@ const std::string& daemon_sources()
 {
     static const std::string text = [] {
         std::string all;
-        for (const auto& entry : fs::recursive_directory_iterator(fs::path(PYBOX_SOURCE_DIR) / "daemon"))
+        for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / "daemon"))
             if (entry.path().extension() == ".cpp") all += read_text(entry.path());
         return all;
     }();
@@ -48,7 +49,7 @@ Names captures(const std::string& text, const std::regex& pattern, std::size_t g
 // The text of the part of docs/receipt.md from `heading` to the next heading of its level.
 std::string doc_section(const std::string& heading)
 {
-    static const std::string doc = read_text(fs::path(PYBOX_SOURCE_DIR) / "docs" / "receipt.md");
+    static const std::string doc = read_text(pybox::test::source_dir() / "docs" / "receipt.md");
     const auto start = doc.find("\n" + heading + "\n");
     REQUIRE(start != std::string::npos);
     const auto level = heading.substr(0, heading.find(' ') + 1);

@@ -15,6 +15,7 @@
 #include "proto/attempts.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt_signature.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -32,7 +33,7 @@ using namespace pybox;
 
 std::vector<std::string> doc_lines(const std::string& file = "reference.md")
 {
-    std::ifstream in(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / file);
+    std::ifstream in(pybox::test::source_dir() / "docs" / file);
     REQUIRE(in.good());
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -219,7 +220,7 @@ TEST_CASE("docs/api.md's limits table states the connection and run queue number
 
 TEST_CASE("The reference's soak figures name the soak's own defaults, which the test command runs")
 {
-    const std::string script = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "tests" / "soak" / "soak.sh");
+    const std::string script = test::read_text(pybox::test::source_dir() / "tests" / "soak" / "soak.sh");
     const auto default_of = [&](const std::string& assignment) {
         std::smatch match;
         REQUIRE(std::regex_search(script, match, std::regex(assignment + R"(=\$\{[A-Z_0-9]+:-([0-9]+)\})")));
@@ -227,13 +228,13 @@ TEST_CASE("The reference's soak figures name the soak's own defaults, which the 
     };
     const std::string command = "tests/soak/soak.sh " + default_of("sequential") + " " + default_of("parallel") + " " +
                                 default_of("clients");
-    const std::string reference = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "reference.md");
+    const std::string reference = test::read_text(pybox::test::source_dir() / "docs" / "reference.md");
     CHECK_THAT(reference, Catch::Contains("Soak (`" + command + "`"));
     const auto slack = std::stoi(default_of("rss_slack_kb"));
     CHECK_THAT(reference, Catch::Contains("fails past +" + std::to_string(slack / 1000) + "," +
                                           std::to_string(slack % 1000 + 1000).substr(1) + " KiB"));
     // scripts/test.sh gives the soak no counts, so it runs these defaults.
-    const std::string test_command = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "scripts" / "test.sh");
+    const std::string test_command = test::read_text(pybox::test::source_dir() / "scripts" / "test.sh");
     CHECK_THAT(test_command, Catch::Contains("\n./tests/soak/with_fixture.sh \"$release_dir\"\n"));
 }
 
@@ -326,7 +327,7 @@ TEST_CASE("How it works shows the warm box's first process exactly as the code s
     REQUIRE(command.size() == 3);
     CHECK(command[0] == "perl");
     CHECK(command[1] == "-e");
-    const std::string guide = test::read_text(std::filesystem::path(PYBOX_SOURCE_DIR) / "docs" / "how-it-works.md");
+    const std::string guide = test::read_text(pybox::test::source_dir() / "docs" / "how-it-works.md");
     CHECK_THAT(guide, Catch::Contains("```perl\n" + command[2] + "```\n"));
     CHECK_THAT(guide, Catch::Contains("`perl -e`"));
     CHECK_THAT(doc_row("`command`", "receipt.md"), Catch::Contains("`[\"perl\",\"-e\",\"<program>\"]`"));

@@ -4,6 +4,7 @@
 // explanation codes the unsealed runner writes (explain("CODE", ...) in client/unsealed/).
 #include "client/unsealed/unsealed_plan.hpp"
 #include "proto/receipt.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 using Names = std::set<std::string>;
 using pybox::test::read_text;
 
-const fs::path k_docs = fs::path(PYBOX_SOURCE_DIR) / "docs";
+const fs::path k_docs = pybox::test::source_dir() / "docs";
 
 // From `heading` to the next heading of its level.
 std::string section(const std::string& file, const std::string& heading)
@@ -109,7 +110,7 @@ TEST_CASE("The receipt's docs list the keys of unsealed and every code the unsea
     for (const auto& [key, value] : document.at("unsealed").as_object()) keys.insert(std::string(key));
     CHECK(first_column(text, "| Key | Type | Meaning |") == keys);
     std::string sources;
-    for (const auto& entry : fs::directory_iterator(fs::path(PYBOX_SOURCE_DIR) / "client" / "unsealed"))
+    for (const auto& entry : fs::directory_iterator(pybox::test::source_dir() / "client" / "unsealed"))
         if (entry.path().extension() == ".cpp") sources += read_text(entry.path());
     const auto written = captures(sources, std::regex(R"re(explain\(\s*"([A-Z][A-Z_]+)")re"));
     CHECK(written.size() >= 8);
@@ -118,7 +119,7 @@ TEST_CASE("The receipt's docs list the keys of unsealed and every code the unsea
 
 TEST_CASE("Nothing in the daemon can make an unsealed receipt: no call of the maker, no link to its library")
 {
-    for (const auto& entry : fs::recursive_directory_iterator(fs::path(PYBOX_SOURCE_DIR) / "daemon")) {
+    for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / "daemon")) {
         const auto name = entry.path().filename().string();
         if (!entry.is_regular_file() || (entry.path().extension() != ".cpp" && entry.path().extension() != ".hpp" &&
                                          name != "CMakeLists.txt"))

@@ -5,6 +5,7 @@
 // counting its processes.
 #include "common/limited_process.hpp"
 #include "common/process.hpp"
+#include "tests/support/build_paths.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -97,7 +98,7 @@ ProcessResult run_client(const std::vector<std::string>& args, const std::string
                 "--clear-groups"};
     }
     argv.insert(argv.end(), {"/usr/bin/env", "-i", "PYBOX_HOME=" + home().string(), "HOME=/nonexistent",
-                             PYBOX_CLIENT_PATH});
+                             pybox::test::client_path()});
     argv.insert(argv.end(), args.begin(), args.end());
     ProcessOptions options;
     options.input = program;
@@ -282,7 +283,7 @@ TEST_CASE("Unsealed runs are refused as root")
     ProcessOptions options;
     options.input = "print(1)\n";
     options.separate_stderr = true;
-    const auto run = run_process({"/usr/bin/env", "-i", "PYBOX_HOME=" + home().string(), PYBOX_CLIENT_PATH, "exec",
+    const auto run = run_process({"/usr/bin/env", "-i", "PYBOX_HOME=" + home().string(), pybox::test::client_path(), "exec",
                                   "-", "--unsealed"},
                                  options);
     REQUIRE(run.has_value());
