@@ -4,11 +4,13 @@
 # the build folder is moved away meanwhile, the daemon has a private PYBOX_HOME under /tmp and
 # its own private engine (`pybox vm start`), and the stdlib image comes from `pybox setup`
 # (imported from the image tar cache the suite's fixture fills, when its recipe SHA-256 is
-# there). Everything it started is stopped and everything it made removed, the package included.
+# there). Everything it started is stopped and everything it made removed, the package and the
+# engine's state folder included.
 # Needs root.   Usage: tests/install/deb_test.sh BUILD_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/sealed_run.sh"
+source "$here/../support/engine_state.sh"
 build=$(cd "${1:?usage: deb_test.sh BUILD_DIR}" && pwd)
 away=$build.moved-by-deb-test
 [ ! -e "$away" ] || { echo "deb_test: $away exists (left by a killed run?); move it back to $build" >&2; exit 1; }
@@ -29,6 +31,7 @@ cleanup() {
     kill "$daemon_pid" 2>/dev/null || true
     wait "$daemon_pid" 2>/dev/null || true
   fi
+  remove_engine_state "$PYBOX_HOME"
   if [ -d "$away" ] && [ ! -e "$build" ]; then mv "$away" "$build"; fi
   [ "$installed" = yes ] && dpkg -r pybox > /dev/null
   rm -rf "$work" || echo "deb_test: could not remove $work" >&2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # ctest fixture: starts the suite's own pyboxd and private engine in $PYBOX_HOME (never the
-# user's), and builds the stdlib and data images from a copy of the recipes. If the Debian
+# user's), and builds the stdlib and data images from a copy of the recipes (only the stdlib
+# image with PYBOX_FIXTURE_STDLIB_ONLY=1, which tests/soak/with_fixture.sh sets). If the Debian
 # archive has moved past the pinned lock, the copy's lock is refreshed so the suite still runs.
 #
 # Built image tars are kept in $PYBOX_IMAGE_TAR_CACHE (default ~/.cache/pybox-test/image-tars,
@@ -30,11 +31,13 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 "$pybox" vm start
-if ! "$pybox" setup --with data 2> "$PYBOX_HOME/setup.err"; then
+with_data=(--with data)
+[ "${PYBOX_FIXTURE_STDLIB_ONLY:-0}" = 1 ] && with_data=()
+if ! "$pybox" setup "${with_data[@]}" 2> "$PYBOX_HOME/setup.err"; then
   cat "$PYBOX_HOME/setup.err" >&2
   if grep -q -- "--refresh-lock" "$PYBOX_HOME/setup.err"; then
     echo "env_up: the pinned lock is outdated; refreshing the suite's copy" >&2
-    "$pybox" setup --refresh-lock --with data
+    "$pybox" setup --refresh-lock "${with_data[@]}"
   else
     exit 1
   fi

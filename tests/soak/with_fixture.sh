@@ -11,7 +11,8 @@ shift
 PYBOX_HOME=/tmp/pybox-test-$(printf '%s' "$build" | md5sum | cut -c1-8)
 PYBOX_BIN=$build/bin
 PYBOX_SOURCE=$(cd "$here/../.." && pwd)
-export PYBOX_HOME PYBOX_BIN PYBOX_SOURCE
+PYBOX_FIXTURE_STDLIB_ONLY=1  # the soak runs print(6*7) in the stdlib image
+export PYBOX_HOME PYBOX_BIN PYBOX_SOURCE PYBOX_FIXTURE_STDLIB_ONLY
 trap '"$here/../integration/env_down.sh"' EXIT
 "$here/../integration/env_up.sh"
 "$here/soak.sh" "$@"
