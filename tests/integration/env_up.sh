@@ -13,7 +13,10 @@ set -euo pipefail
 export PYBOX_HOME
 pybox="$PYBOX_BIN/pybox"
 
+# A fresh runtime folder each time: the last run's env_down.sh removed its engine's state, so its
+# images.json would name images the new engine does not hold.
 "$(dirname "$0")/env_down.sh" || true
+rm -rf "$PYBOX_HOME"
 mkdir -p "$PYBOX_HOME"
 chmod 700 "$PYBOX_HOME"
 : > "$PYBOX_HOME/pyboxd.log"  # one suite run's log: scripts/test.sh reads it for sanitizer reports
