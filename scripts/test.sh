@@ -20,6 +20,7 @@
 # there; the soak and the .deb test then import them from that cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tests/support/fixture.sh
 stage() { printf '\n== test.sh: %s (%d s in)\n' "$*" "$SECONDS"; }
 # The three builds (product, sanitizer, fuzz) take several GB in ccache (scripts/build.sh); its
 # default 5 GB would evict one build with the next, and the next run could reuse none of them.
@@ -41,7 +42,7 @@ stage "the suite under ASan and UBSan"
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir "$asan_dir" --output-on-failure --timeout 900
 # The daemons the suite started wrote their reports to their logs, not to a test's output.
-asan_home=/tmp/pybox-test-$(printf '%s' "$(cd "$asan_dir" && pwd)" | md5sum | cut -c1-8)
+asan_home=$(test_home "$asan_dir")
 if grep -l -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$asan_home"*/pyboxd.log 2>/dev/null; then
   echo "test: a daemon of the sanitizer suite reported an error (logs above)" >&2
   exit 1

@@ -10,7 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/sealed_run.sh"
-source "$here/../support/engine_state.sh"
+source "$here/../support/fixture.sh"
 build=$(cd "${1:?usage: deb_test.sh BUILD_DIR}" && pwd)
 away=$build.moved-by-deb-test
 [ ! -e "$away" ] || { echo "deb_test: $away exists (left by a killed run?); move it back to $build" >&2; exit 1; }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # ctest fixture cleanup: stops the suite's private engine and pyboxd, then removes the engine's
-# state folder (tests/support/engine_state.sh).
+# state folder (tests/support/fixture.sh).
 set -uo pipefail
 : "${PYBOX_HOME:?}" "${PYBOX_BIN:?}"
 export PYBOX_HOME
-source "$(dirname "$0")/../support/engine_state.sh"
+source "$(dirname "$0")/../support/fixture.sh"
 if [ -S "$PYBOX_HOME/pyboxd.sock" ]; then
   "$PYBOX_BIN/pybox" vm stop || true
 fi

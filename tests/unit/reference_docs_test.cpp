@@ -238,6 +238,20 @@ TEST_CASE("The reference's soak figures name the soak's own defaults, which the 
     CHECK_THAT(test_command, Catch::Contains("\n./tests/soak/with_fixture.sh \"$release_dir\"\n"));
 }
 
+TEST_CASE("The reference's test command figures name the ccache size, fuzz targets and seconds the script uses")
+{
+    const std::string script = test::read_text(pybox::test::source_dir() / "scripts" / "test.sh");
+    std::smatch match;
+    REQUIRE(std::regex_search(script, match, std::regex(R"(CCACHE_MAXSIZE:-([0-9]+)G\})")));
+    const std::string reference = test::read_text(pybox::test::source_dir() / "docs" / "reference.md");
+    CHECK_THAT(reference, Catch::Contains("(`CCACHE_MAXSIZE` " + match[1].str() + " GB)"));
+    REQUIRE(std::regex_search(script, match, std::regex(R"(FUZZ_SECONDS:-([0-9]+)\})")));
+    std::size_t targets = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(pybox::test::source_dir() / "tests" / "fuzz"))
+        if (entry.path().filename().string().ends_with("_fuzz.cpp")) ++targets;
+    CHECK_THAT(reference, Catch::Contains(std::to_string(targets) + " targets x " + match[1].str() + " s"));
+}
+
 TEST_CASE("The MCP limits in reference.md and mcp.md are the ones the server enforces")
 {
     // The section "## MCP" of reference.md, and the Limits table of mcp.md.

@@ -1,6 +1,13 @@
-# Sourced by the scripts that start a private engine for a test (tests/integration/env_down.sh,
-# tests/install/deb_test.sh): removes that engine's state folder once it is stopped.
+# Sourced by the scripts around the suite's fixture (scripts/test.sh, tests/soak/with_fixture.sh,
+# tests/integration/env_down.sh, tests/install/deb_test.sh).
 #
+# test_home BUILD_DIR: the runtime folder ctest gives the fixture of that build folder,
+# /tmp/pybox-test-<first 8 hex digits of the MD5 of its path> (tests/CMakeLists.txt: a short
+# path, so that the engine's socket fits in 108 bytes).
+test_home() {
+  printf '/tmp/pybox-test-%s\n' "$(printf '%s' "$(cd "$1" && pwd)" | md5sum | cut -c1-8)"
+}
+
 # remove_engine_state HOME: removes /var/lib/pybox/<engine key> of the runtime folder HOME (its
 # images and layers: gigabytes over a few runs), unless something is still mounted under it. The
 # key is daemon/vm/engine_process.cpp's engine_key: the first 16 hex digits of SHA-256 over the
