@@ -1,7 +1,7 @@
-// HOSTILE.md 37: pyboxd is killed (SIGKILL) mid-run, then started again. The client says the
-// program may have run and how to look it up; the restarted daemon's sweep removes the box and
-// settles the run in the attempt journal, which `pybox attempts` shows. A side daemon with
-// short sweep times (config.json) keeps this to seconds.
+// docs/hostile.md case 37: pyboxd is killed (SIGKILL) mid-run, then started again. The client
+// says the program may have run and how to look it up; the restarted daemon's sweep removes the
+// box and settles the run in the attempt journal, which `pybox attempts` shows. A side daemon
+// with short sweep times (config.json) keeps this to seconds.
 #include "tests/hostile/hostile.hpp"
 
 #include <boost/json.hpp>
@@ -29,8 +29,9 @@ json::value attempts_answer(const SideDaemon& daemon)
 
 }  // namespace
 
-TEST_CASE("HOSTILE 37: pyboxd killed mid-run: the client says the program may have run; after a restart the "
-          "sweep removes the box and journals the run")
+// docs/hostile.md case 37
+TEST_CASE("pyboxd killed mid-run: the client says the program may have run; after a restart the sweep removes "
+          "the box and journals the run")
 {
     SideDaemon daemon("crash", json::object{{"box_expiry_s", 2}, {"settle_after_expiry_s", 1}, {"sweep_interval_s", 1}});
     auto client = std::async(std::launch::async, [&daemon] {

@@ -1,5 +1,5 @@
-// HOSTILE.md 1-12: programs that try to escape the box or reach past it. Each runs through the
-// real client, daemon and engine, and each case ends clean (check_ended_clean).
+// docs/hostile.md cases 1-12: programs that try to escape the box or reach past it. Each runs
+// through the real client, daemon and engine, and each case ends clean (check_ended_clean).
 #include "tests/hostile/hostile.hpp"
 
 #include "common/ids.hpp"
@@ -35,7 +35,7 @@ std::string host_addresses_python_list()
 
 }  // namespace
 
-// HOSTILE 1
+// docs/hostile.md case 1
 TEST_CASE("The program runs as uid and gid 10000 with no other group, no capabilities, no new privileges and seccomp")
 {
     const auto run = run_json(R"PY(
@@ -65,7 +65,7 @@ print(json.dumps({'status': {k: status.get(k) for k in keys}, 'groups': os.getgr
     check_ended_clean();
 }
 
-// HOSTILE 2
+// docs/hostile.md case 2
 TEST_CASE("setuid(0), setgid(0), seteuid(0) and setgroups([0]) fail with EPERM and the euid stays 10000")
 {
     const auto run = run_json(R"PY(
@@ -93,7 +93,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 3
+// docs/hostile.md case 3
 TEST_CASE("Kernel-surface syscalls made through ctypes fail with EPERM or ENOSYS and the program carries on")
 {
     const auto run = run_json(R"PY(
@@ -129,7 +129,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 4
+// docs/hostile.md case 4
 TEST_CASE("clock_settime and settimeofday fail with EPERM and the host clock is unchanged")
 {
     const auto before = std::chrono::system_clock::now();
@@ -161,7 +161,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 5
+// docs/hostile.md case 5
 TEST_CASE("The network holds only lo: TCP to 1.1.1.1 and the host fails, DNS fails, packet and raw sockets are refused")
 {
     const auto run = run_json(R"PY(
@@ -215,7 +215,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 6
+// docs/hostile.md case 6
 TEST_CASE("The engine's socket, the daemon's socket and the host's abstract unix names are not reachable")
 {
     const std::string abstract_name = "pybox-hostile-" + random_id_128();
@@ -251,7 +251,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 7
+// docs/hostile.md case 7
 TEST_CASE("/proc/sysrq-trigger, /proc/sys and every cgroup file refuse to be opened for writing")
 {
     // Files are only opened for writing, never written, so a failure here cannot harm the host.
@@ -286,7 +286,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 8
+// docs/hostile.md case 8
 TEST_CASE("Writes outside /tmp fail with EROFS and a file written to /tmp cannot be executed")
 {
     const auto run = run_json(R"PY(
@@ -328,7 +328,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 9
+// docs/hostile.md case 9
 TEST_CASE("Markers written to /tmp and /dev/shm are gone in the next run")
 {
     const std::string marker = "pybox-marker-" + random_id_128();
@@ -360,7 +360,7 @@ print(json.dumps({d: sorted(os.listdir(d)) for d in ('/tmp', '/dev/shm') if os.p
     check_ended_clean();
 }
 
-// HOSTILE 10
+// docs/hostile.md case 10
 TEST_CASE("Only fds 0-2 are open at start and the environment holds no host or daemon variables")
 {
     const auto run = run_json(R"PY(
@@ -385,7 +385,7 @@ print(json.dumps({'fds': fds, 'env': dict(os.environ)}))
     check_ended_clean();
 }
 
-// HOSTILE 11
+// docs/hostile.md case 11
 TEST_CASE("kill(-1, SIGKILL) and signals to PID 1 end only the box, and the receipt says the program died of SIGKILL")
 {
     const int daemon = daemon_pid();
@@ -418,7 +418,7 @@ print('not reached')
     check_ended_clean();
 }
 
-// HOSTILE 12
+// docs/hostile.md case 12
 TEST_CASE("A segfault through ctypes is reported as exit 139 suggesting signal 11 and leaves no core file on the host")
 {
     const auto core_files = [] {

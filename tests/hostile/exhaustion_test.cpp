@@ -1,5 +1,5 @@
-// HOSTILE.md 13-25: programs that exhaust processes, memory, disk, files, CPU, time or output.
-// Each runs through the real client, daemon and engine, and each case ends clean.
+// docs/hostile.md cases 13-25: programs that exhaust processes, memory, disk, files, CPU, time or
+// output. Each runs through the real client, daemon and engine, and each case ends clean.
 #include "tests/hostile/hostile.hpp"
 
 #include "common/files.hpp"
@@ -46,7 +46,7 @@ def put(fd, data):
 
 }  // namespace
 
-// HOSTILE 13
+// docs/hostile.md case 13
 TEST_CASE("A fork bomb is held to the pids limit and ends at the deadline")
 {
     const auto run = run_json(R"PY(
@@ -83,7 +83,7 @@ while True:
     check_ended_clean();
 }
 
-// HOSTILE 14
+// docs/hostile.md case 14
 TEST_CASE("A thread bomb stops at the pids limit: 30 threads besides PID 1 and the main thread")
 {
     const auto run = run_json(R"PY(
@@ -102,7 +102,7 @@ os._exit(0)
     check_ended_clean();
 }
 
-// HOSTILE 15
+// docs/hostile.md case 15
 TEST_CASE("bytearray(1 << 30) ends in an out-of-memory kill or a MemoryError")
 {
     const auto run = run_json("x = bytearray(1 << 30)\nprint('allocated')\n");
@@ -118,7 +118,7 @@ TEST_CASE("bytearray(1 << 30) ends in an out-of-memory kill or a MemoryError")
     check_ended_clean();
 }
 
-// HOSTILE 15
+// docs/hostile.md case 15
 TEST_CASE("A slow allocation loop is stopped below 128 MiB because memory and swap are one limit")
 {
     const auto run = run_json(R"PY(
@@ -144,7 +144,7 @@ while True:
     check_ended_clean();
 }
 
-// HOSTILE 16
+// docs/hostile.md case 16
 TEST_CASE("Children that each allocate 50 MiB are capped by the box's total, not per process")
 {
     const auto run = run_json(R"PY(
@@ -180,7 +180,7 @@ print(held, 'held', killed, 'killed')
     check_ended_clean();
 }
 
-// HOSTILE 17
+// docs/hostile.md case 17
 TEST_CASE("Writing 100 MiB to /tmp fails with ENOSPC at the 16 MiB tmpfs size")
 {
     const auto run = run_json(R"PY(
@@ -208,7 +208,7 @@ print(json.dumps({'outcome': outcome, 'written': written}))
     check_ended_clean();
 }
 
-// HOSTILE 18
+// docs/hostile.md case 18
 TEST_CASE("Opening 10,000 files fails with EMFILE once fd 127 is used")
 {
     const auto run = run_json(R"PY(
@@ -230,7 +230,7 @@ print(json.dumps({'outcome': outcome, 'opened': len(files), 'highest_fd': max(f.
     check_ended_clean();
 }
 
-// HOSTILE 19
+// docs/hostile.md case 19
 TEST_CASE("while True: pass is killed at the deadline and the command exits 124")
 {
     const auto run = run_json("while True:\n    pass\n", {"--timeout", "1"});
@@ -238,7 +238,7 @@ TEST_CASE("while True: pass is killed at the deadline and the command exits 124"
     check_ended_clean();
 }
 
-// HOSTILE 19
+// docs/hostile.md case 19
 TEST_CASE("A busy loop gets at most half a core of CPU time")
 {
     const auto run = run_json(R"PY(
@@ -257,7 +257,7 @@ print(round((time.process_time() - cpu) / (time.monotonic() - wall), 3))
     check_ended_clean();
 }
 
-// HOSTILE 20
+// docs/hostile.md case 20
 TEST_CASE("A program that ignores SIGTERM and sleeps is gone by the deadline plus the kill margin")
 {
     const auto run = run_json(R"PY(
@@ -272,7 +272,7 @@ while True:
     check_ended_clean();
 }
 
-// HOSTILE 21
+// docs/hostile.md case 21
 TEST_CASE("A 100 MB flood on stdout and stderr at once keeps exactly the cap per stream and the daemon's memory bounded")
 {
     const int daemon = daemon_pid();
@@ -319,7 +319,7 @@ while sent < total:
     check_ended_clean();
 }
 
-// HOSTILE 22
+// docs/hostile.md case 22
 TEST_CASE("A 10 MB line with no newline interleaved with stderr is capped per stream and the frames stay apart")
 {
     const auto run = run_json(std::string(k_put_all) + R"PY(
@@ -341,7 +341,7 @@ for _ in range(10):
     check_ended_clean();
 }
 
-// HOSTILE 23
+// docs/hostile.md case 23
 TEST_CASE("Invalid UTF-8, NUL and terminal escape bytes are kept exactly and the receipt stays valid JSON")
 {
     constexpr char k_invalid[] = "\xff\xfe\x00\x1b[31mred\x1b[0m\xc3\x28 \xed\xa0\x80 \xf0\x9f\x98";
@@ -361,7 +361,7 @@ put(2, b'ok\x00\x07\x1b]0;title\x07\x1b[2J\xe2\x9c\x93\r\n')
     check_ended_clean();
 }
 
-// HOSTILE 24
+// docs/hostile.md case 24
 TEST_CASE("A program that closes stdout and stderr and then loops ends at the deadline")
 {
     const auto run = run_json("import os\nos.close(1)\nos.close(2)\nwhile True:\n    pass\n", {"--timeout", "1"});
@@ -369,7 +369,7 @@ TEST_CASE("A program that closes stdout and stderr and then loops ends at the de
     check_ended_clean();
 }
 
-// HOSTILE 25
+// docs/hostile.md case 25
 TEST_CASE("A child that daemonizes does not outlive the run")
 {
     const std::string marker = "pybox-hostile-daemon-" + random_id_128();

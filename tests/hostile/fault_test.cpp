@@ -1,6 +1,7 @@
-// HOSTILE.md 30, 38 and 39, and a runtime folder that is full or read-only (issue 6, item 6):
-// faults of the engine, the client and the host, each caused for real and measured from outside
-// the daemon (the engine's events, the host's /proc, the client's own clock).
+// docs/hostile.md cases 30, 38, 39, 49 and 50: faults of the engine, the client and the host (a
+// client of another uid, the engine killed, the client gone, a runtime folder that is full or
+// read-only), each caused for real and measured from outside the daemon (the engine's events,
+// the host's /proc, the client's own clock).
 //
 // The engine cases kill the suite's own engine and start it again with `pybox vm start`: ctest
 // runs this suite with RUN_SERIAL and Catch2 runs its cases one after another, so no other test
@@ -293,7 +294,7 @@ void check_next_run_cleans_up()
 
 }  // namespace
 
-// HOSTILE 38, the engine down past the deadline.
+// docs/hostile.md case 38: the engine down past the deadline.
 TEST_CASE("The engine killed mid-run: the receipt says it went away, the box timer still ends the program, and "
           "the daemon answers throughout and runs again once the engine is back")
 {
@@ -324,7 +325,7 @@ TEST_CASE("The engine killed mid-run: the receipt says it went away, the box tim
     check_ended_clean();
 }
 
-// HOSTILE 38, the engine back before the deadline.
+// docs/hostile.md case 38: the engine back before the deadline.
 TEST_CASE("The engine killed mid-run and back before the deadline: the program does not outlive the deadline")
 {
     constexpr double k_timeout_s = 8;
@@ -343,7 +344,7 @@ TEST_CASE("The engine killed mid-run and back before the deadline: the program d
     check_ended_clean();
 }
 
-// HOSTILE 39, the client killed: the kernel closes its socket.
+// docs/hostile.md case 39: the client killed (the kernel closes its socket).
 TEST_CASE("A client killed mid-run has its box killed and removed within a second")
 {
     const auto program = runtime_home() / "hostile_sleeper.py";
@@ -368,7 +369,7 @@ TEST_CASE("A client killed mid-run has its box killed and removed within a secon
     check_ended_clean();
 }
 
-// HOSTILE 39, the client closes its socket itself.
+// docs/hostile.md case 39: the client closes its socket itself.
 TEST_CASE("A client that closes its socket mid-run has its box killed and removed within a second")
 {
     REQUIRE(labelled_boxes().empty());
@@ -393,7 +394,7 @@ TEST_CASE("A client that closes its socket mid-run has its box killed and remove
     check_ended_clean();
 }
 
-// HOSTILE 30
+// docs/hostile.md case 30
 TEST_CASE("A client of another uid is refused with 403 even when the socket and its folder are world-writable")
 {
     SideDaemon daemon("other-uid", json::object{});
@@ -416,6 +417,7 @@ TEST_CASE("A client of another uid is refused with 403 even when the socket and 
     CHECK(run.process.exit_code == 0);
 }
 
+// docs/hostile.md case 49
 TEST_CASE("A full runtime folder: a run is refused with a clear error before any box exists, nothing is "
           "half-written, and runs work again once there is room")
 {
@@ -431,6 +433,7 @@ TEST_CASE("A full runtime folder: a run is refused with a clear error before any
     CHECK(attempt_files(daemon.home()).empty());
 }
 
+// docs/hostile.md case 50
 TEST_CASE("A read-only runtime folder: a run is refused with a clear error before any box exists, and runs work "
           "again once it is writable")
 {
@@ -446,6 +449,7 @@ TEST_CASE("A read-only runtime folder: a run is refused with a clear error befor
     CHECK(attempt_files(daemon.home()).empty());
 }
 
+// docs/hostile.md case 49
 TEST_CASE("pyboxd refuses to start in a full runtime folder with a clear error and leaves no pid file or socket")
 {
     const fs::path home = side_home_unmounted("full-start");

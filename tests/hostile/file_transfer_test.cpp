@@ -1,7 +1,7 @@
-// HOSTILE.md 26-29 (file transfer), as a hostile client and program would try them: bad input
-// names and caps sent straight to the daemon's socket (the client never sends them, so the
-// daemon must refuse them itself), and a program that leaves a process behind to write into
-// the output folder after it ended. The output cases 28-29 are in
+// docs/hostile.md cases 26-29 (file transfer), as a hostile client and program would try them:
+// bad input names and caps sent straight to the daemon's socket (the client never sends them, so
+// the daemon must refuse them itself), and a program that leaves a process behind to write into
+// the output folder after it ended (case 25 in a files run). The output cases 28-29 are in
 // tests/integration/files_test.cpp ("Hostile outputs ..."). Each case ends clean.
 #include "tests/hostile/hostile.hpp"
 
@@ -31,7 +31,7 @@ json::object input(const std::string& name, const std::string& bytes = "x")
 
 }  // namespace
 
-// HOSTILE 26, 27
+// docs/hostile.md cases 26 and 27
 TEST_CASE("Bad input names and sets sent to the socket are refused before any box exists")
 {
     std::vector<std::pair<std::string, json::array>> cases{
@@ -64,7 +64,7 @@ TEST_CASE("Bad input names and sets sent to the socket are refused before any bo
     check_ended_clean();
 }
 
-// HOSTILE 25 in a files run: what the program leaves behind cannot add to or change the outputs.
+// docs/hostile.md case 25 in a files run: what the program leaves behind cannot add to or change the outputs.
 TEST_CASE("A process the program leaves behind is killed before the outputs are packed")
 {
     char pattern[] = "/tmp/pybox-late-XXXXXX";

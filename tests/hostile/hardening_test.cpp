@@ -1,7 +1,7 @@
-// HOSTILE.md 41, 42 and 48: hardening found by held-out hostile programs. PyBox's seccomp
-// profile refuses tracing and the other kernel surfaces it removes, the paths a box can read
-// name neither the user's home nor the user, and no resource limit can be raised. Each runs
-// through the real client, daemon and engine, and each case ends clean (check_ended_clean).
+// docs/hostile.md cases 41, 42 and 48: hardening found by held-out hostile programs. PyBox's
+// seccomp profile refuses tracing and the other kernel surfaces it removes, the paths a box can
+// read name neither the user's home nor the user, and no resource limit can be raised. Each
+// runs through the real client, daemon and engine, and each case ends clean (check_ended_clean).
 #include "tests/hostile/hostile.hpp"
 
 #include <boost/json.hpp>
@@ -65,7 +65,7 @@ void collect_strings(const json::value& value, std::vector<std::string>& out)
 
 }  // namespace
 
-// HOSTILE 41
+// docs/hostile.md case 41
 TEST_CASE("ptrace, process_vm_readv/writev, userfaultfd, io_uring and widened personalities fail with EPERM and the program carries on")
 {
     // Each call is one that would succeed without PyBox's profile here (yama ptrace_scope 0,
@@ -135,7 +135,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 42
+// docs/hostile.md case 42
 TEST_CASE("mountinfo, cgroup and the files the engine mounts name neither the user's home, the runtime folder, the user nor the installation")
 {
     const auto run = run_json(R"PY(
@@ -174,7 +174,7 @@ print(json.dumps(out))
     check_ended_clean();
 }
 
-// HOSTILE 48
+// docs/hostile.md case 48
 TEST_CASE("No resource limit can be raised and core dumps stay off")
 {
     const auto run = run_json(R"PY(

@@ -1,4 +1,4 @@
-// Helpers shared by the hostile cases (HOSTILE.md): reading what a receipt says about the
+// Helpers shared by the hostile cases (docs/hostile.md): reading what a receipt says about the
 // program, on top of the integration harness. Test-thread only; failures fail the test.
 #pragma once
 

@@ -1,4 +1,4 @@
-// HOSTILE.md 45 and 46: many clients at once, and connections held open to starve others.
+// docs/hostile.md cases 45 and 46: many clients at once, and connections held open to starve others.
 // Every run request is answered with a receipt or, at once, a clear 503 busy (nothing ran);
 // no client waits past its time limit; idle connections neither keep a run out nor stay for
 // ever. Each case prints what it measured.
@@ -45,7 +45,7 @@ double seconds_of(milliseconds value) { return static_cast<double>(value.count()
 
 }  // namespace
 
-// HOSTILE 45
+// docs/hostile.md case 45
 TEST_CASE("80 run requests at once: each gets its receipt or, at once, 503 busy with Retry-After")
 {
     std::vector<RawReply> replies(k_clients);
@@ -85,7 +85,7 @@ TEST_CASE("80 run requests at once: each gets its receipt or, at once, 503 busy 
             CHECK(replies[i].elapsed < k_at_once);
         }
     }
-    std::cout << "HOSTILE 45, raw: " << k_clients << " run requests at once: " << receipts << " receipts ("
+    std::cout << "docs/hostile.md case 45, raw: " << k_clients << " run requests at once: " << receipts << " receipts ("
               << queued << " waited in the queue), " << busy << " busy; longest wait for a receipt "
               << seconds_of(longest_receipt) << " s, for a busy answer " << seconds_of(longest_busy) << " s\n";
     CHECK(receipts + busy == k_clients);
@@ -94,7 +94,7 @@ TEST_CASE("80 run requests at once: each gets its receipt or, at once, 503 busy 
     check_ended_clean();
 }
 
-// HOSTILE 45
+// docs/hostile.md case 45
 TEST_CASE("80 pybox exec at once: each prints its output or exits 125 saying busy, and none times out")
 {
     std::vector<Expected<ProcessResult>> results(k_clients, make_error("not_run", "not run"));
@@ -128,14 +128,14 @@ TEST_CASE("80 pybox exec at once: each prints its output or exits 125 saying bus
             CHECK(result.error_output.find("nothing ran") != std::string::npos);
         }
     }
-    std::cout << "HOSTILE 45, pybox: " << k_clients << " clients at once: " << receipts << " ran, " << busy
+    std::cout << "docs/hostile.md case 45, pybox: " << k_clients << " clients at once: " << receipts << " ran, " << busy
               << " exited 125 busy; longest client " << seconds_of(longest) << " s\n";
     CHECK(receipts + busy == k_clients);
     CHECK(receipts >= limits::k_max_waiting_runs + 1);
     check_ended_clean();
 }
 
-// HOSTILE 46
+// docs/hostile.md case 46
 TEST_CASE("256 idle connections of the same user: a run still gets through, and the idle ones are closed")
 {
     const auto opened = Clock::now();
@@ -155,7 +155,7 @@ TEST_CASE("256 idle connections of the same user: a run still gets through, and 
     while (idle.closed_by_server() < limits::k_max_connections && Clock::now() < all_closed_by)
         std::this_thread::sleep_for(milliseconds(50));
     const auto closed_after = std::chrono::duration_cast<milliseconds>(Clock::now() - opened);
-    std::cout << "HOSTILE 46: " << limits::k_max_connections << " idle connections; the run got through in "
+    std::cout << "docs/hostile.md case 46: " << limits::k_max_connections << " idle connections; the run got through in "
               << seconds_of(std::chrono::duration_cast<milliseconds>(run_done - opened)) << " s after " << evicted
               << " was closed to make room; all closed as idle after " << seconds_of(closed_after) << " s\n";
     CHECK(idle.closed_by_server() == limits::k_max_connections);
@@ -163,7 +163,7 @@ TEST_CASE("256 idle connections of the same user: a run still gets through, and 
     check_ended_clean();
 }
 
-// HOSTILE 46
+// docs/hostile.md case 46
 TEST_CASE("With every connection busy sending a request, a new one gets 503 too_many_connections at once")
 {
     const auto deadline = limits::k_request_read_timeout;
@@ -197,6 +197,7 @@ TEST_CASE("With every connection busy sending a request, a new one gets 503 too_
     check_ended_clean();  // and once they are gone, a run gets through
 }
 
+// docs/hostile.md case 46
 TEST_CASE("A keep-alive connection left idle after its answer is closed at the idle time")
 {
     const auto reply = raw_exchange(daemon_socket(), "GET /v1/ping HTTP/1.1\r\nHost: pybox\r\n\r\n",

@@ -1,5 +1,5 @@
-// HOSTILE.md 31-36: bad bytes sent straight to the daemon's socket, requests that ask for more
-// than the policy allows, and several clients at once. Each case ends clean.
+// docs/hostile.md cases 31-36: bad bytes sent straight to the daemon's socket, requests that ask
+// for more than the policy allows, and several clients at once. Each case ends clean.
 #include "tests/hostile/hostile.hpp"
 
 #include "common/limits.hpp"
@@ -36,7 +36,7 @@ HttpAnswer expect_one_answer_and_close(const std::string& request, int status)
 
 }  // namespace
 
-// HOSTILE 31
+// docs/hostile.md case 31
 TEST_CASE("Malformed JSON bodies get 400 with a clear error, nothing is created, and the next request succeeds")
 {
     const std::vector<std::pair<std::string, std::string>> bodies{
@@ -71,7 +71,7 @@ TEST_CASE("Malformed JSON bodies get 400 with a clear error, nothing is created,
     check_ended_clean();
 }
 
-// HOSTILE 31
+// docs/hostile.md case 31
 TEST_CASE("After a malformed JSON body the same keep-alive connection answers the next request")
 {
     const auto reply = raw_exchange(daemon_socket(), post_runs(R"J({"source": )J", "keep-alive") + k_ping);
@@ -84,7 +84,7 @@ TEST_CASE("After a malformed JSON body the same keep-alive connection answers th
     check_ended_clean();
 }
 
-// HOSTILE 32
+// docs/hostile.md case 32
 TEST_CASE("Conflicting body lengths get one 400 answer and the connection closes, so nothing is smuggled")
 {
     const std::string smuggled = "GET /v1/ping HTTP/1.1\r\nHost: pybox\r\n\r\n";
@@ -109,7 +109,7 @@ TEST_CASE("Conflicting body lengths get one 400 answer and the connection closes
     check_ended_clean();
 }
 
-// HOSTILE 32
+// docs/hostile.md case 32
 TEST_CASE("A garbage request line gets 400 and the connection closes")
 {
     for (const std::string& request : {std::string("HELLO\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
@@ -121,7 +121,7 @@ TEST_CASE("A garbage request line gets 400 and the connection closes")
     check_ended_clean();
 }
 
-// HOSTILE 32
+// docs/hostile.md case 32
 TEST_CASE("A 1 MB header is refused with 431 and the connection closes")
 {
     const auto request = "GET /v1/ping HTTP/1.1\r\nHost: pybox\r\nX-Big: " + std::string(1 << 20, 'h') + "\r\n\r\n";
@@ -131,7 +131,7 @@ TEST_CASE("A 1 MB header is refused with 431 and the connection closes")
     check_ended_clean();
 }
 
-// HOSTILE 32
+// docs/hostile.md case 32
 TEST_CASE("10,000 headers are refused with 431 and the connection closes")
 {
     std::string request = "GET /v1/ping HTTP/1.1\r\nHost: pybox\r\n";
@@ -143,7 +143,7 @@ TEST_CASE("10,000 headers are refused with 431 and the connection closes")
     check_ended_clean();
 }
 
-// HOSTILE 33
+// docs/hostile.md case 33
 TEST_CASE("A body announced as 10 GB is refused with 413 before it is read and the daemon's memory stays flat")
 {
     const auto rss_before = daemon_rss_kib();
@@ -164,7 +164,7 @@ TEST_CASE("A body announced as 10 GB is refused with 413 before it is read and t
     check_ended_clean();
 }
 
-// HOSTILE 34
+// docs/hostile.md case 34
 TEST_CASE("200 connections trickling headers are closed at the header deadline while a normal client gets its run")
 {
     constexpr std::size_t k_slow = 200;
@@ -191,7 +191,7 @@ TEST_CASE("200 connections trickling headers are closed at the header deadline w
     check_ended_clean();
 }
 
-// HOSTILE 35
+// docs/hostile.md case 35
 TEST_CASE("A request that asks for more than the policy allows is refused with 400 and creates nothing")
 {
     const std::vector<std::string> extras{
@@ -223,7 +223,7 @@ TEST_CASE("A request that asks for more than the policy allows is refused with 4
     check_ended_clean();
 }
 
-// HOSTILE 36
+// docs/hostile.md case 36
 TEST_CASE("Several clients at once each get their own receipt and every box is removed")
 {
     constexpr int k_clients = 4;

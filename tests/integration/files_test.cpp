@@ -1,7 +1,8 @@
 // Runs that move files (`pybox exec --in PATH --out DIR`), against the real engine: the inputs
 // appear in the box's working folder, what the program leaves in out/ comes back into DIR
 // only, the receipt lists both with SHA-256, nothing the program prints can pass for a file
-// or for the helper's report, and hostile outputs are skipped and reported (HOSTILE.md 26-29).
+// or for the helper's report, and hostile inputs and outputs are refused, or skipped and
+// reported (docs/hostile.md cases 26-29).
 #include "common/sha256.hpp"
 #include "tests/integration/harness.hpp"
 

@@ -109,7 +109,7 @@ TEST_CASE("A user who is not root is told how to use an engine without the priva
     std::filesystem::remove_all(home, ignored);
 }
 
-// HOSTILE.md 40, and a daemon restart finding what an earlier one left behind.
+// docs/hostile.md case 40, and a daemon restart finding what an earlier one left behind.
 TEST_CASE("A restarted daemon removes its own expired boxes and never touches foreign or unlabelled ones")
 {
     auto installation = read_file_capped(runtime_home() / "installation.json", 4096);
