@@ -1,6 +1,6 @@
 # PyBox's files helper: the first program of a box that moves files, run as
 # `timeout -s KILL <t> python3 -I -B -u -c <this text>`; its SHA-256 is in the receipt's
-# configured.files_helper_sha256. Fixed in the daemon; docs/architecture.md "Runs that move files".
+# configured.files_helper_sha256. Fixed in the daemon; docs/how-it-works.md "Runs that move files".
 #
 # stdin (from the daemon, read whole before anything else runs): one JSON object
 #   {"marker": M, "source": PROGRAM, "inputs": [{"name": N, "base64": B}, ...]}
