@@ -1,5 +1,5 @@
-// Expected failures as values: a stable machine code plus one human sentence.
-// Exceptions are kept for bugs and start-up failures (see STYLE.md).
+// Expected failures as values: a stable machine code plus one human sentence. Exceptions are
+// kept for bugs and start-up failures (docs/architecture.md, "Conventions").
 #pragma once
 
 #include <boost/assert/source_location.hpp>

@@ -1,4 +1,4 @@
-// Every fixed number of PyBox in one place (the seed's Reference page). Nothing here can be
+// Every fixed number of PyBox in one place (docs/reference.md states them). Nothing here can be
 // changed by a request; requests may only choose values inside the ranges below.
 #pragma once
 

@@ -1,6 +1,6 @@
 // BoxPolicy: the fixed settings of a box, chosen by the daemon from the image name alone.
 // A request can pick the image, the deadline and the output cap; nothing else it sends can
-// change these values (DESIGN.md "The box").
+// change these values (docs/reference.md, "The box").
 #pragma once
 
 #include <boost/json/fwd.hpp>

@@ -1,4 +1,4 @@
-// Receipt: the record of one run (schema version 1). Top-level keys follow the seed's
+// Receipt: the record of one run (schema version 1). Top-level keys as docs/reference.md's
 // "Receipt layout". Rules: never claim what was not observed (a value that could not be read
 // goes into `unknown` with the reason); program output is untrusted bytes kept exactly;
 // every explanation carries a code and its evidence. docs/receipt.md explains every field.
@@ -339,7 +339,7 @@ boost::json::value receipt_to_json(const Receipt& receipt);
 // agree: sealed with "container", no not_applicable entries and unsealed null, or unsealed with
 // "none", every sealed-only field null and named in not_applicable, and the unsealed facts.
 
-// The exit code `pybox exec` returns for this receipt (DESIGN.md "Exit codes"). An
+// The exit code `pybox exec` returns for this receipt (docs/reference.md, "Exit codes"): an
 // unrecognized mechanism gives the exit code the engine reported (0-255), else 125.
 int exit_code_for(const Receipt& receipt);
 

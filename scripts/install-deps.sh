@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages PyBox builds and runs with (DESIGN.md "Dependencies").
+# Installs the Debian 12 packages PyBox builds and runs with (docs/reference.md, "Requirements").
 # Needs root and Debian's archive; no container registry is used. dpkg-dev (dpkg-shlibdeps) and
 # file are what `cpack -G DEB` needs to find the package's library dependencies; jq reads
 # receipts in the install tests (tests/install/); systemd is there for systemd-analyze, which

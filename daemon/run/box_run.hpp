@@ -1,4 +1,4 @@
-// BoxRun: one box and the run in it, from the box's identity to the filled-in receipt (DESIGN.md
+// BoxRun: one box and its run, from its identity to the filled-in receipt (docs/how-it-works.md,
 // "One sealed run"). SealedRunService drives it; it owns nothing it is given (the engine, the
 // attempt tracking and the watch setup must outlive it) and lives on the daemon's executor.
 //

@@ -3,11 +3,11 @@
 // Every box gets a parent cgroup of its own (HostConfig.CgroupParent), one per run, under one
 // PyBox cgroup per installation: /pybox-<installation key>/<run id>, where the key is the first
 // 16 hex digits of the installation ID's SHA-256 (a box reads its own cgroup path, and the
-// installation ID, the owner label of every box, has no business inside one). The engine creates the box's
-// cgroup <parent>/<container id> below it. The run parent outlives the box's cgroup, so the
-// hierarchical counters it keeps are the box's final totals (DESIGN.md "Facts measured"); no
-// other box ever runs under it, so nothing mixes into the run's counters. It carries no limits
-// of its own: the box's limits are the policy's and the policy check reads them back.
+// installation ID, the owner label of every box, has no business inside one). The engine
+// creates the box's cgroup <parent>/<container id> below it. The run parent outlives the box's
+// cgroup, so the hierarchical counters it keeps are the box's final totals (docs/how-it-works.md,
+// "The kernel watcher"); no other box runs under it, so nothing mixes into the run's counters.
+// It carries no limits of its own: the box's limits are the policy's, read back before start.
 //
 // Only the cgroupfs driver is placed this way (v1 and v2). The systemd driver needs slices
 // created through systemd, which PyBox does not do: run_cgroup_for says so, and the run goes

@@ -1,4 +1,4 @@
-// SealedRunService: the run lifecycle of DESIGN.md "One sealed run", one run at a time.
+// SealedRunService: sealed runs one at a time (docs/how-it-works.md, "One sealed run").
 //
 // Owns nothing it is given: the EngineClient, the image check and the reconciliation summary
 // must outlive it. Runs on the daemon's io_context (single-threaded); concurrent run() calls
