@@ -1,5 +1,5 @@
-// Child processes and other platform calls (the only place besides the .cpp files of
-// common/ that knows about pids, signals and fds).
+// Child processes and other platform calls: pids, signals, fds, users. Such calls belong in
+// common/; docs/architecture.md ("Conventions") lists the few files elsewhere that make them.
 #pragma once
 
 #include "common/error.hpp"

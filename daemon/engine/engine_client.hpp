@@ -48,8 +48,8 @@ using Timeout = std::chrono::milliseconds;
 inline constexpr std::string_view k_max_api_version = "1.41";
 
 // Opens a fresh connected byte stream to the engine. Implementations: a unix socket
-// (UnixSocketDialer); a remote engine over ssh would return one end of a socketpair that it
-// pumps to `docker system dial-stdio` in an exec channel.
+// (make_unix_socket_dialer) and an ssh engine (ssh_dialer.hpp: one end of a socketpair its
+// session pumps to `socat STDIO UNIX-CONNECT:<engine socket>` in an exec channel).
 class EngineDialer {
 public:
     virtual ~EngineDialer() = default;

@@ -5,7 +5,9 @@
 // Thread: the session runs on a thread of its own, with libssh2 in non-blocking mode and one
 // poll() over the ssh socket, a wake-up pipe and the session thread's end of every channel's
 // socketpair. Callers on the daemon's io_context never block on it: open_stream() and
-// ready() complete through the executor they are given, start_stream() returns at once.
+// ready() complete through the executor they are given, start_stream() returns at once. The
+// session thread itself opens a channel (a few ms) and connects (up to connect_timeout, only
+// while no channel is open) in line, so the other channels wait for that long.
 //
 // Connecting: on the first request (and after a drop), within `connect_timeout`: TCP, the ssh
 // handshake, then the host key is checked against the pinned key BEFORE anything is sent for

@@ -5,17 +5,17 @@
 // A cold box is made for its request: identify(), prepare_watch(), write_attempt(), then
 // execute() creates, verifies, starts and runs it, removes it and fills in the receipt.
 //
-// A warm box is made before any request (warm_boxes.hpp): the same identify(), prepare_watch()
-// and write_attempt(), then prepare() creates it with the warm command (proto::warm_box_command:
-// a fixed Perl PID 1 that starts `python3 -I -B -u -` at once, reads the box timer's value as
-// its first line of stdin, then passes the program on and times the interpreter), verifies its
-// policy, attaches, registers the wait and starts it. Its first process then waits, reading
-// stdin, with the interpreter up. A request takes it with
-// still_usable() (the box still runs, with the same settings, and will not outlive its expiry
-// label), adopt() and execute_warm(): at delivery the daemon writes the timer line (the run's
-// deadline + the margin) and the program and closes stdin, so the deadline and the box timer
-// both count from delivery and the program cannot set either. A warm box that is not used is
-// removed with discard(). A box never runs two programs.
+// A warm box is made before any request (SealedRunService keeps them: sealed_run.hpp,
+// keep_warm()): the same identify(), prepare_watch() and write_attempt(), then prepare() creates
+// it with the warm command (proto::warm_box_command: a fixed Perl PID 1 that starts
+// `python3 -I -B -u -` at once, reads the box timer's value as its first line of stdin, then
+// passes the program on and times the interpreter), verifies its policy, attaches, registers the
+// wait and starts it. Its first process then waits, reading stdin, with the interpreter up. A
+// request takes it with still_usable() (the box still runs, with the same settings, and will not
+// outlive its expiry label), adopt() and execute_warm(): at delivery the daemon writes the timer
+// line (the run's deadline + the margin) and the program and closes stdin, so the deadline and
+// the box timer both count from delivery and the program cannot set either. A warm box that is
+// not used is removed with discard(). A box never runs two programs.
 #pragma once
 
 #include "common/clock.hpp"
