@@ -5,6 +5,7 @@
 #include "common/process.hpp"
 #include "daemon/daemon_cli.hpp"
 #include "daemon/doctor/doctor_service.hpp"
+#include "daemon/engine/docker_box_engine.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/image_registry.hpp"
@@ -181,6 +182,7 @@ int main(int argc, char** argv)
     const auto executor = io.get_executor();
     engine::EngineClient engine(executor,
                                 engine::make_unix_socket_dialer(executor, platform_engine_socket(config, paths)));
+    engine::DockerBoxEngine boxes(engine);
     const images::ImageRegistry registry(paths);
     images::RecipeImageService image_service(paths, engine, recipes_dir(config, paths), config.image_tar_cache_dir);
     const vm::RecordedImagesSource recorded_images = [registry]() -> Expected<std::vector<vm::RecordedImage>> {
@@ -200,7 +202,7 @@ int main(int argc, char** argv)
     const daemon::AttemptLog attempts(paths);
     const daemon::AttemptJournal journal(paths);
     daemon::RunsInProgress runs_in_progress;
-    daemon::Sweeper sweeper(engine, attempts, journal, installation_id,
+    daemon::Sweeper sweeper(boxes, attempts, journal, installation_id,
                             daemon::SweepSettings{config.settle_after_expiry_s, &runs_in_progress,
                                                   daemon::run_parent_releaser(cgroups, installation_id)});
     const auto watch_setup = daemon::local_watch_setup(config.watcher, &cgroups, watch_script);
@@ -210,7 +212,7 @@ int main(int argc, char** argv)
         .max_waiting_per_owner = options.system ? limits::k_max_waiting_runs_per_user : limits::k_max_waiting_runs};
     const daemon::WarmSetup warm{options.system ? 0 : config.warm_boxes, current_uid()};
     daemon::SealedRunService runs(
-        executor, engine, daemon::BoxRuntime{config.runtime},
+        executor, boxes, daemon::BoxRuntime{config.runtime},
         [&engine, registry](std::string name) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             auto record = co_await images::verify_image_for_run(registry, engine, name);
             if (!record) co_return record.error();

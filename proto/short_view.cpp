@@ -2,6 +2,7 @@
 
 #include "proto/text.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <optional>
@@ -92,12 +93,11 @@ std::string signal_name(int signal)
     return "signal " + std::to_string(signal);
 }
 
-// The engine's final state says OOMKilled false: an OOM end then rests on the kernel's counter.
+// The kernel counted an OOM kill the engine did not report: an OOM end then rests on that count.
 bool engine_denied_oom(const Receipt& receipt)
 {
-    const auto* state = receipt.observed.engine_state.if_object();
-    const auto* oom = state != nullptr ? state->if_contains("OOMKilled") : nullptr;
-    return oom != nullptr && oom->is_bool() && !oom->get_bool();
+    return std::any_of(receipt.explanations.begin(), receipt.explanations.end(),
+                       [](const proto::Explanation& explanation) { return explanation.code == "OOM_KILL_COUNTED_BY_KERNEL"; });
 }
 
 std::string exit_code_text(const Receipt& receipt)

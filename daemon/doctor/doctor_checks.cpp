@@ -5,7 +5,6 @@
 #include "daemon/vm/engine_checks.hpp"
 #include "proto/seccomp_profile.hpp"
 
-#include <boost/json/value.hpp>
 
 #include <cstdio>
 
@@ -13,7 +12,6 @@ namespace pybox::daemon {
 
 namespace {
 
-namespace json = boost::json;
 using proto::DoctorCheck;
 using proto::k_doctor_attempts, proto::k_doctor_cgroups, proto::k_doctor_clock, proto::k_doctor_engine,
     proto::k_doctor_free_space, proto::k_doctor_images, proto::k_doctor_leftover_boxes, proto::k_doctor_runtime_folder,
@@ -63,7 +61,7 @@ std::string joined_problems(const std::vector<proto::EngineProblem>& problems)
 }
 
 // The engine checks of vm::check_info whose names start with `prefix` ("info.seccomp", ...).
-std::vector<vm::CheckProblem> info_problems(const json::value& info, std::string_view prefix)
+std::vector<vm::CheckProblem> info_problems(const engine::EngineInfo& info, std::string_view prefix)
 {
     std::vector<vm::CheckProblem> found;
     for (auto& item : vm::check_info(info, vm::EngineExpectations{false, {}, {}}))
@@ -157,7 +155,7 @@ DoctorCheck check_images(const Expected<std::vector<ImageVerdict>>& images)
     return ok(k_doctor_images, names + ": image ID and recipe SHA-256 match images.json");
 }
 
-DoctorCheck check_seccomp(const Expected<json::value>& info)
+DoctorCheck check_seccomp(const Expected<engine::EngineInfo>& info)
 {
     const std::string profile =
         std::string(proto::k_seccomp_profile_name) + " (sha256 " + proto::seccomp_profile_sha256().substr(0, 12) + ")";
@@ -168,7 +166,7 @@ DoctorCheck check_seccomp(const Expected<json::value>& info)
     return ok(k_doctor_seccomp, "the engine offers seccomp; boxes get " + profile);
 }
 
-DoctorCheck check_cgroups(const Expected<json::value>& info, const WatcherView& watcher)
+DoctorCheck check_cgroups(const Expected<engine::EngineInfo>& info, const WatcherView& watcher)
 {
     if (!info) return unknown(k_doctor_cgroups, "the engine's /info was not read: " + info.error().message);
     if (const auto found = info_problems(*info, "info.cgroup"); !found.empty())

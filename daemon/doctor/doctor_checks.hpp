@@ -10,7 +10,7 @@
 #include "proto/answers.hpp"
 #include "proto/receipt.hpp"
 
-#include <boost/json/fwd.hpp>
+#include "daemon/engine/engine_facts.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -47,7 +47,7 @@ struct ImageVerdict {
 proto::DoctorCheck check_images(const Expected<std::vector<ImageVerdict>>& images);
 
 // `info`: the engine's GET /info (its SecurityOptions), or why it was not read.
-proto::DoctorCheck check_seccomp(const Expected<boost::json::value>& info);
+proto::DoctorCheck check_seccomp(const Expected<engine::EngineInfo>& info);
 
 // How the kernel watcher of the local engine's runs sees the cgroups: switched off (and why),
 // and whether its mount root shows the hierarchy the engine reports.
@@ -59,7 +59,7 @@ struct WatcherView {
     // The watcher reads another machine's cgroup files (macOS: the colima VM): its description.
     std::optional<std::string> elsewhere;
 };
-proto::DoctorCheck check_cgroups(const Expected<boost::json::value>& info, const WatcherView& watcher);
+proto::DoctorCheck check_cgroups(const Expected<engine::EngineInfo>& info, const WatcherView& watcher);
 
 // A box on the engine that carries this installation's owner label.
 struct LabelledBox {

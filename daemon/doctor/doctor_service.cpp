@@ -7,23 +7,14 @@
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/engine_clock.hpp"
 
-#include <boost/json/object.hpp>
-
 #include <filesystem>
 #include <system_error>
 
 namespace pybox::daemon {
 
 namespace fs = std::filesystem;
-namespace json = boost::json;
 
 namespace {
-
-std::string string_of(const json::object& object, std::string_view key)
-{
-    const auto* value = object.if_contains(key);
-    return value && value->is_string() ? std::string(value->as_string()) : std::string();
-}
 
 Expected<std::uint64_t> available_bytes(const fs::path& root)
 {
@@ -86,15 +77,11 @@ net::awaitable<Expected<std::vector<LabelledBox>>> DoctorService::labelled_boxes
     auto listed = co_await m_sources.engine.list_containers(filters, limits::k_query_timeout);
     if (!listed) co_return listed.error();
     std::vector<LabelledBox> boxes;
-    for (const auto& item : *listed) {
-        const auto* box = item.if_object();
-        const auto* labels = box ? box->if_contains("Labels") : nullptr;
+    for (const auto& box : *listed) {
         // The engine filtered by label; check again, as the sweep does.
-        if (labels == nullptr || !labels->is_object() ||
-            string_of(labels->as_object(), k_label_owner) != m_sources.installation_id)
-            continue;
-        const std::string run_id = string_of(labels->as_object(), k_label_run);
-        boxes.push_back({string_of(*box, "Id"), run_id,
+        if (box.label(k_label_owner) != m_sources.installation_id) continue;
+        const std::string run_id = box.label(k_label_run);
+        boxes.push_back({box.id, run_id,
                          held_before.contains(run_id) || m_sources.runs.contains(run_id)});
     }
     co_return boxes;

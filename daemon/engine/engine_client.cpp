@@ -1,6 +1,7 @@
 #include "daemon/engine/engine_client.hpp"
 
 #include "common/limits.hpp"
+#include "daemon/engine/docker_facts.hpp"
 #include "daemon/engine/engine_http.hpp"
 #include "daemon/engine/engine_sessions.hpp"
 
@@ -58,9 +59,11 @@ net::awaitable<Expected<PingResult>> EngineClient::ping(Timeout timeout)
     co_return result;
 }
 
-net::awaitable<Expected<json::value>> EngineClient::info(Timeout timeout)
+net::awaitable<Expected<EngineInfo>> EngineClient::info(Timeout timeout)
 {
-    co_return co_await get_object("/info", timeout);
+    auto info = co_await get_object("/info", timeout);
+    if (!info) co_return info.error();
+    co_return docker_engine_info(std::move(*info));
 }
 
 net::awaitable<Expected<EngineResponse>> EngineClient::request(std::string_view method, std::string_view target,
@@ -115,9 +118,11 @@ net::awaitable<Expected<json::value>> EngineClient::get_object(std::string targe
     co_return require_json(*reply, json::kind::object);
 }
 
-net::awaitable<Expected<json::value>> EngineClient::inspect_container(std::string_view id, Timeout timeout)
+net::awaitable<Expected<BoxInspection>> EngineClient::inspect_container(std::string_view id, Timeout timeout)
 {
-    co_return co_await get_object("/containers/" + url_encode(id) + "/json", timeout);
+    auto inspected = co_await get_object("/containers/" + url_encode(id) + "/json", timeout);
+    if (!inspected) co_return inspected.error();
+    co_return docker_inspection(std::move(*inspected));
 }
 
 net::awaitable<Expected<void>> EngineClient::start_container(std::string_view id, Timeout timeout)
@@ -166,7 +171,7 @@ net::awaitable<Expected<void>> EngineClient::remove_container(std::string_view i
     co_return require_success(*reply);
 }
 
-net::awaitable<Expected<json::array>> EngineClient::list_containers(const std::vector<std::string>& label_filters,
+net::awaitable<Expected<std::vector<ListedBox>>> EngineClient::list_containers(const std::vector<std::string>& label_filters,
                                                                     Timeout timeout)
 {
     std::string target = "/containers/json?all=1";
@@ -185,7 +190,7 @@ net::awaitable<Expected<json::array>> EngineClient::list_containers(const std::v
     if (!array) {
         co_return array.error();
     }
-    co_return std::move(array->get_array());
+    co_return docker_listed_boxes(array->get_array());
 }
 
 net::awaitable<Expected<std::unique_ptr<WaitHandle>>> EngineClient::begin_wait(std::string_view id, Timeout timeout)
@@ -217,9 +222,11 @@ net::awaitable<Expected<std::unique_ptr<AttachSession>>> EngineClient::attach(st
     co_return make_attach_session(std::move(what), opened->stream.release_socket(), std::move(pending));
 }
 
-net::awaitable<Expected<json::value>> EngineClient::inspect_image(std::string_view ref, Timeout timeout)
+net::awaitable<Expected<ImageFacts>> EngineClient::inspect_image(std::string_view ref, Timeout timeout)
 {
-    co_return co_await get_object("/images/" + url_encode(ref) + "/json", timeout);
+    auto inspected = co_await get_object("/images/" + url_encode(ref) + "/json", timeout);
+    if (!inspected) co_return inspected.error();
+    co_return docker_image_facts(std::move(*inspected));
 }
 
 net::awaitable<Expected<std::string>> EngineClient::import_image(const std::filesystem::path& tar_file,

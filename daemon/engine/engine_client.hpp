@@ -21,6 +21,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/engine_facts.hpp"
 #include "daemon/engine/kept_connections.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -128,7 +129,7 @@ public:
     const std::string& api_version() const { return m_api_version; }
 
     net::awaitable<Expected<PingResult>> ping(Timeout timeout);
-    net::awaitable<Expected<json::value>> info(Timeout timeout);
+    net::awaitable<Expected<EngineInfo>> info(Timeout timeout);
 
     // Any JSON call: target is the path after the version prefix, e.g. "/containers/json?all=1".
     // A non-2xx status is returned as a value here (no Error), so callers can read it.
@@ -137,19 +138,19 @@ public:
 
     net::awaitable<Expected<CreateResult>> create_container(const json::object& spec,
                                                             std::string_view name, Timeout timeout);
-    net::awaitable<Expected<json::value>> inspect_container(std::string_view id, Timeout timeout);
+    net::awaitable<Expected<BoxInspection>> inspect_container(std::string_view id, Timeout timeout);
     net::awaitable<Expected<void>> start_container(std::string_view id, Timeout timeout);
     net::awaitable<Expected<KillOutcome>> kill_container(std::string_view id, std::string_view signal,
                                                          Timeout timeout);
     // DELETE ?force=1&v=1. A 404 counts as success (already gone).
     net::awaitable<Expected<void>> remove_container(std::string_view id, Timeout timeout);
     // GET /containers/json?all=1&filters={"label":[...]}.
-    net::awaitable<Expected<json::array>> list_containers(const std::vector<std::string>& label_filters,
-                                                          Timeout timeout);
+    net::awaitable<Expected<std::vector<ListedBox>>> list_containers(const std::vector<std::string>& label_filters,
+                                                                     Timeout timeout);
     net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id, Timeout timeout);
     net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout);
 
-    net::awaitable<Expected<json::value>> inspect_image(std::string_view ref, Timeout timeout);
+    net::awaitable<Expected<ImageFacts>> inspect_image(std::string_view ref, Timeout timeout);
     // POST /images/create?fromSrc=-&repo=..&tag=.. streaming the tar file as the body.
     // Returns the new image ID ("sha256:...") from the progress stream.
     net::awaitable<Expected<std::string>> import_image(const std::filesystem::path& tar_file,

@@ -239,8 +239,7 @@ net::awaitable<Expected<EngineImageState>> engine_image_state(engine::EngineClie
         }
         co_return inspected.error();
     }
-    const json::value* id = inspected->get_object().if_contains("Id");
-    const bool same = id != nullptr && id->is_string() && id->get_string() == record.image_id;
+    const bool same = inspected->id == record.image_id;
     co_return same ? EngineImageState::present : EngineImageState::different;
 }
 

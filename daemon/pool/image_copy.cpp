@@ -11,12 +11,9 @@ namespace pybox::daemon {
 
 namespace {
 
-bool holds(const Expected<boost::json::value>& inspected, const std::string& image_id)
+bool holds(const Expected<engine::ImageFacts>& inspected, const std::string& image_id)
 {
-    if (!inspected) return false;
-    const auto* object = inspected->if_object();
-    const auto* id = object != nullptr ? object->if_contains("Id") : nullptr;
-    return id != nullptr && id->is_string() && id->get_string() == image_id;
+    return inspected && inspected->id == image_id;
 }
 
 std::string format_seconds(double seconds)

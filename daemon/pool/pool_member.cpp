@@ -50,12 +50,12 @@ PoolMember::PoolMember(net::any_io_executor executor, const engine::EngineEntry&
       m_client(executor, std::move(transport.dialer)),
       m_control(executor, m_client, context.paths, context.installation_id, checks_config(context.config, entry),
                 context.recorded_images),
-      m_sweeper(m_client, AttemptLog(context.paths), AttemptJournal(context.paths), context.installation_id,
+      m_sweeper(m_boxes, AttemptLog(context.paths), AttemptJournal(context.paths), context.installation_id,
                 SweepSettings{context.config.settle_after_expiry_s, &context.runs_in_progress,
                               // Without a watcher no run parent is made, so none is released.
                               m_cgroups ? run_parent_releaser(*m_cgroups, context.installation_id) : RunReleaser{},
                               entry.id}),
-      m_runs(executor, m_client, BoxRuntime{context.config.runtime},
+      m_runs(executor, m_boxes, BoxRuntime{context.config.runtime},
              [this, &registry = context.registry](std::string name) -> net::awaitable<Expected<VerifiedImage>> {
                  auto record = co_await images::verify_image_for_run(registry, m_client, name);
                  if (!record) co_return record.error();

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "common/paths.hpp"
+#include "daemon/engine/docker_box_engine.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/images/image_registry.hpp"
@@ -70,6 +71,7 @@ private:
     std::string m_id;
     std::unique_ptr<watcher::CgroupHost> m_cgroups;
     engine::EngineClient m_client;
+    engine::DockerBoxEngine m_boxes{m_client};
     vm::PrivateEngine m_control;
     Sweeper m_sweeper;
     SealedRunService m_runs;

@@ -25,28 +25,18 @@ namespace {
 // Runs whose traces the sweeper keeps at most; past that, the first by run ID is dropped.
 constexpr std::size_t k_max_traced_runs = 1024;
 
-std::optional<std::int64_t> expiry_of(const json::object& box)
+std::optional<std::int64_t> expiry_of(const engine::ListedBox& box)
 {
-    const auto* labels = box.if_contains("Labels");
-    if (labels == nullptr || !labels->is_object()) return std::nullopt;
-    const auto* expires = labels->as_object().if_contains(k_label_expires);
-    if (expires == nullptr || !expires->is_string()) return std::nullopt;
-    const std::string_view text = expires->as_string();
+    const std::string text = box.label(k_label_expires);
     std::int64_t value = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
     return value;
-}
-
-std::string string_of(const json::object& object, std::string_view key)
-{
-    const auto* value = object.if_contains(key);
-    return value && value->is_string() ? std::string(value->as_string()) : std::string();
 }
 
 }  // namespace
 
-Sweeper::Sweeper(engine::EngineClient& engine, AttemptLog attempts, AttemptJournal journal,
+Sweeper::Sweeper(engine::BoxEngine& engine, AttemptLog attempts, AttemptJournal journal,
                  std::string installation_id, SweepSettings settings)
     : m_engine(engine), m_attempts(std::move(attempts)), m_journal(std::move(journal)),
       m_installation_id(std::move(installation_id)), m_settings(std::move(settings))
@@ -106,21 +96,17 @@ net::awaitable<json::value> Sweeper::sweep_once()
     };
 
     const std::vector<std::string> filters{std::string(k_label_owner) + "=" + m_installation_id};
-    auto listed = co_await m_engine.list_containers(filters, limits::k_query_timeout);
+    auto listed = co_await m_engine.list_boxes(filters, limits::k_query_timeout);
     const bool reachable = listed.has_value();
     if (!listed) {
         errors.emplace_back(listed.error().message);
     } else {
-        for (const auto& item : *listed) {
-            if (!item.is_object()) continue;
-            const auto& box = item.as_object();
+        for (const auto& box : *listed) {
             // The engine filtered by label; check again, since nothing else may ever be touched.
-            const auto* labels = box.if_contains("Labels");
-            if (!labels || !labels->is_object() || string_of(labels->as_object(), k_label_owner) != m_installation_id)
-                continue;
+            if (box.label(k_label_owner) != m_installation_id) continue;
             ++found;
-            const std::string id = string_of(box, "Id");
-            const std::string run_id = string_of(labels->as_object(), k_label_run);
+            const std::string& id = box.id;
+            const std::string run_id = box.label(k_label_run);
             const auto expires = expiry_of(box);
             if (running(run_id)) {
                 ++in_progress;

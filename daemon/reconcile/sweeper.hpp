@@ -8,12 +8,12 @@
 //   the attempt journal (attempt_journal.hpp), and only then is the note deleted. The note
 //   stays, and the error is in the summary, while any step fails.
 // - Runs in progress in this daemon (`in_progress`) are never touched, whatever their expiry.
-// Runs on the daemon's io_context: at start, then every `interval`. The EngineClient and the
+// Runs on the daemon's io_context: at start, then every `interval`. The engine and the
 // RunsInProgress must outlive the sweeper.
 #pragma once
 
 #include "common/limits.hpp"
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/run/attempt_journal.hpp"
 #include "daemon/run/attempts.hpp"
@@ -43,7 +43,7 @@ struct SweepSettings {
 
 class Sweeper {
 public:
-    Sweeper(engine::EngineClient& engine, AttemptLog attempts, AttemptJournal journal, std::string installation_id,
+    Sweeper(engine::BoxEngine& engine, AttemptLog attempts, AttemptJournal journal, std::string installation_id,
             SweepSettings settings = {});
 
     // One sweep; returns (and keeps) its summary:
@@ -66,7 +66,7 @@ private:
     // Settles one note whose box is gone; the error says which step failed.
     boost::asio::awaitable<Expected<void>> settle(const AttemptNote& note);
 
-    engine::EngineClient& m_engine;
+    engine::BoxEngine& m_engine;
     AttemptLog m_attempts;
     AttemptJournal m_journal;
     std::string m_installation_id;

@@ -5,7 +5,7 @@
 
 namespace pybox::daemon {
 
-engine::net::awaitable<RemovalOutcome> remove_boxes(engine::EngineClient& engine, const std::vector<std::string>& ids,
+engine::net::awaitable<RemovalOutcome> remove_boxes(engine::BoxEngine& engine, const std::vector<std::string>& ids,
                                             std::chrono::milliseconds budget)
 {
     const auto budget_end = MonoClock::now() + budget;
@@ -15,13 +15,13 @@ engine::net::awaitable<RemovalOutcome> remove_boxes(engine::EngineClient& engine
         bool gone = false;
         for (int attempt = 0; attempt < 2 && !gone && MonoClock::now() < budget_end; ++attempt) {
             ++outcome.attempts;
-            auto removed = co_await engine.remove_container(id, limits::k_remove_timeout);
+            auto removed = co_await engine.remove_box(id, limits::k_remove_timeout);
             if (!removed) {
                 outcome.error = removed.error().message;
                 outcome.timed_out = removed.error().code == "engine_timeout";
                 continue;
             }
-            auto check = co_await engine.inspect_container(id, limits::k_inspect_timeout);
+            auto check = co_await engine.inspect_box(id, limits::k_inspect_timeout);
             gone = !check && check.error().code == "engine_no_such_object";
             if (!gone) {
                 outcome.error = check ? "the box was still listed after removal" : check.error().message;

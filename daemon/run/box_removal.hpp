@@ -1,9 +1,9 @@
-// Removing boxes and confirming they are gone: DELETE ?force=1&v=1, then an inspect that must
-// answer 404. Each box gets up to two attempts, all inside one budget (limits::k_cleanup_budget).
-// Used by the run's cleanup; the EngineClient must outlive the call.
+// Removing boxes and confirming they are gone: a forced removal, then an inspect that must
+// find no such box. Each box gets up to two attempts, all inside one budget (limits::k_cleanup_budget).
+// Used by the run's cleanup and the sweep; the engine must outlive the call.
 #pragma once
 
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/box_engine.hpp"
 
 #include <chrono>
 #include <optional>
@@ -19,7 +19,7 @@ struct RemovalOutcome {
     bool timed_out = false;  // that failure was the engine not answering in time
 };
 
-engine::net::awaitable<RemovalOutcome> remove_boxes(engine::EngineClient& engine, const std::vector<std::string>& ids,
+engine::net::awaitable<RemovalOutcome> remove_boxes(engine::BoxEngine& engine, const std::vector<std::string>& ids,
                                             std::chrono::milliseconds budget);
 
 }  // namespace pybox::daemon

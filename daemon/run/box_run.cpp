@@ -9,7 +9,6 @@
 #include "daemon/run/engine_clock.hpp"
 #include "daemon/run/files_helper.hpp"
 #include "daemon/run/files_report.hpp"
-#include "daemon/run/policy_check.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -79,7 +78,7 @@ private:
     MonoClock::time_point m_start;
 };
 
-BoxRun::BoxRun(net::any_io_executor executor, engine::EngineClient& engine, const AttemptTracking& attempts,
+BoxRun::BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, const AttemptTracking& attempts,
                proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
                BoxKind kind)
     : m_executor(std::move(executor)), m_engine(engine), m_attempts(attempts), m_kind(kind),
@@ -120,7 +119,7 @@ void BoxRun::identify(const std::string& installation_id, std::uint32_t owner_ui
     identity.recipe_sha256 = image.recipe_sha256;
     identity.created_at = rfc3339_utc(now);
     identity.expires_at = m_box.expires_at;
-    m_receipt.engine = proto::EngineRef{m_attempts.engine_id, m_engine.dialer().describe()};
+    m_receipt.engine = proto::EngineRef{m_attempts.engine_id, m_engine.describe()};
     m_receipt.configured.policy = m_policy;
     if (m_kind == BoxKind::warm) {
         m_receipt.configured.command = proto::warm_box_command();
@@ -196,15 +195,11 @@ net::awaitable<bool> BoxRun::still_usable(double timeout_s)
     const double ends_by = static_cast<double>(unix_seconds(WallClock::now())) + timeout_s +
                            limits::k_box_timer_margin_s;
     if (ends_by >= static_cast<double>(m_box.expires_at)) co_return false;
-    auto inspected = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
-    if (!inspected || !inspected->is_object()) co_return false;
-    const auto* state = inspected->as_object().if_contains("State");
-    const auto* running = state && state->is_object() ? state->as_object().if_contains("Running") : nullptr;
-    if (running == nullptr || !running->is_bool() || !running->get_bool()) co_return false;
+    auto inspected = co_await m_engine.inspect_box(m_receipt.container_id, limits::k_inspect_timeout);
+    if (!inspected || !inspected->state.running) co_return false;
     // The warm step stays the box's first process (PID 1) for the whole run.
-    const auto* pid = state->as_object().if_contains("Pid");
-    if (pid != nullptr && pid->is_int64() && pid->get_int64() > 0) m_first_pid = pid->get_int64();
-    co_return check_effective_policy(m_policy, m_runtime, m_box, *inspected).empty();
+    if (inspected->state.first_pid) m_first_pid = inspected->state.first_pid;
+    co_return m_engine.check_settings(m_spec, *inspected).mismatches.empty();
 }
 
 void BoxRun::adopt(proto::RunRequest request, MonoClock::time_point arrived)
@@ -246,9 +241,8 @@ void BoxRun::note_engine_failure(std::string code, std::string message, const Er
 net::awaitable<bool> BoxRun::create_box()
 {
     PhaseTimer phase(*this, "create");
-    const json::object spec = make_box_spec(m_policy, m_runtime, m_receipt.identity.image_id,
-                                            m_receipt.configured.command, m_box);
-    auto created = co_await m_engine.create_container(spec, "pybox-" + m_box.run_id, limits::k_create_timeout);
+    m_spec = make_box_spec(m_policy, m_runtime, m_receipt.identity.image_id, m_receipt.configured.command, m_box);
+    auto created = co_await m_engine.create_box(m_spec, limits::k_create_timeout);
     if (!created) {
         phase.done(outcome_of(created.error()));
         note_engine_failure("CREATE_FAILED", "The engine did not create the box; the program never ran.",
@@ -281,19 +275,19 @@ net::awaitable<bool> BoxRun::create_box()
 net::awaitable<bool> BoxRun::verify_box()
 {
     PhaseTimer phase(*this, "verify");
-    auto inspected = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
+    auto inspected = co_await m_engine.inspect_box(m_receipt.container_id, limits::k_inspect_timeout);
     if (!inspected) {
         phase.done(outcome_of(inspected.error()));
         note_engine_failure("VERIFY_FAILED", "The box's settings could not be read back, so it was not started.",
                             inspected.error());
         co_return false;
     }
-    const auto mismatches = check_effective_policy(m_policy, m_runtime, m_box, *inspected);
-    m_receipt.observed.effective_policy = effective_policy_record(*inspected, mismatches);
-    if (!mismatches.empty()) {
+    auto check = m_engine.check_settings(m_spec, *inspected);
+    m_receipt.observed.effective_policy = std::move(check.record);
+    if (!check.mismatches.empty()) {
         phase.done("failed");
         json::array fields;
-        for (const auto& mismatch : mismatches) fields.emplace_back(mismatch.field);
+        for (const auto& mismatch : check.mismatches) fields.emplace_back(mismatch.field);
         m_receipt.explanations.push_back(explain(
             "POLICY_MISMATCH", "The engine's effective settings differ from the box policy; the box was "
                                "removed without starting.",
@@ -326,7 +320,7 @@ net::awaitable<bool> BoxRun::start_box()
     }
     m_wait = std::move(*waiting);
     const auto start_budget = std::max(limits::k_min_start_timeout, to_millis(m_request.timeout_s));
-    auto started = co_await m_engine.start_container(id, start_budget);
+    auto started = co_await m_engine.start_box(id, start_budget);
     if (!started) {
         phase.done(outcome_of(started.error()));
         note_engine_failure("START_FAILED", "The engine did not start the box.", started.error());
@@ -369,9 +363,10 @@ net::awaitable<void> BoxRun::run_program()
     }
 
     PhaseTimer inspect(*this, "inspect");
-    auto final_state = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
-    if (final_state && final_state->is_object()) {
-        if (const auto* state = final_state->as_object().if_contains("State")) m_receipt.observed.engine_state = *state;
+    auto final_state = co_await m_engine.inspect_box(m_receipt.container_id, limits::k_inspect_timeout);
+    if (final_state && final_state->raw.is_object()) {
+        m_final_state = std::move(final_state->state);
+        m_receipt.observed.engine_state = m_final_state->raw;
         inspect.done("ok");
     } else {
         inspect.done(final_state ? "failed" : outcome_of(final_state.error()));
@@ -449,7 +444,7 @@ net::awaitable<void> BoxRun::kill_at_deadline()
     co_await m_deadline_timer.async_wait(k_use);
     if (m_exited) co_return;
     m_kill_sent_unix_ns = unix_nanoseconds(WallClock::now());
-    auto killed = co_await m_engine.kill_container(m_receipt.container_id, "KILL", limits::k_stop_timeout);
+    auto killed = co_await m_engine.kill_box(m_receipt.container_id, limits::k_stop_timeout);
     if (!killed) {
         m_kill = KillAnswer::failed;
         note_engine_failure("KILL_FAILED", "PyBox's kill request at the deadline failed.", killed.error());
@@ -465,11 +460,8 @@ net::awaitable<void> BoxRun::kill_at_deadline()
 net::awaitable<void> BoxRun::find_first_process()
 {
     if (!m_watch.watching()) co_return;
-    auto inspected = co_await m_engine.inspect_container(m_receipt.container_id, limits::k_inspect_timeout);
-    if (!inspected || !inspected->is_object()) co_return;
-    const auto* state = inspected->as_object().if_contains("State");
-    const auto* pid = state && state->is_object() ? state->as_object().if_contains("Pid") : nullptr;
-    if (pid && pid->is_int64()) m_watch.first_process(pid->as_int64());
+    auto inspected = co_await m_engine.inspect_box(m_receipt.container_id, limits::k_inspect_timeout);
+    if (inspected && inspected->state.first_pid) m_watch.first_process(*inspected->state.first_pid);
 }
 
 net::awaitable<void> BoxRun::measure_engine_clock()
@@ -509,11 +501,9 @@ net::awaitable<void> BoxRun::remove_box()
         boxes.push_back(m_receipt.container_id);
     } else if (m_create_uncertain) {
         const std::vector<std::string> filters{std::string(k_label_run) + "=" + m_box.run_id};
-        auto listed = co_await m_engine.list_containers(filters, limits::k_query_timeout);
+        auto listed = co_await m_engine.list_boxes(filters, limits::k_query_timeout);
         if (listed)
-            for (const auto& item : *listed)
-                if (const auto* id = item.as_object().if_contains("Id"); id && id->is_string())
-                    boxes.emplace_back(id->as_string());
+            for (const auto& box : *listed) boxes.push_back(box.id);
     }
     if (boxes.empty() && !m_create_uncertain) {
         cleanup.status = CleanupStatus::not_created;
@@ -546,8 +536,7 @@ void BoxRun::finish()
     const bool started = m_run_started.has_value();
     if (started) {
         EndEvidence evidence;
-        evidence.engine_state =
-            receipt.observed.engine_state.is_object() ? &receipt.observed.engine_state : nullptr;
+        evidence.engine_state = m_final_state ? &*m_final_state : nullptr;
         evidence.kill = m_kill;
         evidence.kill_sent_unix_ns = m_kill_sent_unix_ns;
         evidence.engine_clock_offset = receipt.clock_domains.engine_offset;

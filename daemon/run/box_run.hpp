@@ -20,7 +20,7 @@
 
 #include "common/clock.hpp"
 #include "common/limits.hpp"
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/engine/stream_demuxer.hpp"
 #include "daemon/run/attempts.hpp"
@@ -64,7 +64,7 @@ class BoxRun {
 public:
     // A cold box for `request`, or a warm one for `request.image` (the rest of a warm box's
     // request is replaced by adopt()). `policy` is the image's, as the request will get it.
-    BoxRun(net::any_io_executor executor, engine::EngineClient& engine, const AttemptTracking& attempts,
+    BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, const AttemptTracking& attempts,
            proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
            BoxKind kind);
     ~BoxRun();
@@ -101,7 +101,7 @@ public:
     net::awaitable<bool> prepare();
     // Whether a prepared warm box can take a request with `timeout_s` now: the engine reports
     // it running with the settings checked before its start, and it would end (deadline + box
-    // timer margin) before its expiry label. Reads the box once (GET /containers/{id}/json).
+    // timer margin) before its expiry label. Inspects the box once.
     net::awaitable<bool> still_usable(double timeout_s);
     // A prepared warm box takes `request` (same image): from now the run's timings count;
     // `arrived` is when the request reached the daemon, so the time until now was its wait.
@@ -134,13 +134,14 @@ private:
     std::string why_no_files_report() const;
 
     net::any_io_executor m_executor;
-    engine::EngineClient& m_engine;
+    engine::BoxEngine& m_engine;
     const AttemptTracking& m_attempts;
     BoxKind m_kind;
     proto::RunRequest m_request;
     proto::BoxPolicy m_policy;
     BoxRuntime m_runtime;
     BoxIdentity m_box;
+    engine::BoxSpec m_spec;  // what the box was made from (create_box)
     proto::Receipt m_receipt;
     RunWatch m_watch;
     std::optional<RunsInProgress::Mark> m_in_progress;
@@ -164,7 +165,8 @@ private:
     bool m_wait_observed_exit = false;
     bool m_stream_ended = false;
     bool m_create_uncertain = false;
-    std::optional<std::int64_t> m_first_pid;  // a warm box's first process (State.Pid), read at delivery
+    std::optional<std::int64_t> m_first_pid;  // a warm box's first process, read before delivery
+    std::optional<engine::BoxState> m_final_state;  // the final inspect's, when it answered
     std::optional<std::string> m_stream_error;
     std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
     std::vector<proto::FileContent> m_output_files;

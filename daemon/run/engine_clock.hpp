@@ -6,19 +6,18 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/box_engine.hpp"
 #include "proto/receipt.hpp"
-
-#include <boost/json/value.hpp>
 
 #include <cstdint>
 
 namespace pybox::daemon {
 
-// `info` is the body of GET /info; before_ns and after_ns are the daemon's wall clock (unix
+// `info` is the engine's answer to GET /info; before_ns and after_ns are the daemon's wall clock (unix
 // nanoseconds) right before the request and right after the answer. An Error (code
 // "clock_unmeasured") says why when SystemTime is missing or unreadable or the daemon's clock
 // went backwards.
-Expected<proto::ClockOffset> engine_clock_offset(std::int64_t before_ns, const boost::json::value& info,
+Expected<proto::ClockOffset> engine_clock_offset(std::int64_t before_ns, const engine::EngineInfo& info,
                                                  std::int64_t after_ns);
 
 }  // namespace pybox::daemon

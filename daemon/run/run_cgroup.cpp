@@ -2,26 +2,18 @@
 
 #include "common/sha256.hpp"
 
-#include <boost/json/value.hpp>
-
 namespace pybox::daemon {
 
-namespace json = boost::json;
-
-Expected<CgroupFacts> cgroup_facts_from_info(const json::value& info)
+Expected<CgroupFacts> cgroup_facts_from_info(const engine::EngineInfo& info)
 {
-    const auto* object = info.if_object();
-    const auto* version = object ? object->if_contains("CgroupVersion") : nullptr;
-    const auto* driver = object ? object->if_contains("CgroupDriver") : nullptr;
-    if (version == nullptr || !version->is_string() || driver == nullptr || !driver->is_string())
+    if (info.cgroup_version.empty() || info.cgroup_driver.empty())
         return make_error("cgroup_unknown", "the engine's /info names no CgroupVersion or CgroupDriver");
     CgroupFacts facts;
-    if (version->get_string() == "1") facts.version = 1;
-    else if (version->get_string() == "2") facts.version = 2;
+    if (info.cgroup_version == "1") facts.version = 1;
+    else if (info.cgroup_version == "2") facts.version = 2;
     else
-        return make_error("cgroup_unknown",
-                          "the engine's cgroup version \"" + std::string(version->get_string()) + "\" is not 1 or 2");
-    facts.driver = driver->get_string();
+        return make_error("cgroup_unknown", "the engine's cgroup version \"" + info.cgroup_version + "\" is not 1 or 2");
+    facts.driver = info.cgroup_driver;
     return facts;
 }
 

@@ -1,6 +1,6 @@
 // Where a run's box lives in the cgroup tree, and the run parent PyBox owns above it. Pure.
 //
-// Every box gets a parent cgroup of its own (HostConfig.CgroupParent), one per run, under one
+// Every box gets a parent cgroup of its own (the spec's cgroup_parent), one per run, under one
 // PyBox cgroup per installation: /pybox-<installation key>/<run id>, where the key is the first
 // 16 hex digits of the installation ID's SHA-256 (a box reads its own cgroup path, and the
 // installation ID, the owner label of every box, has no business inside one). The engine
@@ -15,8 +15,7 @@
 #pragma once
 
 #include "common/error.hpp"
-
-#include <boost/json/fwd.hpp>
+#include "daemon/engine/box_engine.hpp"
 
 #include <string>
 #include <string_view>
@@ -25,16 +24,16 @@ namespace pybox::daemon {
 
 // What the engine's GET /info says about its cgroups.
 struct CgroupFacts {
-    int version = 0;     // CgroupVersion: 1 or 2
-    std::string driver;  // CgroupDriver: "cgroupfs" or "systemd"
+    int version = 0;     // 1 or 2
+    std::string driver;  // "cgroupfs" or "systemd"
 };
 
-// Reads CgroupVersion and CgroupDriver; an Error names what was missing or unknown.
-Expected<CgroupFacts> cgroup_facts_from_info(const boost::json::value& info);
+// The engine's cgroup version and driver; an Error names what was missing or unknown.
+Expected<CgroupFacts> cgroup_facts_from_info(const engine::EngineInfo& info);
 
 struct RunCgroup {
     int version = 0;
-    // "/pybox-<installation key>/<run>": the CgroupParent value, and the run parent's path below each
+    // "/pybox-<installation key>/<run>": the box's cgroup parent, and the run parent's path below each
     // v1 controller's mount (or below the unified mount in v2).
     std::string parent;
 

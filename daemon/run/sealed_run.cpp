@@ -30,7 +30,7 @@ Error with_engine_hint(Error error)
 
 }  // namespace
 
-SealedRunService::SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
+SealedRunService::SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, BoxRuntime runtime,
                                    ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                                    ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue,
                                    WarmSetup warm)
@@ -315,7 +315,7 @@ net::awaitable<void> SealedRunService::remove_unconfirmed_boxes()
             std::cerr << "pyboxd: removed box " << id.substr(0, 12) << ", left by a run that lost its engine\n";
             continue;
         }
-        auto check = co_await m_engine.inspect_container(id, limits::k_inspect_timeout);
+        auto check = co_await m_engine.inspect_box(id, limits::k_inspect_timeout);
         if (check || check.error().code != "engine_no_such_object") still_there.push_back(id);  // else: swept meanwhile
     }
     for (auto& id : still_there) remember_unconfirmed_box(id);

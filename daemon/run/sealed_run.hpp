@@ -1,6 +1,6 @@
 // SealedRunService: sealed runs one at a time (docs/how-it-works.md, "One sealed run").
 //
-// Owns nothing it is given: the EngineClient, the image check and the reconciliation summary
+// Owns nothing it is given: the engine, the image check and the reconciliation summary
 // must outlive it. Runs on the daemon's io_context (single-threaded); concurrent run() calls
 // take turns in the run queue (run_queue.hpp: bounded, in arrival order; a full queue or a
 // turn that does not come in time is "busy"). The time in the queue is the receipt's
@@ -29,7 +29,7 @@
 #pragma once
 
 #include "common/limits.hpp"
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/box_run.hpp"
@@ -63,7 +63,7 @@ struct WarmSetup {
 
 class SealedRunService final : public RunService {
 public:
-    SealedRunService(net::any_io_executor executor, engine::EngineClient& engine, BoxRuntime runtime,
+    SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, BoxRuntime runtime,
                      ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {},
                      WarmSetup warm = {});
@@ -106,7 +106,7 @@ private:
     net::awaitable<void> remove_warm_boxes();
 
     net::any_io_executor m_executor;
-    engine::EngineClient& m_engine;
+    engine::BoxEngine& m_engine;
     WatchSetup m_watch;
     std::optional<Expected<CgroupFacts>> m_cgroup_facts;
     BoxRuntime m_runtime;

@@ -22,26 +22,6 @@ constexpr double k_ns_per_s = 1e9;
 // How close to the box timer a lifetime must come for the timer to be a possible sender.
 constexpr double k_guest_timer_slack_s = 0.05;
 
-std::optional<std::int64_t> int_field(const json::object& object, std::string_view key)
-{
-    const auto* value = object.if_contains(key);
-    if (value == nullptr || !value->is_int64()) return std::nullopt;
-    return value->as_int64();
-}
-
-bool bool_field(const json::object& object, std::string_view key)
-{
-    const auto* value = object.if_contains(key);
-    return value != nullptr && value->is_bool() && value->as_bool();
-}
-
-std::optional<std::int64_t> time_field(const json::object& object, std::string_view key)
-{
-    const auto* value = object.if_contains(key);
-    if (value == nullptr || !value->is_string()) return std::nullopt;
-    return parse_rfc3339_ns(value->as_string());
-}
-
 json::object merged(json::object base, const json::object& more)
 {
     for (const auto& [key, value] : more) base[key] = value;
@@ -101,8 +81,8 @@ KillFinding judge_kill(const EndEvidence& evidence, std::int64_t code, std::opti
 {
     if (!evidence.kill) return {};
     json::object kill_evidence{{"kill_reason", evidence.client_gone ? "client_disconnected" : "deadline"},
-                               {"kill_answer", proto::to_string(*evidence.kill)},
-                               {"ExitCode", code}};
+                               {"kill_answer", proto::to_string(*evidence.kill)}};
+    kill_evidence = merged(std::move(kill_evidence), evidence.engine_state->exit_code_record);
     if (!evidence.client_gone) kill_evidence["wall_timeout_s"] = evidence.wall_timeout_s;
     if (*evidence.kill == KillAnswer::not_running)
         return {KillRole::not_the_cause,
@@ -168,8 +148,8 @@ EndVerdict classify_end(const EndEvidence& evidence)
     const json::value kill_answer =
         evidence.kill ? json::value(proto::to_string(*evidence.kill)) : json::value(nullptr);
 
-    const json::object* state = evidence.engine_state ? evidence.engine_state->if_object() : nullptr;
-    if (state == nullptr) {
+    const engine::BoxState* state = evidence.engine_state;
+    if (state == nullptr || !state->reported) {
         termination.mechanism = TerminationMechanism::engine_lost;
         verdict.explanations.push_back(explain("ENGINE_STATE_UNREAD",
                                                "The engine did not report the box's final state, so how the "
@@ -180,19 +160,16 @@ EndVerdict classify_end(const EndEvidence& evidence)
         return verdict;
     }
 
-    const bool running = bool_field(*state, "Running");
-    termination.exit_code = running ? std::nullopt : int_field(*state, "ExitCode");
-    const auto started_ns = time_field(*state, "StartedAt");
-    const auto finished_ns = time_field(*state, "FinishedAt");
+    const bool running = state->running;
+    termination.exit_code = running ? std::nullopt : state->exit_code;
+    const auto started_ns = state->started_at_ns;
+    const auto finished_ns = state->finished_at_ns;
     if (started_ns && finished_ns && *finished_ns >= *started_ns)
         termination.engine_lifetime_s = static_cast<double>(*finished_ns - *started_ns) / k_ns_per_s;
 
-    const bool engine_oom = bool_field(*state, "OOMKilled");
+    const bool engine_oom = state->oom_killed;
     const bool kernel_oom = evidence.kernel_oom_kills && *evidence.kernel_oom_kills > 0;
-    json::object state_evidence{{"Status", state->contains("Status") ? state->at("Status") : json::value(nullptr)},
-                                {"ExitCode", termination.exit_code ? json::value(*termination.exit_code)
-                                                                   : json::value(nullptr)},
-                                {"OOMKilled", engine_oom}};
+    json::object state_evidence = state->summary;
     if (evidence.kernel_oom_kills) state_evidence["kernel_oom_kills"] = *evidence.kernel_oom_kills;
 
     if (running || !termination.exit_code) {

@@ -20,9 +20,8 @@
 //   end stands and OOM_KILL_IN_BOX records the kill.
 #pragma once
 
+#include "daemon/engine/box_engine.hpp"
 #include "proto/receipt.hpp"
-
-#include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -35,7 +34,7 @@ namespace pybox::daemon {
 using proto::KillAnswer;
 
 struct EndEvidence {
-    const boost::json::value* engine_state = nullptr;  // State object of the final inspect
+    const engine::BoxState* engine_state = nullptr;  // the final inspect's; null or not reported = unread
     std::optional<KillAnswer> kill;                     // PyBox's POST /kill; nullopt = none sent
     std::optional<std::int64_t> kill_sent_unix_ns;      // daemon wall clock right before the kill was sent
     std::optional<proto::ClockOffset> engine_clock_offset;  // engine - daemon wall clock; nullopt = not measured

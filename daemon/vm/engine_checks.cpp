@@ -1,24 +1,11 @@
 #include "daemon/vm/engine_checks.hpp"
 
-#include <boost/json/array.hpp>
-#include <boost/json/object.hpp>
-#include <boost/json/value.hpp>
-
 #include <algorithm>
 #include <charconv>
 
 namespace pybox::vm {
 
-namespace json = boost::json;
-
 namespace {
-
-std::string string_field(const json::object& object, std::string_view key)
-{
-    if (const auto* value = object.if_contains(key); value != nullptr && value->is_string())
-        return std::string(value->get_string());
-    return {};
-}
 
 std::string shown(std::string_view value)
 {
@@ -93,35 +80,25 @@ std::optional<CheckProblem> check_api_version(std::string_view advertised)
     return std::nullopt;
 }
 
-std::vector<CheckProblem> check_info(const json::value& info, const EngineExpectations& expected)
+std::vector<CheckProblem> check_info(const engine::EngineInfo& info, const EngineExpectations& expected)
 {
-    const auto* object = info.if_object();
-    if (object == nullptr) return {CheckProblem{"info", "GET /info did not return a JSON object."}};
+    if (!info.raw.is_object()) return {CheckProblem{"info", "GET /info did not return a JSON object."}};
 
     std::vector<CheckProblem> problems;
-    if (const auto os = string_field(*object, "OSType"); os != "linux")
-        problems.push_back({"info.os_type", "The engine runs " + shown(os) + " containers; PyBox needs linux."});
+    if (info.os_type != "linux")
+        problems.push_back({"info.os_type", "The engine runs " + shown(info.os_type) + " containers; PyBox needs linux."});
 
-    if (expected.private_engine) {
-        const auto root = string_field(*object, "DockerRootDir");
-        if (std::filesystem::path(root).lexically_normal() != expected.data_root.lexically_normal())
-            problems.push_back({"info.data_root", "The engine's data-root is " + shown(root) + ", not PyBox's " +
-                                                      expected.data_root.string() +
-                                                      ": another engine answers on PyBox's socket."});
-    }
+    if (expected.private_engine &&
+        std::filesystem::path(info.data_root).lexically_normal() != expected.data_root.lexically_normal())
+        problems.push_back({"info.data_root", "The engine's data-root is " + shown(info.data_root) + ", not PyBox's " +
+                                                  expected.data_root.string() +
+                                                  ": another engine answers on PyBox's socket."});
 
-    bool seccomp = false;
-    if (const auto* options = object->if_contains("SecurityOptions"); options != nullptr && options->is_array()) {
-        const auto& list = options->get_array();
-        seccomp = std::any_of(list.begin(), list.end(), [](const json::value& option) {
-            return option.is_string() && std::string_view(option.get_string()).starts_with("name=seccomp");
-        });
-    }
-    if (!seccomp)
+    if (!info.seccomp)
         problems.push_back({"info.seccomp", "The engine does not offer seccomp, which every box requires."});
 
-    const auto driver = string_field(*object, "CgroupDriver");
-    const auto version = string_field(*object, "CgroupVersion");
+    const auto& driver = info.cgroup_driver;
+    const auto& version = info.cgroup_version;
     if (driver != "cgroupfs" && driver != "systemd")
         problems.push_back({"info.cgroup", "The engine's cgroup driver is " + shown(driver) +
                                                "; PyBox knows cgroupfs and systemd."});
@@ -129,8 +106,7 @@ std::vector<CheckProblem> check_info(const json::value& info, const EngineExpect
         problems.push_back({"info.cgroup", "The engine's cgroup version is " + shown(version) +
                                                "; PyBox knows 1 and 2."});
 
-    const auto* runtimes = object->if_contains("Runtimes");
-    if (runtimes == nullptr || !runtimes->is_object() || !runtimes->get_object().contains(expected.runtime))
+    if (std::find(info.runtimes.begin(), info.runtimes.end(), expected.runtime) == info.runtimes.end())
         problems.push_back({"info.runtime", "The engine has no runtime named \"" + expected.runtime +
                                                 "\" (set \"runtime\" in config.json to one it has)."});
     return problems;

@@ -4,7 +4,7 @@
 // stable check name and one sentence saying why.
 #pragma once
 
-#include <boost/json/fwd.hpp>
+#include "daemon/engine/engine_facts.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -39,7 +39,7 @@ std::optional<CheckProblem> check_api_version(std::string_view advertised);
 
 // OSType linux, DockerRootDir (private engine only), seccomp among SecurityOptions, a known
 // cgroup driver and version, the runtime among Runtimes.
-std::vector<CheckProblem> check_info(const boost::json::value& info, const EngineExpectations& expected);
+std::vector<CheckProblem> check_info(const engine::EngineInfo& info, const EngineExpectations& expected);
 
 // The private engine's command line must listen on our unix socket only and read our
 // (empty) config file, so no TCP host can come from /etc/docker/daemon.json.

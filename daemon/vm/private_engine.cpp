@@ -302,9 +302,7 @@ net::awaitable<void> PrivateEngine::check_images(Verification& verification)
                                      "): " + inspected.error().message});
             continue;
         }
-        const auto* object = inspected->if_object();
-        const auto* id = object != nullptr ? object->if_contains("Id") : nullptr;
-        if (id == nullptr || !id->is_string() || id->get_string() != image.image_id)
+        if (inspected->id != image.image_id)
             verification.problems.push_back({"images", "The engine's image for " + image.name +
                                                             " does not have the recorded ID " + image.image_id + "."});
     }

@@ -108,7 +108,7 @@ TEST_CASE("Ping and info reach the remote engine through the ssh dialer")
         CHECK(ping->os_type == "linux");
         auto info = co_await client.info(k_call);
         REQUIRE(info.has_value());
-        CHECK(std::string(info->at("DockerRootDir").as_string()).rfind(fixture.engine2_dir(), 0) == 0);
+        CHECK(info->data_root.rfind(fixture.engine2_dir(), 0) == 0);
     });
     CHECK(session->connects() == 1);
     CHECK_THAT(client.dialer().describe(), Catch::Contains("ssh://root@127.0.0.1:" + fixture.port()));

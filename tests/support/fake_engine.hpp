@@ -16,6 +16,7 @@
 // outlive a test's last call; they are destroyed with the io_context.
 #pragma once
 
+#include "daemon/engine/docker_box_engine.hpp"
 #include "daemon/engine/engine_client.hpp"
 
 #include <catch2/catch.hpp>
@@ -376,17 +377,20 @@ inline void run_to_end(net::io_context& io, net::awaitable<void> call)
     run_to_result(io, with_result(std::move(call)));
 }
 
-// An EngineClient whose every dial reaches the FakeEngine; run() drives one call to its end.
+// An EngineClient whose every dial reaches the FakeEngine, and the Docker BoxEngine over it;
+// run() drives one call to its end.
 struct EngineFixture {
     net::io_context io;
     FakeEngine* engine = nullptr;
     std::optional<EngineClient> client;
+    std::optional<engine::DockerBoxEngine> boxes;
 
     EngineFixture()
     {
         auto fake = std::make_unique<FakeEngine>(io);
         engine = fake.get();
         client.emplace(io.get_executor(), std::move(fake));
+        boxes.emplace(*client);
     }
 
     template <class T>

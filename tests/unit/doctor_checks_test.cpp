@@ -1,6 +1,7 @@
 // `pybox doctor`'s daemon-side verdicts (daemon/doctor/doctor_checks.hpp): one test per outcome
 // of each check, and docs/doctor.md held to the thresholds and check names in code.
 #include "daemon/doctor/doctor_checks.hpp"
+#include "daemon/engine/docker_facts.hpp"
 #include "tests/support/build_paths.hpp"
 
 #include "daemon/run/run_watch.hpp"
@@ -44,10 +45,11 @@ FileFacts folder(unsigned mode, unsigned uid)
     return facts;
 }
 
-json::value info(std::string_view extra = R"("SecurityOptions": ["name=seccomp,profile=default"],
-                                             "CgroupVersion": "1", "CgroupDriver": "cgroupfs")")
+// The engine's info from a GET /info answer with `extra` in it.
+engine::EngineInfo info(std::string_view extra = R"("SecurityOptions": ["name=seccomp,profile=default"],
+                                                 "CgroupVersion": "1", "CgroupDriver": "cgroupfs")")
 {
-    return json::parse(R"({"OSType": "linux", )" + std::string(extra) + "}");
+    return engine::docker_engine_info(json::parse(R"({"OSType": "linux", )" + std::string(extra) + "}"));
 }
 
 WatcherView watcher_on() { return {std::nullopt, "/sys/fs/cgroup", true, false, std::nullopt}; }

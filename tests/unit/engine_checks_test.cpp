@@ -1,4 +1,5 @@
 #include "daemon/vm/engine_checks.hpp"
+#include "daemon/engine/docker_facts.hpp"
 #include "daemon/vm/engine_process.hpp"
 
 #include <boost/json/parse.hpp>
@@ -32,7 +33,7 @@ EngineExpectations private_expectations()
 std::vector<std::string> failed_checks(const json::value& info, const EngineExpectations& expected)
 {
     std::vector<std::string> names;
-    for (const auto& problem : check_info(info, expected)) names.push_back(problem.check);
+    for (const auto& problem : check_info(pybox::engine::docker_engine_info(info), expected)) names.push_back(problem.check);
     return names;
 }
 
@@ -43,14 +44,14 @@ constexpr std::string_view k_installation_id = "0123456789abcdef0123456789abcdef
 
 TEST_CASE("A private engine reporting what PyBox asked for passes every info check")
 {
-    CHECK(check_info(sample_info(), private_expectations()).empty());
+    CHECK(check_info(pybox::engine::docker_engine_info(sample_info()), private_expectations()).empty());
 }
 
 TEST_CASE("Another engine answering on PyBox's socket fails the data-root check")
 {
     auto info = sample_info();
     info.as_object()["DockerRootDir"] = "/var/lib/docker";
-    const auto problems = check_info(info, private_expectations());
+    const auto problems = check_info(pybox::engine::docker_engine_info(info), private_expectations());
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].check == "info.data_root");
     CHECK_THAT(problems[0].message, Catch::Contains("/var/lib/docker"));
@@ -60,7 +61,7 @@ TEST_CASE("An external engine's data-root is not checked")
 {
     auto info = sample_info();
     info.as_object()["DockerRootDir"] = "/var/lib/docker";
-    CHECK(check_info(info, {false, {}, "runc"}).empty());
+    CHECK(check_info(pybox::engine::docker_engine_info(info), {false, {}, "runc"}).empty());
 }
 
 TEST_CASE("An engine without seccomp fails the seccomp check")
@@ -83,14 +84,14 @@ TEST_CASE("An unknown cgroup driver or version fails the cgroup check")
     info = sample_info();
     info.as_object()["CgroupDriver"] = "systemd";
     info.as_object()["CgroupVersion"] = "2";
-    CHECK(check_info(info, private_expectations()).empty());
+    CHECK(check_info(pybox::engine::docker_engine_info(info), private_expectations()).empty());
 }
 
 TEST_CASE("A runtime the engine does not list fails the runtime check")
 {
     auto expected = private_expectations();
     expected.runtime = "crun";
-    const auto problems = check_info(sample_info(), expected);
+    const auto problems = check_info(pybox::engine::docker_engine_info(sample_info()), expected);
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].check == "info.runtime");
     CHECK_THAT(problems[0].message, Catch::Contains("crun"));
@@ -105,7 +106,7 @@ TEST_CASE("A Windows engine fails the OS check")
 
 TEST_CASE("An info answer that is not an object fails with one problem")
 {
-    const auto problems = check_info(json::value(json::array{}), private_expectations());
+    const auto problems = check_info(pybox::engine::docker_engine_info(json::value(json::array{})), private_expectations());
     REQUIRE(problems.size() == 1);
     CHECK(problems[0].check == "info");
 }

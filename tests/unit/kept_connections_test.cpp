@@ -82,7 +82,7 @@ TEST_CASE("A GET the engine drops unanswered on a kept connection is sent again 
     REQUIRE(f.run(f.client->info(1s)).has_value());
     const auto info = f.run(f.client->info(1s));
     REQUIRE(info.has_value());
-    CHECK(info->at("ID") == "again");
+    CHECK(info->raw.at("ID") == "again");
     CHECK(f.engine->count("GET", "/info") == 3);
     CHECK(f.engine->dials() == 2);
 }

@@ -10,6 +10,7 @@
 #include "daemon/engine/kept_connections.hpp"
 #include "daemon/engine/ssh_session.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
+#include "daemon/engine/docker_settings.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "proto/attempts.hpp"
@@ -327,7 +328,8 @@ TEST_CASE("The reference's warm box rows state the numbers from the code")
 TEST_CASE("The reference's stopping row and warm start budget state what the code sets")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), {});
+    const auto spec =
+        engine::docker_create_body(daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), {}));
     CHECK_THAT(reference_row("Stopping"),
                Catch::Contains("`StopSignal: " + std::string(spec.at("StopSignal").as_string()) + "`"));
     CHECK_THAT(reference_row("Start"),

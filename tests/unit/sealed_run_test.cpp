@@ -6,6 +6,7 @@
 #include "common/limits.hpp"
 #include "tests/support/engine_frames.hpp"
 #include "tests/support/fake_engine.hpp"
+#include "tests/support/receipt_checks.hpp"
 #include "tests/support/temp_runtime.hpp"
 
 #include <boost/asio/cancellation_signal.hpp>
@@ -24,6 +25,8 @@ using proto::KillAnswer;
 using proto::TerminationMechanism;
 using test::Deliver;
 using test::FakeEngine;
+using test::has_code;
+using test::phase_outcome;
 using test::Reply;
 using test::StreamEnd;
 namespace json = boost::json;
@@ -39,6 +42,7 @@ struct RunFixture {
     net::io_context io;
     FakeEngine* engine = nullptr;
     std::optional<engine::EngineClient> client;
+    std::optional<engine::DockerBoxEngine> boxes;
     std::optional<daemon::SealedRunService> service;
 };
 
@@ -49,10 +53,11 @@ void make_service(RunFixture& f, int warm_boxes = 0)
     auto fake = std::make_unique<FakeEngine>(f.io);
     f.engine = fake.get();
     f.client.emplace(f.io.get_executor(), std::move(fake));
+    f.boxes.emplace(*f.client);
     daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
         co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
     };
-    f.service.emplace(f.io.get_executor(), *f.client, daemon::BoxRuntime{}, std::move(verify),
+    f.service.emplace(f.io.get_executor(), *f.boxes, daemon::BoxRuntime{}, std::move(verify),
                       daemon::AttemptTracking{daemon::AttemptLog(f.runtime.paths)}, k_installation, daemon::ReconciliationSummary{},
                       daemon::WatchSetup{}, daemon::RunQueueOptions{}, daemon::WarmSetup{warm_boxes});
 }
@@ -169,19 +174,6 @@ proto::Receipt run(RunFixture& f, proto::RunRequest run_request, net::cancellati
     REQUIRE(answer.has_value());
     CHECK(f.engine->unscripted().empty());
     return std::move(answer->receipt);
-}
-
-bool has_code(const proto::Receipt& receipt, std::string_view code)
-{
-    return std::any_of(receipt.explanations.begin(), receipt.explanations.end(),
-                       [&](const proto::Explanation& explanation) { return explanation.code == code; });
-}
-
-std::string phase_outcome(const proto::Receipt& receipt, std::string_view name)
-{
-    for (const auto& phase : receipt.lifecycle.phases)
-        if (phase.name == name) return phase.outcome;
-    return "absent";
 }
 
 }  // namespace

@@ -138,6 +138,7 @@ TEST_CASE("An out-of-memory end the engine did not report says the kernel counte
 {
     Receipt receipt = normal_run();
     receipt.observed.engine_state = json::object{{"ExitCode", 137}, {"OOMKilled", false}};
+    receipt.explanations.push_back(explain("OOM_KILL_COUNTED_BY_KERNEL", "The kernel counted 1 OOM kill(s)."));
     receipt.observed.termination = {TerminationMechanism::out_of_memory, 137, 9, false, 0.3};
     receipt.observed.termination.signal_source = SignalSource::oom_kill;
     CHECK(render_short_receipt(receipt).find(

@@ -45,7 +45,7 @@ TEST_CASE("The sweep removes this installation's expired boxes and never touches
     f.engine->answer(http_response("200 OK", json::serialize(listed)));
     f.engine->answer(http_response("204 No Content", ""));
     f.engine->answer(http_response("404 Not Found", R"({"message":"No such container"})"));
-    daemon::Sweeper sweeper(*f.client, daemon::AttemptLog(runtime.paths), daemon::AttemptJournal(runtime.paths), k_owner);
+    daemon::Sweeper sweeper(*f.boxes, daemon::AttemptLog(runtime.paths), daemon::AttemptJournal(runtime.paths), k_owner);
 
     const auto summary = f.run(sweeper.sweep_once());
     CHECK(summary.at("boxes_found") == 2);
@@ -66,7 +66,7 @@ TEST_CASE("An unconfirmed run is settled only after its expiry plus 60 s (the de
     REQUIRE(attempts.write({"22222222222222222222222222222222", k_owner, "2026-01-01T00:00:00Z", now_s() - 30, "c2"}).has_value());
     EngineFixture f;
     f.engine->answer(http_response("200 OK", "[]"));
-    daemon::Sweeper sweeper(*f.client, attempts, daemon::AttemptJournal(runtime.paths), k_owner);
+    daemon::Sweeper sweeper(*f.boxes, attempts, daemon::AttemptJournal(runtime.paths), k_owner);
 
     const auto summary = f.run(sweeper.sweep_once());
     CHECK(summary.at("attempts_settled") == 1);
@@ -83,7 +83,7 @@ TEST_CASE("With the engine unreachable nothing is settled")
     REQUIRE(attempts.write({"11111111111111111111111111111111", k_owner, "2026-01-01T00:00:00Z", now_s() - 1000, "c1"}).has_value());
     EngineFixture f;
     f.engine->answer(http_response("500 Internal Server Error", R"({"message":"down"})"));
-    daemon::Sweeper sweeper(*f.client, attempts, daemon::AttemptJournal(runtime.paths), k_owner);
+    daemon::Sweeper sweeper(*f.boxes, attempts, daemon::AttemptJournal(runtime.paths), k_owner);
 
     const auto summary = f.run(sweeper.sweep_once());
     CHECK(summary.at("engine_reachable") == false);
@@ -106,7 +106,7 @@ TEST_CASE("A settled attempt is journaled with what the sweep found and did, the
     f.engine->answer(http_response("404 Not Found", R"({"message":"No such container"})"));
     f.engine->answer(http_response("200 OK", "[]"));
     std::vector<std::string> released;
-    daemon::Sweeper sweeper(*f.client, attempts, journal, k_owner,
+    daemon::Sweeper sweeper(*f.boxes, attempts, journal, k_owner,
                             daemon::SweepSettings{2, nullptr, [&released](const std::string& run_id) -> boost::asio::awaitable<Expected<void>> {
                                 released.push_back(run_id);
                                 co_return Expected<void>{};
@@ -153,7 +153,7 @@ TEST_CASE("A run in progress keeps its box and its note, whatever its expiry say
     const daemon::RunsInProgress::Mark mark(&in_progress, running);
     EngineFixture f;
     f.engine->answer(http_response("200 OK", json::serialize(json::array{box("live", k_owner, running, now_s() - 1000)})));
-    daemon::Sweeper sweeper(*f.client, attempts, daemon::AttemptJournal(runtime.paths), k_owner,
+    daemon::Sweeper sweeper(*f.boxes, attempts, daemon::AttemptJournal(runtime.paths), k_owner,
                             daemon::SweepSettings{0, &in_progress, {}});
 
     const auto summary = f.run(sweeper.sweep_once());
@@ -176,7 +176,7 @@ TEST_CASE("A journal that cannot be written keeps the note; the entry written la
     EngineFixture f;
     f.engine->answer(http_response("200 OK", "[]"));
     f.engine->answer(http_response("200 OK", "[]"));
-    daemon::Sweeper sweeper(*f.client, attempts, journal, k_owner, daemon::SweepSettings{0, nullptr, {}});
+    daemon::Sweeper sweeper(*f.boxes, attempts, journal, k_owner, daemon::SweepSettings{0, nullptr, {}});
 
     auto summary = f.run(sweeper.sweep_once());
     CHECK(summary.at("attempts_settled") == 0);

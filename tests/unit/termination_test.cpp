@@ -1,4 +1,5 @@
 #include "daemon/run/termination.hpp"
+#include "daemon/engine/docker_facts.hpp"
 
 #include "common/clock.hpp"
 
@@ -21,13 +22,20 @@ const std::int64_t k_finished_ns = *parse_rfc3339_ns(k_finished_at);
 // A measured offset of the engine's clock: within +-20 us of the daemon's.
 constexpr proto::ClockOffset k_offset{-20'000, 20'000};
 
-json::value state(int exit_code, bool oom = false)
+// The state the engine reports in the final inspect (Docker 20.10's State object).
+engine::BoxState engine_state_of(json::object state) { return engine::docker_box_state(json::object{{"State", std::move(state)}}); }
+
+engine::BoxState state(int exit_code, bool oom = false)
 {
-    return json::object{{"Status", "exited"}, {"Running", false},       {"ExitCode", exit_code},
-                        {"OOMKilled", oom},   {"StartedAt", k_started_at}, {"FinishedAt", k_finished_at}};
+    return engine_state_of({{"Status", "exited"},
+                            {"Running", false},
+                            {"ExitCode", exit_code},
+                            {"OOMKilled", oom},
+                            {"StartedAt", k_started_at},
+                            {"FinishedAt", k_finished_at}});
 }
 
-daemon::EndEvidence evidence(const json::value& engine_state)
+daemon::EndEvidence evidence(const engine::BoxState& engine_state)
 {
     daemon::EndEvidence evidence;
     evidence.engine_state = &engine_state;
@@ -37,7 +45,7 @@ daemon::EndEvidence evidence(const json::value& engine_state)
 }
 
 // A kill sent `kill_before_finish_ns` before FinishedAt (negative: after it), with the offset measured.
-daemon::EndEvidence killed(const json::value& engine_state, KillAnswer answer, std::int64_t kill_before_finish_ns)
+daemon::EndEvidence killed(const engine::BoxState& engine_state, KillAnswer answer, std::int64_t kill_before_finish_ns)
 {
     auto result = evidence(engine_state);
     result.kill = answer;
@@ -268,7 +276,7 @@ TEST_CASE("No final engine state means the end was not observed")
 
 TEST_CASE("A box still running after the run is EXIT_NOT_OBSERVED")
 {
-    const json::value running = json::object{{"Status", "running"}, {"Running", true}, {"ExitCode", 0}};
+    const auto running = engine_state_of({{"Status", "running"}, {"Running", true}, {"ExitCode", 0}});
     const auto verdict = daemon::classify_end(evidence(running));
     CHECK(verdict.termination.mechanism == TerminationMechanism::engine_lost);
     CHECK(has_code(verdict, "EXIT_NOT_OBSERVED"));

@@ -1,5 +1,5 @@
+#include "daemon/engine/docker_settings.hpp"
 #include "daemon/run/box_spec.hpp"
-#include "daemon/run/policy_check.hpp"
 #include "proto/seccomp_profile.hpp"
 
 #include <boost/json/parse.hpp>
@@ -18,11 +18,25 @@ daemon::BoxIdentity identity()
             "/pybox-0123456789abcdef0123456789abcdef/fedcba9876543210fedcba9876543210", 1001};
 }
 
+engine::BoxSpec box_spec(const proto::BoxPolicy& policy, const daemon::BoxIdentity& box = identity())
+{
+    return daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), box);
+}
+
+// The create body of that spec.
+json::object create_body(const proto::BoxPolicy& policy) { return engine::docker_create_body(box_spec(policy)); }
+
+std::vector<engine::SettingMismatch> mismatches_found(const proto::BoxPolicy& policy, const json::value& inspected,
+                                                const daemon::BoxIdentity& box = identity())
+{
+    return engine::check_docker_settings(box_spec(policy, box), inspected).mismatches;
+}
+
 // What the engine reports for a box created from make_box_spec (the shape of Docker 20.10's
 // GET /containers/{id}/json, trimmed to the fields the check reads).
 json::value inspected_from_spec(const proto::BoxPolicy& policy)
 {
-    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), identity());
+    const auto spec = create_body(policy);
     json::object host = spec.at("HostConfig").as_object();
     host["Binds"] = nullptr;  // the engine reports "no binds" as null
     host["PidMode"] = "";
@@ -39,7 +53,7 @@ json::value inspected_from_spec(const proto::BoxPolicy& policy)
 TEST_CASE("A box created exactly as configured passes the policy check")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    CHECK(daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected_from_spec(policy)).empty());
+    CHECK(mismatches_found(policy, inspected_from_spec(policy)).empty());
 }
 
 TEST_CASE("A different memory limit is a mismatch naming the field")
@@ -47,7 +61,7 @@ TEST_CASE("A different memory limit is a mismatch naming the field")
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
     inspected.at("HostConfig").as_object()["Memory"] = 0;
-    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    const auto mismatches = mismatches_found(policy, inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches[0].field == "HostConfig.Memory");
     CHECK(mismatches[0].observed == "0");
@@ -73,7 +87,7 @@ TEST_CASE("Widening settings are each caught")
     for (const auto& [field, value] : widenings) {
         auto inspected = inspected_from_spec(policy);
         inspected.at("HostConfig").as_object()[field] = value;
-        const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+        const auto mismatches = mismatches_found(policy, inspected);
         INFO(field);
         REQUIRE(mismatches.size() == 1);
         CHECK(mismatches[0].field == std::string("HostConfig.") + field);
@@ -83,7 +97,7 @@ TEST_CASE("Widening settings are each caught")
 TEST_CASE("The box spec asks for no new privileges, PyBox's seccomp profile and no core dumps")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), identity());
+    const auto spec = create_body(policy);
     const auto& options = spec.at("HostConfig").at("SecurityOpt").as_array();
     REQUIRE(options.size() == 2);
     CHECK(options[0] == "no-new-privileges");
@@ -110,7 +124,7 @@ TEST_CASE("A missing, unconfined, other or added seccomp profile is a SecurityOp
     for (const auto& options : variants) {
         auto inspected = inspected_from_spec(policy);
         inspected.at("HostConfig").as_object()["SecurityOpt"] = options;
-        const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+        const auto mismatches = mismatches_found(policy, inspected);
         INFO(json::serialize(options).substr(0, 200));
         REQUIRE(mismatches.size() == 1);
         CHECK(mismatches[0].field == "HostConfig.SecurityOpt");
@@ -121,7 +135,7 @@ TEST_CASE("A missing, unconfined, other or added seccomp profile is a SecurityOp
     }
     auto inspected = inspected_from_spec(policy);
     inspected.at("HostConfig").as_object().erase("SecurityOpt");
-    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    const auto mismatches = mismatches_found(policy, inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches[0].observed == "missing");
 }
@@ -133,7 +147,7 @@ TEST_CASE("A raised or missing core limit is an Ulimits mismatch")
                                 R"([{"Name":"nofile","Hard":128,"Soft":128},{"Name":"core","Hard":-1,"Soft":0}])"}) {
         auto inspected = inspected_from_spec(policy);
         inspected.at("HostConfig").as_object()["Ulimits"] = json::parse(ulimits);
-        const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+        const auto mismatches = mismatches_found(policy, inspected);
         INFO(ulimits);
         REQUIRE(mismatches.size() == 1);
         CHECK(mismatches[0].field == "HostConfig.Ulimits");
@@ -145,7 +159,7 @@ TEST_CASE("A missing HostConfig field is a mismatch, not a pass")
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
     inspected.at("HostConfig").as_object().erase("NanoCpus");
-    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    const auto mismatches = mismatches_found(policy, inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches[0].observed == "missing");
 }
@@ -155,14 +169,15 @@ TEST_CASE("A box of another run or owner fails the label check")
     const auto policy = *proto::policy_for_image("stdlib");
     auto other = identity();
     other.run_id = "00000000000000000000000000000000";
-    CHECK(daemon::check_effective_policy(policy, daemon::BoxRuntime{}, other, inspected_from_spec(policy)).size() == 1);
+    CHECK(mismatches_found(policy, inspected_from_spec(policy), other).size() == 1);
 }
 
 TEST_CASE("The effective policy record lists what was read and the mismatches")
 {
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
-    const auto record = daemon::effective_policy_record(inspected, {{"HostConfig.Memory", "1", "2"}});
+    inspected.at("HostConfig").as_object()["PidsLimit"] = -1;
+    const auto record = engine::check_docker_settings(box_spec(policy), inspected).record;
     CHECK(record.at("HostConfig").at("Memory") == json::value(policy.memory_bytes));
     CHECK(record.at("mismatches").as_array().size() == 1);
 }
@@ -170,7 +185,7 @@ TEST_CASE("The effective policy record lists what was read and the mismatches")
 TEST_CASE("The effective policy record names the seccomp profile the engine holds by its SHA-256")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    const auto record = daemon::effective_policy_record(inspected_from_spec(policy), {});
+    const auto record = engine::check_docker_settings(box_spec(policy), inspected_from_spec(policy)).record;
     CHECK(record.at("HostConfig").at("SecurityOpt") ==
           json::array{"no-new-privileges", "seccomp=sha256:" + policy.seccomp_sha256});
 }
@@ -178,7 +193,7 @@ TEST_CASE("The effective policy record names the seccomp profile the engine hold
 TEST_CASE("The box spec carries the labels, no TTY, stdin once, SIGKILL to stop and the fixed environment")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    const auto spec = daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), identity());
+    const auto spec = create_body(policy);
     CHECK(spec.at("Image") == "sha256:abc");
     CHECK(spec.at("Tty") == false);
     CHECK(spec.at("StdinOnce") == true);
@@ -199,7 +214,7 @@ TEST_CASE("A box placed under another cgroup parent than its run's is a mismatch
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
     inspected.as_object()["HostConfig"].as_object()["CgroupParent"] = "/docker";
-    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    const auto mismatches = mismatches_found(policy, inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches.front().field == "HostConfig.CgroupParent");
 }
@@ -209,7 +224,7 @@ TEST_CASE("A box labelled with another user than its run's is a mismatch")
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
     inspected.at("Config").at("Labels").as_object()["pybox.user"] = "0";
-    const auto mismatches = daemon::check_effective_policy(policy, daemon::BoxRuntime{}, identity(), inspected);
+    const auto mismatches = mismatches_found(policy, inspected);
     REQUIRE(mismatches.size() == 1);
     CHECK(mismatches.front().field == "Config.Labels");
 }

@@ -1,6 +1,7 @@
-#include "daemon/run/policy_check.hpp"
+#include "daemon/engine/docker_settings.hpp"
 
 #include "common/sha256.hpp"
+#include "proto/seccomp_profile.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
@@ -8,7 +9,7 @@
 #include <algorithm>
 #include <string_view>
 
-namespace pybox::daemon {
+namespace pybox::engine {
 
 namespace json = boost::json;
 
@@ -22,6 +23,25 @@ constexpr std::string_view k_host_config_fields[] = {
     "Binds", "Mounts", "Devices", "DeviceRequests", "IpcMode", "PidMode", "UTSMode", "UsernsMode",
     "CgroupnsMode", "CgroupParent", "VolumesFrom", "Runtime", "ShmSize",
 };
+
+json::array to_array(const std::vector<std::string>& strings)
+{
+    json::array array;
+    for (const auto& s : strings) array.emplace_back(s);
+    return array;
+}
+
+json::object labels_object(const BoxSpec& spec)
+{
+    json::object labels;
+    for (const auto& [key, value] : spec.labels) labels[key] = value;
+    return labels;
+}
+
+json::object soft_and_hard(std::string_view name, std::int64_t limit)
+{
+    return json::object{{"Name", name}, {"Soft", limit}, {"Hard", limit}};
+}
 
 const json::value* find_path(const json::value& root, std::string_view first, std::string_view second)
 {
@@ -94,7 +114,7 @@ public:
     void security_options(const proto::BoxPolicy& policy)
     {
         const json::value* observed = find_path(m_inspected, "HostConfig", "SecurityOpt");
-        const json::value expected = digest_security_options(box_security_options(policy));
+        const json::value expected = digest_security_options(docker_security_options(policy));
         if (observed == nullptr) {
             mismatch("HostConfig", "SecurityOpt", json::serialize(expected), nullptr);
             return;
@@ -103,7 +123,7 @@ public:
         if (digested != expected) mismatch("HostConfig", "SecurityOpt", json::serialize(expected), &digested);
     }
 
-    std::vector<PolicyMismatch> take() { return std::move(m_mismatches); }
+    std::vector<SettingMismatch> take() { return std::move(m_mismatches); }
 
 private:
     void mismatch(std::string_view section, std::string_view field, std::string expected, const json::value* observed)
@@ -113,14 +133,12 @@ private:
     }
 
     const json::value& m_inspected;
-    std::vector<PolicyMismatch> m_mismatches;
+    std::vector<SettingMismatch> m_mismatches;
 };
 
-}  // namespace
-
-std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& policy, const BoxRuntime& runtime,
-                                                   const BoxIdentity& identity, const json::value& inspected)
+std::vector<SettingMismatch> mismatches_of(const BoxSpec& spec, const json::value& inspected)
 {
+    const proto::BoxPolicy& policy = spec.policy;
     Checker check(inspected);
     check.equal("HostConfig", "Memory", policy.memory_bytes);
     check.equal("HostConfig", "MemorySwap", policy.memory_bytes);
@@ -133,9 +151,9 @@ std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& polic
     check.equal("HostConfig", "ReadonlyRootfs", policy.readonly_root);
     check.equal("HostConfig", "Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}});
     check.equal("HostConfig", "ShmSize", policy.tmpfs_bytes);
-    check.equal("HostConfig", "Runtime", json::value(runtime.name));
+    check.equal("HostConfig", "Runtime", json::value(spec.runtime));
     check.equal("HostConfig", "NetworkMode", json::value(policy.network));
-    check.equal("HostConfig", "Ulimits", box_ulimits(policy));
+    check.equal("HostConfig", "Ulimits", docker_ulimits(policy));
     check.equal("HostConfig", "AutoRemove", false);
     check.empty("HostConfig", "Binds");
     check.empty("HostConfig", "Mounts");
@@ -147,7 +165,7 @@ std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& polic
     check.one_of("HostConfig", "UTSMode", {""});
     check.one_of("HostConfig", "UsernsMode", {""});
     check.one_of("HostConfig", "CgroupnsMode", {"", "private", "host"});
-    check.equal("HostConfig", "CgroupParent", json::value(identity.cgroup_parent));
+    check.equal("HostConfig", "CgroupParent", json::value(spec.cgroup_parent));
 
     const json::value* log_type = nullptr;
     if (const auto* log_config = find_path(inspected, "HostConfig", "LogConfig"); log_config && log_config->is_object())
@@ -157,11 +175,11 @@ std::vector<PolicyMismatch> check_effective_policy(const proto::BoxPolicy& polic
 
     check.equal("Config", "User", json::value(policy.user));
     check.equal("Config", "Tty", false);
-    check.equal("Config", "Labels", box_labels(identity));
+    check.equal("Config", "Labels", labels_object(spec));
     return check.take();
 }
 
-json::object effective_policy_record(const json::value& inspected, const std::vector<PolicyMismatch>& mismatches)
+json::object settings_record(const json::value& inspected, const std::vector<SettingMismatch>& mismatches)
 {
     json::object host_config;
     for (auto field : k_host_config_fields) {
@@ -183,4 +201,79 @@ json::object effective_policy_record(const json::value& inspected, const std::ve
                         {"mismatches", std::move(mismatch_list)}};
 }
 
-}  // namespace pybox::daemon
+}  // namespace
+
+json::array docker_security_options(const proto::BoxPolicy& policy)
+{
+    json::array options;
+    if (policy.no_new_privileges) options.emplace_back("no-new-privileges");
+    options.emplace_back("seccomp=" + std::string(proto::seccomp_profile_json()));
+    return options;
+}
+
+json::array docker_ulimits(const proto::BoxPolicy& policy)
+{
+    return json::array{soft_and_hard("nofile", policy.open_files), soft_and_hard("core", policy.core_dump_bytes)};
+}
+
+json::object docker_create_body(const BoxSpec& spec)
+{
+    const proto::BoxPolicy& policy = spec.policy;
+    json::object host_config{
+        {"Memory", policy.memory_bytes},
+        {"MemorySwap", policy.memory_bytes},
+        {"PidsLimit", policy.pids},
+        {"NanoCpus", policy.nano_cpus},
+        {"CapDrop", json::array{policy.capabilities_dropped}},
+        {"CapAdd", json::array{}},
+        {"SecurityOpt", docker_security_options(policy)},
+        {"Privileged", false},
+        {"ReadonlyRootfs", policy.readonly_root},
+        {"Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}}},
+        {"ShmSize", policy.tmpfs_bytes},
+        {"Runtime", spec.runtime},
+        {"NetworkMode", policy.network},
+        {"Ulimits", docker_ulimits(policy)},
+        {"LogConfig", json::object{{"Type", policy.log_driver}, {"Config", json::object{}}}},
+        {"AutoRemove", false},
+        {"RestartPolicy", json::object{{"Name", "no"}}},
+        {"Binds", json::array{}},
+        {"Mounts", json::array{}},
+        {"Devices", json::array{}},
+        {"IpcMode", "private"},
+        {"OomKillDisable", false},
+        {"CgroupParent", spec.cgroup_parent},
+    };
+    return json::object{
+        {"Image", spec.image_id},
+        {"Cmd", to_array(spec.command)},
+        {"Entrypoint", json::array{}},
+        {"Env", to_array(spec.environment)},
+        {"User", policy.user},
+        {"WorkingDir", policy.tmpfs_path},
+        {"Hostname", spec.hostname},
+        {"NetworkDisabled", true},
+        {"AttachStdin", true},
+        {"AttachStdout", true},
+        {"AttachStderr", true},
+        {"OpenStdin", true},
+        {"StdinOnce", true},
+        {"Tty", false},
+        // Whoever stops the box (the engine restarting, `docker stop`) kills it at once: a box has
+        // nothing to shut down gracefully, and a warm box's waiting first process, PID 1 without a
+        // handler, would ignore SIGTERM for the whole stop timeout.
+        {"StopSignal", "SIGKILL"},
+        {"Labels", labels_object(spec)},
+        {"HostConfig", std::move(host_config)},
+    };
+}
+
+SettingsCheck check_docker_settings(const BoxSpec& spec, const json::value& inspected)
+{
+    SettingsCheck check;
+    check.mismatches = mismatches_of(spec, inspected);
+    check.record = settings_record(inspected, check.mismatches);
+    return check;
+}
+
+}  // namespace pybox::engine

@@ -1,0 +1,100 @@
+// BoxEngine: what PyBox asks of a container engine, at the level of meaning: make a box from a
+// spec, check its effective settings against that spec, attach to it (to deliver the program
+// and read its output), wait for its exit, start, kill, inspect, list and remove boxes, and
+// read the engine's facts. Nothing above daemon/engine/ knows how an engine spells any of this:
+// the facts come back typed (engine_facts.hpp), each with the engine's own record (`raw`)
+// where the receipt keeps it as evidence.
+//
+// DockerBoxEngine (docker_box_engine.hpp) is the implementation over the Docker Engine API;
+// tests/support/fake_box_engine.hpp is a scripted fake with fault injection for run/'s unit
+// tests. Implementations run their calls as coroutines on the executor of whoever built them,
+// are not thread-safe, and fail with the Error codes of engine_client.hpp ("engine_unreachable",
+// "engine_timeout", "engine_protocol", "engine_no_such_object", "engine_error"). Every call takes
+// the timeout of its whole exchange.
+#pragma once
+
+#include "common/error.hpp"
+#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/engine_facts.hpp"
+#include "proto/box_policy.hpp"
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace pybox::engine {
+
+// Everything a box is made from. The settings come from the fixed policy; the rest names the
+// box and its first process.
+struct BoxSpec {
+    std::string name;
+    std::string image_id;
+    std::vector<std::string> command;      // the first process, argv
+    std::vector<std::string> environment;  // exactly this, nothing from the host
+    std::string hostname;
+    proto::BoxPolicy policy;
+    std::string runtime;        // the OCI runtime, e.g. "runc"
+    std::string cgroup_parent;  // the run parent PyBox owns; empty = the engine's default
+    std::vector<std::pair<std::string, std::string>> labels;
+};
+
+// One setting the engine reports differently from the spec.
+struct SettingMismatch {
+    std::string field;     // the engine's name for it, e.g. "HostConfig.Memory"
+    std::string expected;  // in the engine's notation
+    std::string observed;  // in the engine's notation, or "missing"
+};
+
+struct SettingsCheck {
+    std::vector<SettingMismatch> mismatches;  // empty: the box is exactly as specified
+    // What was read and compared, as the engine reported it, plus the mismatches: the receipt's
+    // observed.effective_policy. A seccomp profile is named by the SHA-256 of its text.
+    boost::json::object record;
+};
+
+struct CreatedBox {
+    std::string id;
+    std::vector<std::string> warnings;  // non-empty: the engine changed something it was asked
+};
+
+class BoxEngine {
+public:
+    virtual ~BoxEngine() = default;
+
+    // The engine's address for messages and receipts, e.g. "unix:///run/docker.sock".
+    virtual std::string describe() const = 0;
+    // The engine's API version this client uses; empty before the first ping.
+    virtual std::string api_version() const = 0;
+
+    virtual net::awaitable<Expected<PingResult>> ping(Timeout timeout) = 0;
+    virtual net::awaitable<Expected<EngineInfo>> info(Timeout timeout) = 0;
+
+    virtual net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) = 0;
+    virtual net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) = 0;
+    // Compares what an inspection reports with the spec the box was made from, setting by
+    // setting: anything missing, different or wider is a mismatch. Pure.
+    virtual SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const = 0;
+    // The box's stdin and output, attached before start (engine_client.hpp's AttachSession).
+    virtual net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout) = 0;
+    // Registers for the box's next exit before it starts (engine_client.hpp's WaitHandle).
+    virtual net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id,
+                                                                             Timeout timeout) = 0;
+    virtual net::awaitable<Expected<void>> start_box(std::string_view id, Timeout timeout) = 0;
+    // SIGKILL to the box's first process.
+    virtual net::awaitable<Expected<KillOutcome>> kill_box(std::string_view id, Timeout timeout) = 0;
+    // Removes the box and its anonymous volumes, by force; a box already gone counts as removed.
+    virtual net::awaitable<Expected<void>> remove_box(std::string_view id, Timeout timeout) = 0;
+    // Every box (running or not) carrying all of `labels` ("key=value").
+    virtual net::awaitable<Expected<std::vector<ListedBox>>> list_boxes(const std::vector<std::string>& labels,
+                                                                       Timeout timeout) = 0;
+};
+
+}  // namespace pybox::engine

@@ -1,0 +1,37 @@
+// DockerBoxEngine: the BoxEngine of the Docker Engine API, over an EngineClient it is given
+// (which must outlive it). A box spec becomes a create body and an inspect answer becomes
+// typed facts through docker_settings.hpp and docker_facts.hpp; the calls, their timeouts and
+// their Error codes are the EngineClient's. Same executor and thread rules as the EngineClient.
+#pragma once
+
+#include "daemon/engine/box_engine.hpp"
+#include "daemon/engine/engine_client.hpp"
+
+namespace pybox::engine {
+
+class DockerBoxEngine final : public BoxEngine {
+public:
+    explicit DockerBoxEngine(EngineClient& client) : m_client(client) {}
+
+    std::string describe() const override { return m_client.dialer().describe(); }
+    std::string api_version() const override { return m_client.api_version(); }
+    EngineClient& client() { return m_client; }
+
+    net::awaitable<Expected<PingResult>> ping(Timeout timeout) override;
+    net::awaitable<Expected<EngineInfo>> info(Timeout timeout) override;
+    net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) override;
+    net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) override;
+    SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const override;
+    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout) override;
+    net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id, Timeout timeout) override;
+    net::awaitable<Expected<void>> start_box(std::string_view id, Timeout timeout) override;
+    net::awaitable<Expected<KillOutcome>> kill_box(std::string_view id, Timeout timeout) override;
+    net::awaitable<Expected<void>> remove_box(std::string_view id, Timeout timeout) override;
+    net::awaitable<Expected<std::vector<ListedBox>>> list_boxes(const std::vector<std::string>& labels,
+                                                               Timeout timeout) override;
+
+private:
+    EngineClient& m_client;
+};
+
+}  // namespace pybox::engine

@@ -1,0 +1,35 @@
+// How the Docker Engine API writes a box's settings, both ways: the create body made from a
+// BoxSpec (POST /containers/create), and the check of what the engine then reports
+// (GET /containers/{id}/json) against that spec, field by field. Anything missing, different,
+// or widened (a bind, a device, a capability, host namespaces, privileged, seccomp or
+// no-new-privileges turned off) is a mismatch. The seccomp profile is verified by the SHA-256
+// of the text the engine read back: it must be the spec's (PyBox's own,
+// proto/seccomp_profile.hpp), not `unconfined`, another profile or none. Pure.
+#pragma once
+
+#include "daemon/engine/box_engine.hpp"
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+namespace pybox::engine {
+
+// The create body: the image by ID, the command, stdin attached once, no TTY, the labels, the
+// runtime, and HostConfig from the policy (AutoRemove stays false; /dev/shm gets the same size
+// as /tmp; SIGKILL to stop).
+boost::json::object docker_create_body(const BoxSpec& spec);
+
+// HostConfig.SecurityOpt: "no-new-privileges" (when the policy asks for it) and
+// "seccomp=<PyBox's profile, its JSON text>".
+boost::json::array docker_security_options(const proto::BoxPolicy& policy);
+// HostConfig.Ulimits: `nofile` and `core`, each with soft = hard, so a program can lower them
+// but never raise them.
+boost::json::array docker_ulimits(const proto::BoxPolicy& policy);
+
+// The check of an inspect answer against the spec, and the record of what it read: the fields
+// the check read, as the engine reported them, plus "mismatches". A "seccomp=<profile>"
+// security option is recorded as "seccomp=sha256:<hex of the profile text>", never as the text.
+SettingsCheck check_docker_settings(const BoxSpec& spec, const boost::json::value& inspected);
+
+}  // namespace pybox::engine

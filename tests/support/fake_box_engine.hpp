@@ -1,0 +1,296 @@
+// FakeBoxEngine: a BoxEngine (daemon/engine/box_engine.hpp) holding one scripted box in
+// memory, with fault injection by method, so run/'s phases and explanation codes are tested
+// without HTTP bytes or an engine's notation (leveldb's FaultInjectionTestEnv).
+//
+// The box's program (`program`) starts with start_box() and ends by itself after `runs_for`,
+// or at kill_box() when it runs `until_killed`: then the wait answers, the output stream gives
+// its frames and ends, and inspect reports the exit. fail(method, code, times, skip) makes the
+// calls of one method after the first `skip` fail `times` times with `code`; methods are named
+// "ping", "info", "create", "inspect", "attach", "wait" (registering), "wait_result" (the
+// answer), "start", "kill", "remove", "list". Every call is recorded in calls(). Single-threaded,
+// on the io_context it is given.
+#pragma once
+
+#include "common/clock.hpp"
+#include "daemon/engine/box_engine.hpp"
+#include "tests/support/engine_frames.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pybox::test {
+
+namespace fake_box_detail {
+namespace net = boost::asio;
+constexpr auto k_use = net::as_tuple(net::use_awaitable);
+}  // namespace fake_box_detail
+
+struct FakeProgram {
+    std::string out;  // written to stdout
+    std::string err;  // written to stderr
+    std::int64_t exit_code = 0;
+    std::chrono::milliseconds runs_for{20};
+    bool until_killed = false;       // runs until kill_box(); then exits with 137
+    bool oom_killed = false;         // the engine reports an OOM kill in the box
+    bool stream_stays_open = false;  // the output stream does not end when the box exits
+};
+
+class FakeBoxEngine final : public engine::BoxEngine {
+public:
+    static constexpr const char* k_box_id = "fakebox1";
+    static constexpr std::int64_t k_first_pid = 4242;
+
+    explicit FakeBoxEngine(boost::asio::io_context& io) : m_io(io) {}
+
+    FakeProgram program;
+    std::vector<std::string> create_warnings;
+    std::vector<engine::SettingMismatch> mismatches;  // what check_settings reports
+
+    void fail(std::string method, std::string code, int times = 1, int skip = 0)
+    {
+        m_faults[std::move(method)] = Fault{std::move(code), times, skip};
+    }
+    const std::vector<std::string>& calls() const { return m_calls; }
+    int count(std::string_view method) const
+    {
+        int n = 0;
+        for (const auto& call : m_calls) n += call == method ? 1 : 0;
+        return n;
+    }
+    bool box_exists() const { return m_created && !m_removed; }
+    const std::string& stdin_received() const { return m_stdin; }
+    const engine::BoxSpec& spec() const { return m_spec; }
+
+    std::string describe() const override { return "fake://box-engine"; }
+    std::string api_version() const override { return m_pinged ? "1.41" : ""; }
+
+    boost::asio::awaitable<Expected<engine::PingResult>> ping(engine::Timeout) override
+    {
+        if (auto fault = take("ping")) co_return *fault;
+        m_pinged = true;
+        co_return engine::PingResult{"1.41", "1.41", "linux"};
+    }
+
+    boost::asio::awaitable<Expected<engine::EngineInfo>> info(engine::Timeout) override
+    {
+        if (auto fault = take("info")) co_return *fault;
+        engine::EngineInfo info;
+        info.os_type = "linux";
+        info.system_time = rfc3339_utc(WallClock::now());
+        co_return info;
+    }
+
+    boost::asio::awaitable<Expected<engine::CreatedBox>> create_box(const engine::BoxSpec& spec,
+                                                                    engine::Timeout) override
+    {
+        if (auto fault = take("create")) co_return *fault;
+        m_spec = spec;
+        m_created = true;
+        co_return engine::CreatedBox{k_box_id, create_warnings};
+    }
+
+    boost::asio::awaitable<Expected<engine::BoxInspection>> inspect_box(std::string_view id,
+                                                                        engine::Timeout) override
+    {
+        if (auto fault = take("inspect")) co_return *fault;
+        if (id != k_box_id || !box_exists()) co_return no_such_box();
+        engine::BoxInspection inspection;
+        inspection.state = state();
+        inspection.raw = boost::json::object{{"fake_box", k_box_id}};
+        co_return inspection;
+    }
+
+    engine::SettingsCheck check_settings(const engine::BoxSpec&, const engine::BoxInspection&) const override
+    {
+        return {mismatches, boost::json::object{{"checked_by", "fake"},
+                                                {"mismatches", static_cast<std::uint64_t>(mismatches.size())}}};
+    }
+
+    boost::asio::awaitable<Expected<std::unique_ptr<engine::AttachSession>>> attach(std::string_view,
+                                                                                    engine::Timeout) override
+    {
+        if (auto fault = take("attach")) co_return *fault;
+        co_return std::unique_ptr<engine::AttachSession>(std::make_unique<Attach>(*this));
+    }
+
+    boost::asio::awaitable<Expected<std::unique_ptr<engine::WaitHandle>>> begin_wait(std::string_view,
+                                                                                     engine::Timeout) override
+    {
+        if (auto fault = take("wait")) co_return *fault;
+        co_return std::unique_ptr<engine::WaitHandle>(std::make_unique<Wait>(*this));
+    }
+
+    boost::asio::awaitable<Expected<void>> start_box(std::string_view, engine::Timeout) override
+    {
+        if (auto fault = take("start")) co_return *fault;
+        m_started_ns = unix_nanoseconds(WallClock::now());
+        if (!program.until_killed) end_after(program.runs_for, program.exit_code);
+        co_return Expected<void>{};
+    }
+
+    boost::asio::awaitable<Expected<engine::KillOutcome>> kill_box(std::string_view, engine::Timeout) override
+    {
+        if (auto fault = take("kill")) co_return *fault;
+        if (m_exited) co_return engine::KillOutcome::not_running;
+        end_now(137);
+        co_return engine::KillOutcome::killed;
+    }
+
+    boost::asio::awaitable<Expected<void>> remove_box(std::string_view, engine::Timeout) override
+    {
+        if (auto fault = take("remove")) co_return *fault;
+        m_removed = true;
+        if (!m_exited) end_now(137);
+        co_return Expected<void>{};
+    }
+
+    boost::asio::awaitable<Expected<std::vector<engine::ListedBox>>> list_boxes(const std::vector<std::string>&,
+                                                                               engine::Timeout) override
+    {
+        if (auto fault = take("list")) co_return *fault;
+        std::vector<engine::ListedBox> boxes;
+        if (box_exists()) boxes.push_back({k_box_id, m_spec.labels});
+        co_return boxes;
+    }
+
+private:
+    struct Fault {
+        std::string code;
+        int times = 1;
+        int skip = 0;
+    };
+
+    class Attach final : public engine::AttachSession {
+    public:
+        explicit Attach(FakeBoxEngine& engine) : m_engine(engine) {}
+        boost::asio::awaitable<Expected<void>> write_stdin(std::string_view bytes, engine::Timeout) override
+        {
+            m_engine.m_stdin.append(bytes);
+            co_return Expected<void>{};
+        }
+        Expected<void> close_stdin() override { return {}; }
+        boost::asio::awaitable<Expected<std::string>> read_some() override
+        {
+            using namespace fake_box_detail;
+            while (!m_engine.m_exited && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
+            while (m_engine.program.stream_stays_open && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
+            if (m_cancelled) co_return make_error("engine_protocol", "the attach connection was closed");
+            if (m_sent) co_return std::string();
+            m_sent = true;
+            std::string frames;
+            if (!m_engine.program.out.empty()) frames += frame(1, m_engine.program.out);
+            if (!m_engine.program.err.empty()) frames += frame(2, m_engine.program.err);
+            co_return frames;
+        }
+        void cancel() override
+        {
+            m_cancelled = true;
+            m_engine.m_changed.cancel();
+        }
+
+    private:
+        FakeBoxEngine& m_engine;
+        bool m_cancelled = false;
+        bool m_sent = false;
+    };
+
+    class Wait final : public engine::WaitHandle {
+    public:
+        explicit Wait(FakeBoxEngine& engine) : m_engine(engine) {}
+        boost::asio::awaitable<Expected<engine::WaitResult>> result(engine::Timeout) override
+        {
+            using namespace fake_box_detail;
+            while (!m_engine.m_exited && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
+            if (m_cancelled) co_return make_error("cancelled", "the wait was abandoned");
+            if (auto fault = m_engine.take("wait_result")) co_return *fault;
+            co_return engine::WaitResult{m_engine.m_exit_code, ""};
+        }
+        void cancel() override
+        {
+            m_cancelled = true;
+            m_engine.m_changed.cancel();
+        }
+
+    private:
+        FakeBoxEngine& m_engine;
+        bool m_cancelled = false;
+    };
+
+    std::optional<Error> take(const std::string& method)
+    {
+        m_calls.push_back(method);
+        auto found = m_faults.find(method);
+        if (found == m_faults.end()) return std::nullopt;
+        Fault& fault = found->second;
+        if (fault.skip > 0) {
+            --fault.skip;
+            return std::nullopt;
+        }
+        if (fault.times <= 0) return std::nullopt;
+        --fault.times;
+        return make_error(fault.code, "injected " + fault.code + " on " + method);
+    }
+
+    static Error no_such_box() { return make_error("engine_no_such_object", "no such box"); }
+
+    engine::BoxState state() const
+    {
+        engine::BoxState state;
+        state.reported = true;
+        state.running = m_started_ns && !m_exited;
+        state.status = m_exited ? "exited" : state.running ? "running" : "created";
+        if (m_exited) {
+            state.exit_code = m_exit_code;
+            state.oom_killed = program.oom_killed;
+            state.finished_at_ns = m_finished_ns;
+        }
+        if (state.running) state.first_pid = k_first_pid;
+        if (m_started_ns) state.started_at_ns = m_started_ns;
+        state.raw = boost::json::object{{"status", state.status}};
+        state.summary = {{"status", state.status},
+                         {"exit_code", state.exit_code ? boost::json::value(*state.exit_code) : nullptr},
+                         {"oom_killed", state.oom_killed}};
+        state.exit_code_record = {{"exit_code", state.exit_code ? boost::json::value(*state.exit_code) : nullptr}};
+        return state;
+    }
+
+    void end_after(std::chrono::milliseconds after, std::int64_t code)
+    {
+        auto timer = std::make_shared<boost::asio::steady_timer>(m_io, after);
+        timer->async_wait([this, timer, code](boost::system::error_code) {
+            if (!m_exited) end_now(code);
+        });
+    }
+
+    void end_now(std::int64_t code)
+    {
+        m_exited = true;
+        m_exit_code = code;
+        m_finished_ns = unix_nanoseconds(WallClock::now());
+        m_changed.cancel();
+    }
+
+    boost::asio::io_context& m_io;
+    boost::asio::steady_timer m_changed{m_io, boost::asio::steady_timer::time_point::max()};
+    std::map<std::string, Fault> m_faults;
+    std::vector<std::string> m_calls;
+    engine::BoxSpec m_spec;
+    std::string m_stdin;
+    bool m_pinged = false;
+    bool m_created = false;
+    bool m_removed = false;
+    bool m_exited = false;
+    std::int64_t m_exit_code = 0;
+    std::optional<std::int64_t> m_started_ns;
+    std::int64_t m_finished_ns = 0;
+};
+
+}  // namespace pybox::test

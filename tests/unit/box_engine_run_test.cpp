@@ -1,0 +1,317 @@
+// The run lifecycle (SealedRunService, BoxRun) against the BoxEngine interface's fake: each
+// phase and each explanation code run/ emits, with faults injected by method, and no engine
+// notation or HTTP bytes anywhere. (sealed_run_test.cpp drives the same lifecycle through the
+// Docker engine's HTTP answers.)
+#include "daemon/run/sealed_run.hpp"
+
+#include "tests/support/fake_box_engine.hpp"
+#include "tests/support/fake_engine.hpp"
+#include "tests/support/receipt_checks.hpp"
+#include "tests/support/temp_runtime.hpp"
+
+#include <boost/asio/cancellation_signal.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+using namespace pybox;
+using namespace std::chrono_literals;
+using proto::CleanupStatus;
+using proto::KillAnswer;
+using proto::TerminationMechanism;
+using test::FakeBoxEngine;
+using test::has_code;
+using test::phase_outcome;
+namespace json = boost::json;
+namespace net = boost::asio;
+
+namespace {
+
+constexpr const char* k_installation = "0123456789abcdef0123456789abcdef";
+
+struct Fixture {
+    test::TempRuntime runtime;
+    net::io_context io;
+    FakeBoxEngine engine{io};
+    std::optional<daemon::SealedRunService> service;
+
+    Fixture()
+    {
+        daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
+            co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
+        };
+        service.emplace(io.get_executor(), engine, daemon::BoxRuntime{}, std::move(verify),
+                        daemon::AttemptTracking{daemon::AttemptLog(runtime.paths)}, k_installation,
+                        daemon::ReconciliationSummary{}, daemon::WatchSetup{});
+    }
+
+    proto::Receipt run(proto::RunRequest request, net::cancellation_slot slot = {})
+    {
+        auto answer = test::run_to_result(io, service->run(std::move(request), 0, slot));
+        REQUIRE(answer.has_value());
+        return std::move(answer->receipt);
+    }
+};
+
+proto::RunRequest request(double timeout_s = 2.0)
+{
+    proto::RunRequest run;
+    run.source = "print(6*7)\n";
+    run.timeout_s = timeout_s;
+    return run;
+}
+
+// The box never ran (no start was asked for, unless `start_asked`), and is gone.
+void check_not_started_and_removed(const Fixture& f, const proto::Receipt& receipt, bool start_asked = false)
+{
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::not_started);
+    CHECK(f.engine.count("start") == (start_asked ? 1 : 0));
+    CHECK_FALSE(f.engine.box_exists());
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+}
+
+}  // namespace
+
+TEST_CASE("Through the box engine, a program that exits by itself passes every phase")
+{
+    Fixture f;
+    f.engine.program.out = "42\n";
+    const auto receipt = f.run(request());
+    for (const char* phase : {"create", "verify", "start", "run", "inspect", "remove"})
+        CHECK(phase_outcome(receipt, phase) == "ok");
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::target_exit_observed);
+    CHECK(receipt.observed.termination.exit_code == 0);
+    CHECK(has_code(receipt, "EXITED"));
+    CHECK(receipt.observed.policy_verified_before_start);
+    CHECK(receipt.capture.stdout_stream.bytes == "42\n");
+    CHECK(receipt.engine->address == "fake://box-engine");
+    // The receipt keeps the engine's own records as they came.
+    CHECK(receipt.observed.effective_policy.at("checked_by") == "fake");
+    CHECK(receipt.observed.engine_state.at("status") == "exited");
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+    CHECK_FALSE(f.engine.box_exists());
+    CHECK(f.engine.stdin_received() == "print(6*7)\n");
+}
+
+TEST_CASE("Through the box engine, the box is made from the policy, the labels and the fixed command")
+{
+    Fixture f;
+    const auto receipt = f.run(request());
+    const auto& spec = f.engine.spec();
+    CHECK(spec.name == "pybox-" + receipt.identity.run_id);
+    CHECK(spec.image_id == receipt.identity.image_id);
+    CHECK(spec.command == receipt.configured.command);
+    CHECK(spec.policy.memory_bytes == proto::policy_for_image("stdlib")->memory_bytes);
+    CHECK(spec.runtime == "runc");
+    const engine::ListedBox as_listed{"x", spec.labels};
+    CHECK(as_listed.label(daemon::k_label_owner) == k_installation);
+    CHECK(as_listed.label(daemon::k_label_run) == receipt.identity.run_id);
+    CHECK(as_listed.label(daemon::k_label_expires) == std::to_string(receipt.identity.expires_at));
+}
+
+TEST_CASE("Through the box engine, a failed create is CREATE_FAILED and nothing is left")
+{
+    Fixture f;
+    f.engine.fail("create", "engine_error");
+    const auto receipt = f.run(request());
+    CHECK(phase_outcome(receipt, "create") == "failed");
+    CHECK(has_code(receipt, "CREATE_FAILED"));
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::not_started);
+    CHECK(receipt.cleanup.status == CleanupStatus::not_created);
+}
+
+TEST_CASE("Through the box engine, a create that timed out looks for the box by its run label and removes it")
+{
+    Fixture f;
+    f.engine.fail("create", "engine_timeout");
+    const auto receipt = f.run(request());
+    CHECK(phase_outcome(receipt, "create") == "timeout");
+    CHECK(f.engine.count("list") == 1);
+    CHECK(has_code(receipt, "CREATE_FAILED"));
+}
+
+TEST_CASE("Through the box engine, create warnings are CREATE_WARNINGS and the box never starts")
+{
+    Fixture f;
+    f.engine.create_warnings = {"memory limit ignored"};
+    const auto receipt = f.run(request());
+    CHECK(has_code(receipt, "CREATE_WARNINGS"));
+    check_not_started_and_removed(f, receipt);
+}
+
+TEST_CASE("Through the box engine, settings that cannot be read back are VERIFY_FAILED")
+{
+    Fixture f;
+    f.engine.fail("inspect", "engine_error");
+    const auto receipt = f.run(request());
+    CHECK(phase_outcome(receipt, "verify") == "failed");
+    CHECK(has_code(receipt, "VERIFY_FAILED"));
+    check_not_started_and_removed(f, receipt);
+}
+
+TEST_CASE("Through the box engine, a mismatched setting is POLICY_MISMATCH naming the engine's field")
+{
+    Fixture f;
+    f.engine.mismatches = {{"memory", "128", "0"}};
+    const auto receipt = f.run(request());
+    REQUIRE(has_code(receipt, "POLICY_MISMATCH"));
+    const auto& explanation = *std::find_if(receipt.explanations.begin(), receipt.explanations.end(),
+                                            [](const auto& e) { return e.code == "POLICY_MISMATCH"; });
+    CHECK(explanation.evidence.at("fields") == json::array{"memory"});
+    CHECK_FALSE(receipt.observed.policy_verified_before_start);
+    CHECK(receipt.observed.effective_policy.at("mismatches") == 1);
+    check_not_started_and_removed(f, receipt);
+}
+
+TEST_CASE("Through the box engine, a failed attach is ATTACH_FAILED and the box never starts")
+{
+    Fixture f;
+    f.engine.fail("attach", "engine_unreachable");
+    const auto receipt = f.run(request());
+    CHECK(phase_outcome(receipt, "start") == "failed");
+    CHECK(has_code(receipt, "ATTACH_FAILED"));
+    check_not_started_and_removed(f, receipt);
+}
+
+TEST_CASE("Through the box engine, a wait that cannot be registered is WAIT_FAILED before start")
+{
+    Fixture f;
+    f.engine.fail("wait", "engine_error");
+    const auto receipt = f.run(request());
+    CHECK(has_code(receipt, "WAIT_FAILED"));
+    check_not_started_and_removed(f, receipt);
+}
+
+TEST_CASE("Through the box engine, a start the engine refuses is START_FAILED")
+{
+    Fixture f;
+    f.engine.fail("start", "engine_error");
+    const auto receipt = f.run(request());
+    CHECK(phase_outcome(receipt, "start") == "failed");
+    CHECK(has_code(receipt, "START_FAILED"));
+    check_not_started_and_removed(f, receipt, true);
+}
+
+TEST_CASE("Through the box engine, a program still running at the deadline is killed: DEADLINE_KILL")
+{
+    Fixture f;
+    f.engine.program.until_killed = true;
+    const auto receipt = f.run(request(0.2));
+    CHECK(f.engine.count("kill") == 1);
+    CHECK(phase_outcome(receipt, "run") == "timeout");
+    CHECK(receipt.observed.termination.deadline_kill_sent);
+    CHECK(receipt.observed.termination.deadline_kill_answer == KillAnswer::accepted);
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+}
+
+TEST_CASE("Through the box engine, a kill the engine fails is KILL_FAILED and the program's own end stands")
+{
+    Fixture f;
+    f.engine.program.runs_for = 400ms;
+    f.engine.program.exit_code = 3;
+    f.engine.fail("kill", "engine_error");
+    const auto receipt = f.run(request(0.1));
+    CHECK(has_code(receipt, "KILL_FAILED"));
+    CHECK(receipt.observed.termination.deadline_kill_answer == KillAnswer::failed);
+    CHECK(receipt.observed.termination.exit_code == 3);
+}
+
+TEST_CASE("Through the box engine, a wait that breaks is WAIT_FAILED and the end is read from the final inspect")
+{
+    Fixture f;
+    f.engine.fail("wait_result", "engine_protocol");
+    const auto receipt = f.run(request());
+    CHECK(has_code(receipt, "WAIT_FAILED"));
+    CHECK(phase_outcome(receipt, "run") == "failed");
+    CHECK(receipt.observed.termination.exit_code == 0);
+}
+
+TEST_CASE("Through the box engine, an unreadable final state is ENGINE_STATE_UNREAD")
+{
+    Fixture f;
+    f.engine.fail("inspect", "engine_error", 1, 1);  // the verify passes, the final inspect fails
+    const auto receipt = f.run(request());
+    CHECK(phase_outcome(receipt, "inspect") == "failed");
+    CHECK(has_code(receipt, "ENGINE_STATE_UNREAD"));
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::engine_lost);
+}
+
+TEST_CASE("Through the box engine, an engine gone mid-run is ENGINE_GONE, with the removal unconfirmed")
+{
+    Fixture f;
+    f.engine.fail("wait_result", "engine_protocol");
+    f.engine.fail("inspect", "engine_unreachable", 100, 1);
+    f.engine.fail("ping", "engine_unreachable", 100, 1);
+    const auto receipt = f.run(request());
+    CHECK(has_code(receipt, "ENGINE_GONE"));
+    CHECK(has_code(receipt, "REMOVAL_UNCONFIRMED"));
+    CHECK(receipt.cleanup.status == CleanupStatus::removal_unconfirmed);
+}
+
+TEST_CASE("Through the box engine, a removal that keeps failing is REMOVAL_UNCONFIRMED after two attempts")
+{
+    Fixture f;
+    f.engine.fail("remove", "engine_error", 2);
+    const auto receipt = f.run(request());
+    CHECK(has_code(receipt, "REMOVAL_UNCONFIRMED"));
+    CHECK(receipt.cleanup.attempts == 2);
+    CHECK(phase_outcome(receipt, "remove") == "failed");
+    CHECK(f.engine.box_exists());
+}
+
+TEST_CASE("Through the box engine, a client that goes away is CLIENT_DISCONNECTED and the box is removed")
+{
+    Fixture f;
+    f.engine.program.until_killed = true;
+    net::cancellation_signal disconnect;
+    net::steady_timer later(f.io, 50ms);
+    later.async_wait([&](boost::system::error_code) { disconnect.emit(net::cancellation_type::terminal); });
+    const auto receipt = f.run(request(5.0), disconnect.slot());
+    CHECK(has_code(receipt, "CLIENT_DISCONNECTED"));
+    CHECK(receipt.lifecycle.cancelled);
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::stopped_on_disconnect);
+    CHECK_FALSE(f.engine.box_exists());
+}
+
+TEST_CASE("Through the box engine, an output stream left open after the exit is STREAM_ERROR")
+{
+    Fixture f;
+    f.engine.program.stream_stays_open = true;
+    const auto receipt = f.run(request());
+    CHECK(has_code(receipt, "STREAM_ERROR"));
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+}
+
+TEST_CASE("Through the box engine, output past the limit is OUTPUT_TRUNCATED, each stream on its own")
+{
+    Fixture f;
+    f.engine.program.out = std::string(100, 'o');
+    f.engine.program.err = "e";
+    auto run = request();
+    run.output_limit_bytes = 10;
+    const auto receipt = f.run(run);
+    CHECK(has_code(receipt, "OUTPUT_TRUNCATED"));
+    CHECK(receipt.capture.stdout_stream.bytes == std::string(10, 'o'));
+    CHECK(receipt.capture.stderr_stream.bytes == "e");
+}
+
+TEST_CASE("Through the box engine, exit code 137 with an OOM kill reported is OUT_OF_MEMORY")
+{
+    Fixture f;
+    f.engine.program.exit_code = 137;
+    f.engine.program.oom_killed = true;
+    const auto receipt = f.run(request());
+    CHECK(has_code(receipt, "OUT_OF_MEMORY"));
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::out_of_memory);
+}
+
+TEST_CASE("Through the box engine, a files run whose helper never reports is FILES_NOT_RETURNED")
+{
+    Fixture f;
+    auto run = request();
+    run.files = proto::RunRequest::Files{{}, true};
+    const auto receipt = f.run(run);
+    REQUIRE(receipt.files.has_value());
+    CHECK(has_code(receipt, "FILES_NOT_RETURNED"));
+}
