@@ -369,3 +369,29 @@ TEST_CASE("The repair loop's limits in repair.md and reference.md are the ones t
     CHECK_THAT(row, Catch::Contains("the last " + grouped(limits::k_repair_stderr_excerpt_bytes) + " bytes of stderr and " +
                                     grouped(limits::k_repair_stdout_excerpt_bytes) + " of stdout"));
 }
+
+TEST_CASE("Every file and folder the reference's source map names exists")
+{
+    const std::string reference = test::read_text(pybox::test::source_dir() / "docs" / "reference.md");
+    const auto start = reference.find("## Source map");
+    REQUIRE(start != std::string::npos);
+    const auto end = reference.find("\n## ", start + 1);
+    std::istringstream rows(reference.substr(start, end == std::string::npos ? std::string::npos : end - start));
+    std::size_t named = 0;
+    for (std::string row; std::getline(rows, row);) {
+        if (!row.starts_with("| `")) continue;
+        // The first column: `a/b/c.cpp`, `d.cpp` (a bare name is in the folder of the path before it).
+        const std::string first = row.substr(2, row.find(" |", 2) - 2);
+        const std::regex path_pattern("`([^`]+)`");
+        std::filesystem::path folder;
+        for (auto it = std::sregex_iterator(first.begin(), first.end(), path_pattern); it != std::sregex_iterator(); ++it) {
+            const std::string name = (*it)[1].str();
+            const std::filesystem::path path = name.find('/') == std::string::npos ? folder / name : std::filesystem::path(name);
+            if (name.find('/') != std::string::npos) folder = path.parent_path();
+            INFO(row);
+            CHECK(std::filesystem::exists(pybox::test::source_dir() / path));
+            ++named;
+        }
+    }
+    CHECK(named > 20);
+}
