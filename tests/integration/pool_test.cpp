@@ -164,7 +164,8 @@ TEST_CASE("Two slow programs started at once run at the same time on the two eng
     // One after the other would take two sleeps plus two runs' overhead; at once, about one.
     CHECK(wall < 3.9);
     for (const auto* receipt : {&receipt_one, &receipt_two}) {
-        CHECK(receipt->at("lifecycle").at("timing").at("queued_s").as_double() < 0.5);
+        // Neither waited for the other's 2 s sleep.
+        CHECK(receipt->at("lifecycle").at("timing").at("queued_s").as_double() < 1.5);
         CHECK(receipt->at("cleanup").at("status") == "REMOVED");
         // Both engines run on this kernel, so the local cgroup watcher observes both (PARTIAL
         // when a counter's final value was missed on this busy machine, never UNKNOWN).
