@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Usage: scripts/fuzz.sh [SECONDS]   (or scripts/fuzz.sh --build: the build only)
 # Builds every fuzz target with clang's libFuzzer (plus ASan and UBSan) into
 # ${FUZZ_BUILD_DIR:-build-fuzz} and runs each for SECONDS (default 30), as many at once as there
 # are cores, from its committed seed corpus (tests/fuzz/corpus/<target>/, read only: new inputs
@@ -13,6 +14,7 @@ for source in tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$source" .cpp)");
 
 CXX=clang++ BUILD_DIR="$build_dir" BUILD_TARGETS="${targets[*]}" \
   ./scripts/build.sh -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DPYBOX_FUZZ=ON
+if [ "$seconds" = --build ]; then exit 0; fi
 
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT

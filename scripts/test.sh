@@ -2,18 +2,20 @@
 # From a fresh Debian 12 machine (as root) to a passing test suite, in stages that each print
 # when they start:
 #  1. the Debian packages (scripts/install-deps.sh);
-#  2. the product (pyboxd, pybox, their docs and data) with warnings as errors, as users build
-#     it, in ${RELEASE_BUILD_DIR:-build-release};
-#  3. everything, tests included, with warnings as errors under AddressSanitizer and UBSan at -O0
+#  2. everything, tests included, with warnings as errors under AddressSanitizer and UBSan at -O0
 #     (GCC instruments Asio's coroutines at -O2 five times slower), in ${ASAN_BUILD_DIR:-build-asan};
-#  4. every ctest test of that build: unit, fuzz replay, integration, hostile, MCP, the pool and
+#  3. every ctest test of that build: unit, fuzz replay, integration, hostile, MCP, the pool and
 #     ssh engines behind a test sshd, the unsealed runner and the install layout, on real
-#     engines; any sanitizer report fails it, the daemons' own logs included;
-#  5. the soak (tests/soak/soak.sh with its defaults, 1,000 sequential runs and 200 from 8
+#     engines; any sanitizer report fails it, the daemons' own logs included. Beside it, at the
+#     idle scheduling priority (chrt --idle: they get a core only while the suite leaves one
+#     unused, which it mostly does while it waits for its engines), two builds: the product
+#     (pyboxd, pybox, their docs and data) with warnings as errors, as users build it, in
+#     ${RELEASE_BUILD_DIR:-build-release}, then the fuzz targets (scripts/fuzz.sh --build);
+#  4. the soak (tests/soak/soak.sh with its defaults, 1,000 sequential runs and 200 from 8
 #     clients) on the product's daemon, whose RSS and fds it holds flat (under a sanitizer its
 #     quarantine would be measured instead);
-#  6. the product's .deb, installed with apt-get, running a program (tests/install/deb_test.sh);
-#  7. every fuzz target under libFuzzer for ${FUZZ_SECONDS:-30} s (scripts/fuzz.sh, clang).
+#  5. the product's .deb, installed with apt-get, running a program (tests/install/deb_test.sh);
+#  6. every fuzz target under libFuzzer for ${FUZZ_SECONDS:-30} s (scripts/fuzz.sh, clang).
 # The suite's fixture starts its own pyboxd and private engine in /tmp/pybox-test-<hash of the
 # build folder> and builds the stdlib and data images there (never touching ~/.pybox),
 # importing them from ~/.cache/pybox-test/image-tars when a tar of the same recipe SHA-256 is
@@ -31,13 +33,17 @@ asan_dir=${ASAN_BUILD_DIR:-build-asan}
 stage "Debian packages"
 ./scripts/install-deps.sh
 
-stage "the product, -Werror, in $release_dir"
-BUILD_DIR=$release_dir ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_TESTS=OFF
-
 stage "everything under ASan and UBSan, -Werror, in $asan_dir"
 BUILD_DIR=$asan_dir ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 
-stage "the suite under ASan and UBSan"
+stage "the suite under ASan and UBSan; beside it, at idle priority, the product (-Werror, in $release_dir) and the fuzz targets"
+idle_log=$(mktemp)
+# In a session of their own, so that a failed suite stops the whole build with it.
+setsid chrt --idle 0 bash -c 'BUILD_DIR="$1" ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_TESTS=OFF &&
+  echo "== the product built, $SECONDS s after the suite began" && ./scripts/fuzz.sh --build &&
+  echo "== the fuzz targets built, $SECONDS s after the suite began"' idle-builds "$release_dir" > "$idle_log" 2>&1 &
+idle_builds=$!
+trap 'kill -- -"$idle_builds" 2> /dev/null || true; rm -f "$idle_log"' EXIT
 # Any report fails the run (halt_on_error; UBSan made fatal).
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir "$asan_dir" --output-on-failure --timeout 900
@@ -47,6 +53,14 @@ if grep -l -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$asan_home"*/pybo
   echo "test: a daemon of the sanitizer suite reported an error (logs above)" >&2
   exit 1
 fi
+
+stage "the product and the fuzz targets: the rest of their build"
+if ! wait "$idle_builds"; then
+  tail -n 60 "$idle_log" >&2
+  echo "test: the product's or the fuzz targets' build failed (its last lines above)" >&2
+  exit 1
+fi
+grep "^== " "$idle_log"
 
 stage "the soak on the product's daemon"
 ./tests/soak/with_fixture.sh "$release_dir"

@@ -1,5 +1,6 @@
 #include "tests/integration/harness.hpp"
 #include "tests/support/build_paths.hpp"
+#include "tests/support/unfinished_command.hpp"
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 #include <thread>
 #include <utility>
@@ -34,6 +36,16 @@ std::string engine_host() { return "unix://" + engine_socket().string(); }
 
 }  // namespace
 
+std::chrono::milliseconds pybox_time_limit(const std::vector<std::string>& args)
+{
+    const auto is = [&](std::initializer_list<const char*> words) {
+        return args.size() >= words.size() && std::equal(words.begin(), words.end(), args.begin());
+    };
+    // They build images with mmdebstrap or copy them between engines: minutes on a busy machine.
+    if (is({"image", "build"}) || is({"setup"}) || is({"vm", "start"})) return std::chrono::minutes(10);
+    return std::chrono::minutes(2);
+}
+
 Expected<ProcessResult> try_run_pybox(const std::vector<std::string>& args, const std::string& input,
                                       const std::vector<std::pair<std::string, std::string>>& env)
 {
@@ -42,18 +54,25 @@ Expected<ProcessResult> try_run_pybox(const std::vector<std::string>& args, cons
     ProcessOptions options;
     options.input = input;
     options.separate_stderr = true;
-    options.timeout = std::chrono::milliseconds(120'000);
+    options.timeout = pybox_time_limit(args);
     options.max_output = 8 << 20;
     for (const auto& [name, value] : env) options.env[name] = value;
     return run_process(argv, options);
 }
 
+ProcessResult finished(const std::vector<std::string>& args, const Expected<ProcessResult>& result)
+{
+    std::vector<std::string> argv{"pybox"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    REQUIRE(result.has_value());
+    if (result->timed_out) FAIL(unfinished_command_report(argv, pybox_time_limit(args), *result));
+    return *result;
+}
+
 ProcessResult run_pybox(const std::vector<std::string>& args, const std::string& input,
                         const std::vector<std::pair<std::string, std::string>>& env)
 {
-    auto result = try_run_pybox(args, input, env);
-    REQUIRE(result.has_value());
-    return *result;
+    return finished(args, try_run_pybox(args, input, env));
 }
 
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra,
@@ -290,9 +309,7 @@ Expected<ProcessResult> SideDaemon::try_pybox(const std::vector<std::string>& ar
 
 ProcessResult SideDaemon::pybox(const std::vector<std::string>& args, const std::string& input) const
 {
-    auto result = try_pybox(args, input);
-    REQUIRE(result.has_value());
-    return *result;
+    return finished(args, try_pybox(args, input));
 }
 
 std::vector<json::object> engine_events(const std::string& container_id, std::int64_t since, std::int64_t until)

@@ -23,12 +23,21 @@ namespace pybox::test {
 // The suite's runtime folder ($PYBOX_HOME, set by ctest).
 std::filesystem::path runtime_home();
 
-// Runs `pybox args...` with `input` on stdin, stdout and stderr kept apart. The try_ form
-// asserts nothing, so it may be called from several threads at once.
+// How long `pybox args...` may take in a test: 10 minutes for `image build`, `setup` and
+// `vm start` (they build or copy images), 2 for anything else.
+std::chrono::milliseconds pybox_time_limit(const std::vector<std::string>& args);
+
+// Runs `pybox args...` with `input` on stdin, stdout and stderr kept apart, for at most
+// pybox_time_limit(args). The try_ form asserts nothing, so it may be called from several
+// threads at once; the other fails the test when the command could not be started or did not
+// finish in time, saying what it was waiting for (tests/support/unfinished_command.hpp).
 Expected<ProcessResult> try_run_pybox(const std::vector<std::string>& args, const std::string& input = "",
                                       const std::vector<std::pair<std::string, std::string>>& env = {});
 ProcessResult run_pybox(const std::vector<std::string>& args, const std::string& input = "",
                         const std::vector<std::pair<std::string, std::string>>& env = {});
+// The result of `pybox args...` run by a try_ form, failing the test as run_pybox() does (on
+// the test's thread).
+ProcessResult finished(const std::vector<std::string>& args, const Expected<ProcessResult>& result);
 
 // `pybox exec - --json extra...`: the parsed receipt (fails the test if it is not JSON).
 struct JsonRun {

@@ -99,13 +99,11 @@ TEST_CASE("An own image is built once, runs with the stdlib limits, is checked b
     const auto started = std::chrono::steady_clock::now();
     auto first = std::async(std::launch::async, [&] { return try_run_pybox(build_args); });
     auto second = std::async(std::launch::async, [&] { return try_run_pybox(build_args); });
-    const auto one = first.get();
-    const auto two = second.get();
+    const auto one = finished(build_args, first.get());
+    const auto two = finished(build_args, second.get());
     const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    REQUIRE(one.has_value());
-    REQUIRE(two.has_value());
-    const ProcessResult& built = one->exit_code == 0 ? *one : *two;
-    const ProcessResult& busy = one->exit_code == 0 ? *two : *one;
+    const ProcessResult& built = one.exit_code == 0 ? one : two;
+    const ProcessResult& busy = one.exit_code == 0 ? two : one;
     INFO("built: " << built.output << built.error_output << " busy: " << busy.error_output);
     REQUIRE(built.exit_code == 0);
     CHECK(built.output.find(std::string(k_image) + ": built in") != std::string::npos);
