@@ -12,8 +12,8 @@ namespace pybox::daemon {
 namespace {
 
 // The local engine's control and where its boxes are watched: the one platform switch (see the
-// header). The watcher's host is kept when config.json switches the watcher off, so the sweep
-// still releases the run parents an earlier daemon made.
+// header). The watcher's host is kept when config.json switches the watcher off: the local
+// sweep still releases run parents (those of runs made while the watcher was on).
 #if defined(__APPLE__)
 void seat_platform_engine(EngineSeat& seat, net::any_io_executor executor, const PoolContext& context)
 {
