@@ -1,16 +1,26 @@
-// PoolMember: one engine of the pool beside the local one (config.json "engines"), with
-// everything a run and a sweep on it need: its transport, Engine API client, checks (a
-// vm::PrivateEngine fronting it, as for "engine_socket"), sweeper and run service with its own
-// run queue. Each engine has its own attempt notes (AttemptNote::engine_id) and sweep; the
-// runtime folder, image registry, journal and runs in progress are shared with the local engine.
+// PoolMember: one engine the daemon runs on, with everything a run and a sweep on it need: its
+// Engine API client, checks (`pybox vm start | stop | status`), sweeper and run service with its
+// own run queue. Every engine has the same stack, made by the same factory: the local engine is
+// member 0 (id engine::k_local_engine_id), then each config.json "engines" entry in order. Each
+// engine has its own attempt notes (AttemptNote::engine_id) and sweep; the runtime folder, image
+// registry, journal and runs in progress are shared by all.
 //
-// make_engine_transport() is the one place where the kind of engine is switched: a unix
-// socket on this host is dialled directly and watched through this host's cgroup files (its
-// boxes run on this kernel); an ssh engine gets one held libssh2 session (engine/ssh_session.hpp)
-// shared by its dialer and its watcher, which runs the same watcher script on that host.
+// The seats (make_local_seat, make_engine_seat) decide what differs between engines; nothing
+// else does:
+// - the local engine: the platform's engine control (the one platform switch: on macOS the
+//   Docker of PyBox's colima VM, docs/macos.md, checked once at start so a restarted daemon
+//   reaches the VM's watcher again; elsewhere PyBox's private dockerd or "engine_socket"), its
+//   boxes watched where that control says (this host's cgroup files, or the VM's), warm boxes
+//   only when config.json's "local_engine" lets it take runs;
+// - an entry: make_engine_transport() (the one place where the kind of engine is switched: a unix
+//   socket on this host is dialled directly and watched through this host's cgroup files, an ssh
+//   engine gets one held libssh2 session, engine/ssh_session.hpp, shared by its dialer and its
+//   watcher, which runs the same watcher script on that host) and a vm::PrivateEngine fronting
+//   it, as for "engine_socket" (never started or stopped).
 //
 // Ownership: PoolContext's references must outlive every member. Not copyable or movable (the
-// services hold references to each other). Runs on the daemon's io_context.
+// services hold references to each other). Constructing makes no engine call. Runs on the
+// daemon's io_context.
 #pragma once
 
 #include "common/paths.hpp"
@@ -19,62 +29,96 @@
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/images/image_registry.hpp"
 #include "daemon/reconcile/sweeper.hpp"
-#include "daemon/run/attempt_journal.hpp"
+#include "daemon/run/run_watch.hpp"
 #include "daemon/run/sealed_run.hpp"
 #include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
 #include "daemon/watcher/cgroup_host.hpp"
 
+#include <list>
 #include <memory>
 #include <string>
 
 namespace pybox::daemon {
 
-// How the daemon reaches an engine and where its boxes' cgroups are watched. An ssh engine's
-// dialer and CgroupHost share one held session: each may keep it alive (e.g. a shared_ptr
-// inside both), since the member owns them for the daemon's lifetime.
+// How the daemon reaches an engine of config.json's "engines" and where its boxes' cgroups are
+// watched. An ssh engine's dialer and CgroupHost share one held session: each may keep it alive
+// (e.g. a shared_ptr inside both), since the member owns them for the daemon's lifetime.
 struct EngineTransport {
     std::unique_ptr<engine::EngineDialer> dialer;
     std::unique_ptr<watcher::CgroupHost> cgroups;  // null: that engine's runs are not watched
+    bool cgroups_elsewhere = false;                // read on another machine (ssh)
 };
 
 Expected<EngineTransport> make_engine_transport(net::any_io_executor executor, const engine::EngineEntry& entry);
 
-// What the members share with the local engine.
+// The check of a run's image on one engine: the image recorded in `registry`
+// (images::verify_image_for_run), as that engine holds it.
+ImageVerifier image_check(const images::ImageRegistry& registry, engine::EngineClient& client);
+// The images every engine's checks expect: those recorded in `registry`.
+vm::RecordedImagesSource recorded_images(const images::ImageRegistry& registry);
+
+// What every engine shares.
 struct PoolContext {
     const RuntimePaths& paths;
     const vm::DaemonConfig& config;
     const std::string& installation_id;
     const images::ImageRegistry& registry;
-    vm::RecordedImagesSource recorded_images;
     RunsInProgress& runs_in_progress;
     const std::string& watch_script;
     RunQueueOptions queue;
     WarmSetup warm;  // the count from config.json, or 0 for a system pyboxd
 };
 
+// What differs from one engine to the next, as the seats decide it.
+struct EngineSeat {
+    std::string id;
+    std::unique_ptr<engine::EngineClient> client;
+    std::unique_ptr<EngineControl> control;  // over *client
+    std::unique_ptr<watcher::CgroupHost> own_cgroups;
+    // Where its boxes' cgroup files are read: own_cgroups, the control's, or null (not watched,
+    // and no run parent to release).
+    watcher::CgroupHost* cgroups = nullptr;
+    bool cgroups_elsewhere = false;  // read on another machine (an ssh engine's host, the colima VM)
+    bool takes_runs = true;          // EnginePool::Member::takes_runs
+    WarmSetup warm;
+    bool check_at_start = false;  // the daemon asks control->status() once when it starts
+};
+
+EngineSeat make_local_seat(net::any_io_executor executor, const PoolContext& context);
+Expected<EngineSeat> make_engine_seat(net::any_io_executor executor, const engine::EngineEntry& entry,
+                                      const PoolContext& context);
+
 class PoolMember {
 public:
-    PoolMember(net::any_io_executor executor, const engine::EngineEntry& entry, EngineTransport transport,
-               const PoolContext& context);
+    PoolMember(net::any_io_executor executor, EngineSeat seat, const PoolContext& context);
     PoolMember(const PoolMember&) = delete;
     PoolMember& operator=(const PoolMember&) = delete;
 
-    const std::string& id() const { return m_id; }
-    std::string address() const { return m_client.dialer().describe(); }
-    engine::EngineClient& client() { return m_client; }
-    EngineControl& control() { return m_control; }
+    const std::string& id() const { return m_seat.id; }
+    std::string address() const { return m_seat.client->dialer().describe(); }
+    bool takes_runs() const { return m_seat.takes_runs; }
+    const WarmSetup& warm() const { return m_seat.warm; }
+    bool check_at_start() const { return m_seat.check_at_start; }
+    engine::EngineClient& client() { return *m_seat.client; }
+    EngineControl& control() { return *m_seat.control; }
+    // Null when the seat has none (see EngineSeat::cgroups).
+    const watcher::CgroupHost* cgroups() const { return m_seat.cgroups; }
+    bool cgroups_elsewhere() const { return m_seat.cgroups_elsewhere; }
+    const WatchSetup& watch() const { return m_watch; }
     SealedRunService& runs() { return m_runs; }
     Sweeper& sweeper() { return m_sweeper; }
 
 private:
-    std::string m_id;
-    std::unique_ptr<watcher::CgroupHost> m_cgroups;
-    engine::EngineClient m_client;
-    engine::DockerBoxEngine m_boxes{m_client};
-    vm::PrivateEngine m_control;
+    EngineSeat m_seat;
+    engine::DockerBoxEngine m_boxes;
+    WatchSetup m_watch;
     Sweeper m_sweeper;
     SealedRunService m_runs;
 };
+
+// Every engine the daemon runs on: the local one first, then config.json's "engines" in order.
+// Fails as make_engine_transport() does.
+Expected<std::list<PoolMember>> make_pool_members(net::any_io_executor executor, const PoolContext& context);
 
 }  // namespace pybox::daemon

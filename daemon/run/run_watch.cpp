@@ -37,7 +37,7 @@ std::optional<std::int64_t> known_count(const json::object& resources, std::stri
 
 }  // namespace
 
-WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script)
+WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script)
 {
     if (!watcher_in_config) return WatchSetup{nullptr, std::move(script), std::string(k_watcher_off_in_config)};
     return WatchSetup{host, std::move(script)};

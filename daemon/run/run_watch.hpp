@@ -44,8 +44,8 @@ struct WatchSetup {
     std::string off_reason = std::string(k_watcher_off_in_config);  // why, when host is null
 };
 
-// The local engine's WatchSetup: `host` unless config.json switches the watcher off.
-WatchSetup local_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script);
+// An engine's WatchSetup: `host` unless config.json switches the watcher off.
+WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script);
 
 class RunWatch {
 public:

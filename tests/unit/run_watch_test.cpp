@@ -35,10 +35,10 @@ TEST_CASE("config.json's \"watcher\": false switches the local watcher off, sayi
 {
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor());
-    const auto setup = local_watch_setup(false, &host, "script");
+    const auto setup = engine_watch_setup(false, &host, "script");
     CHECK(setup.host == nullptr);
     CHECK(setup.off_reason == k_watcher_off_in_config);
-    CHECK(local_watch_setup(true, &host, "script").host == &host);
+    CHECK(engine_watch_setup(true, &host, "script").host == &host);
 }
 
 TEST_CASE("A run on macOS before the colima VM is reached reports resources UNKNOWN, saying how to reach it")
