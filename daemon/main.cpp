@@ -23,6 +23,7 @@
 #include "daemon/run/attempt_records.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/installation.hpp"
+#include "daemon/run/issuing_run.hpp"
 #include "daemon/run/receipt_store.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_watch.hpp"
@@ -250,7 +251,9 @@ int main(int argc, char** argv)
         pool_control.emplace(*pool, handles, recorded_images, paths.build_dir());
         pool_images.emplace(image_service, *pool_control);
     }
-    daemon::RunService& run_service = pooled_runs ? static_cast<daemon::RunService&>(*pooled_runs) : runs;
+    daemon::RunService& engine_runs = pooled_runs ? static_cast<daemon::RunService&>(*pooled_runs) : runs;
+    // Every run's receipt is signed and kept before it goes out, each repair step's too.
+    daemon::IssuingRunService run_service(engine_runs, receipts);
     // Warm boxes (config.json warm_boxes), per engine: made by keep_warm() below, removed before
     // `vm stop` stops the engine, before an image is built or removed, and when the daemon stops.
     std::vector<daemon::SealedRunService*> warm_keepers{&runs};
