@@ -103,7 +103,7 @@ int run_exec(const ExecOptions& options)
             if (auto writable = check_output_folder(options.output_dir); !writable) return fail(writable.error());
         request.files = proto::RunRequest::Files{std::move(*inputs), !options.output_dir.empty()};
     }
-    if (auto valid = proto::validate_run_request(request); !valid) return fail(valid.error());
+    if (auto valid = proto::validated_run_request(request); !valid) return fail(valid.error());
     if (options.unsealed) return run_exec_unsealed(options, request);
 
     auto connection = DaemonConnection::from_environment();

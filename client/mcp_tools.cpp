@@ -325,7 +325,7 @@ Expected<proto::RunRequest> run_python_request(const json::object& arguments)
         return {};
     });
     if (!files) return files.error();
-    if (auto valid = proto::validate_run_request(request); !valid) return bad_argument(valid.error().message);
+    if (auto valid = proto::validated_run_request(request); !valid) return bad_argument(valid.error().message);
     return request;
 }
 

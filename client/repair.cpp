@@ -124,13 +124,14 @@ int run_repair(const RepairOptions& options)
 {
     auto source = read_program(options.program, std::cin);
     if (!source) return fail(source.error());
-    proto::RepairRequest request;
-    request.run.source = *source;
-    request.run.timeout_s = options.timeout_s;
-    request.run.image = options.image;
-    request.run.output_limit_bytes = options.output_limit_bytes;
-    request.rounds = options.rounds;
-    if (auto valid = proto::validate_run_request(request.run); !valid) return fail(valid.error());
+    proto::RunRequest run;
+    run.source = *source;
+    run.timeout_s = options.timeout_s;
+    run.image = options.image;
+    run.output_limit_bytes = options.output_limit_bytes;
+    auto valid = proto::validated_run_request(std::move(run));
+    if (!valid) return fail(valid.error());
+    const proto::RepairRequest request{std::move(*valid), options.rounds};
 
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
         limits::k_repair_budget + limits::k_max_queue_wait + 2 * std::chrono::duration<double>(options.timeout_s) +

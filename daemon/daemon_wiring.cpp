@@ -167,6 +167,7 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
       m_pool(m_config.engines.empty()
                  ? nullptr
                  : std::make_unique<PoolServices>(m_members, m_image_service, m_registry, m_serving.paths.build_dir())),
+      m_runs(engine_runs(), m_receipts),
       m_warm_boxes(warm_keepers(m_members)),
       m_engine_control(m_pool ? m_pool->control() : local().control(), m_warm_boxes),
       m_images(m_pool ? m_pool->images() : m_image_service, m_warm_boxes),
@@ -177,16 +178,16 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
                              local().cgroups_elsewhere() ? local().cgroups() : nullptr}),
       m_model(m_config.model ? std::make_unique<model::ChatCompletionsClient>(m_io.get_executor(), *m_config.model)
                              : nullptr),
-      m_repair(m_io.get_executor(), run_service(), m_model.get(),
+      m_repair(m_io.get_executor(), m_runs, m_model.get(),
                m_config.model ? m_config.model->options : model::ModelOptions{}, limits::k_repair_budget),
       m_server(m_io.get_executor(), m_serving.socket,
-               DaemonServices{run_service(), m_engine_control, m_images, m_attempt_records, m_doctor, m_repair,
+               DaemonServices{m_runs, m_engine_control, m_images, m_attempt_records, m_doctor, m_repair,
                               m_receipts},
                server_options())
 {
 }
 
-RunService& Daemon::run_service()
+RunService& Daemon::engine_runs()
 {
     if (m_pool) return m_pool->runs();
     return local().runs();

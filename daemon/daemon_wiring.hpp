@@ -29,6 +29,7 @@
 #include "daemon/run/attempt_journal.hpp"
 #include "daemon/run/attempt_records.hpp"
 #include "daemon/run/attempts.hpp"
+#include "daemon/run/issuing_run.hpp"
 #include "daemon/run/receipt_store.hpp"
 #include "daemon/run/warm_first_services.hpp"
 #include "daemon/server/http_server.hpp"
@@ -67,7 +68,8 @@ public:
 
 private:
     PoolMember& local() { return m_members.front(); }
-    RunService& run_service();
+    // The pool's run service, or the local engine's without config.json "engines".
+    RunService& engine_runs();
     HttpServerOptions server_options() const;
     void log_listening() const;
 
@@ -89,6 +91,8 @@ private:
     std::list<PoolMember> m_members;  // the local engine first
     images::RecipeImageService m_image_service;
     std::unique_ptr<PoolServices> m_pool;  // null without config.json "engines"
+    // Every run's receipt is signed and kept before it goes out, each repair step's too.
+    IssuingRunService m_runs;
     // Warm boxes (config.json warm_boxes), per engine: made by the keepers run() starts, removed
     // before `vm stop` stops the engine, before an image is built or removed, and when the
     // daemon stops.

@@ -374,7 +374,16 @@ json::value receipt_to_json(const Receipt& receipt)
     };
     if (!receipt.sealed())
         for (const auto& field : sealed_only_fields()) set_null(document, field.path);
+    if (receipt.signature) document["signature"] = to_json(*receipt.signature);
     return document;
+}
+
+json::object to_json(const SignatureBlock& block)
+{
+    return json::object{{"algorithm", block.algorithm},
+                        {"key_id", block.key_id},
+                        {"public_key", block.public_key},
+                        {"value", block.value}};
 }
 
 int exit_code_for(const Receipt& receipt)

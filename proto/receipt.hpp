@@ -280,6 +280,18 @@ struct UnsealedFacts {
     friend bool operator==(const UnsealedFacts&, const UnsealedFacts&) = default;
 };
 
+// The installation's signature over the receipt (receipt_signature.hpp): key_id is the hex
+// SHA-256 of the raw public key, public_key and value are base64.
+struct SignatureBlock {
+    std::string algorithm;
+    std::string key_id;
+    std::string public_key;
+    std::string value;
+
+    friend bool operator==(const SignatureBlock&, const SignatureBlock&) = default;
+};
+boost::json::object to_json(const SignatureBlock& block);
+
 struct Receipt;
 Expected<Receipt> receipt_from_json(const boost::json::value& document, ReadMode mode = ReadMode::strict);
 Receipt make_unsealed_receipt(UnsealedFacts facts);
@@ -312,6 +324,9 @@ struct Receipt {
     // Tolerant reading only: the field's path -> the value this build does not know
     // ("observed.termination.mechanism" -> "QUEUE_EXPIRED").
     std::map<std::string, std::string> unrecognized;
+    // Set by the daemon that issues the receipt (sign_receipt), and written last, as "signature".
+    // The readers leave it unset: `pybox verify` checks a signature on the receipt's text.
+    std::optional<SignatureBlock> signature;
 
     friend bool operator==(const Receipt&, const Receipt&) = default;
 

@@ -26,18 +26,33 @@ std::string string_at(const json::object& object, std::string_view key)
     return value != nullptr && value->is_string() ? std::string(value->get_string()) : std::string();
 }
 
+// The signature over an unsigned receipt's JSON.
+Expected<SignatureBlock> signature_over(const json::object& unsigned_receipt, const SigningKey& key)
+{
+    auto canonical = canonical_json(unsigned_receipt);
+    if (!canonical) return canonical.error();
+    const std::string public_key = key.public_key();
+    return SignatureBlock{std::string(k_signature_algorithm), pybox::key_id(public_key), base64_encode(public_key),
+                          base64_encode(key.sign(*canonical))};
+}
+
 }  // namespace
+
+Expected<void> sign_receipt(Receipt& receipt, const SigningKey& key)
+{
+    receipt.signature.reset();
+    auto block = signature_over(receipt_to_json(receipt).as_object(), key);
+    if (!block) return block.error();
+    receipt.signature = std::move(*block);
+    return {};
+}
 
 Expected<void> sign_receipt(json::object& receipt, const SigningKey& key)
 {
     receipt.erase("signature");
-    auto canonical = canonical_json(receipt);
-    if (!canonical) return canonical.error();
-    const std::string public_key = key.public_key();
-    receipt["signature"] = json::object{{"algorithm", k_signature_algorithm},
-                                        {"key_id", pybox::key_id(public_key)},
-                                        {"public_key", base64_encode(public_key)},
-                                        {"value", base64_encode(key.sign(*canonical))}};
+    auto block = signature_over(receipt, key);
+    if (!block) return block.error();
+    receipt["signature"] = to_json(*block);
     return {};
 }
 

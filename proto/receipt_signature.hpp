@@ -9,6 +9,7 @@
 
 #include "common/error.hpp"
 #include "common/signing_key.hpp"
+#include "proto/receipt.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -22,8 +23,10 @@ inline constexpr std::string_view k_signature_algorithm = "Ed25519";
 // The largest receipt file `pybox verify` reads (a receipt is at most a few hundred KiB).
 inline constexpr std::size_t k_max_receipt_text_bytes = 16u << 20;
 
-// Signs `receipt` in place, replacing any "signature" it has. Fails with "not_canonical" when
-// the receipt holds what RFC 8785 cannot express (it then stays unsigned).
+// Signs `receipt` in place, replacing any signature it has. Fails with "not_canonical" when
+// the receipt holds what RFC 8785 cannot express (it then stays unsigned). The first signs a
+// receipt as issued (its `signature`); the second, the JSON of one.
+Expected<void> sign_receipt(Receipt& receipt, const SigningKey& key);
 Expected<void> sign_receipt(boost::json::object& receipt, const SigningKey& key);
 
 // What a verified receipt says of itself (read from the signed part; empty when it lacks one).

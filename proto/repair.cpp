@@ -150,24 +150,23 @@ Expected<RepairRequest> parse_repair_request(std::string_view body)
             return invalid_request("Unknown key \"" + printable_excerpt(key) +
                                    "\"; the accepted keys are source, timeout_s, image, output_limit_bytes and rounds "
                                    "(a repair moves no files).");
-    RepairRequest request;
+    int rounds_allowed = limits::k_default_repair_rounds;
     if (const auto* rounds = run.if_contains("rounds")) {
         if (!rounds->is_int64() || rounds->get_int64() < 1 || rounds->get_int64() > limits::k_max_repair_rounds)
             return make_error("rounds_out_of_range", "rounds must be a whole number from 1 to " +
                                                          std::to_string(limits::k_max_repair_rounds) + " (got " +
                                                          printable_excerpt(json::serialize(*rounds)) + ").");
-        request.rounds = static_cast<int>(rounds->get_int64());
+        rounds_allowed = static_cast<int>(rounds->get_int64());
         run.erase("rounds");
     }
     auto parsed = run_request_from_json(run);
     if (!parsed) return parsed.error();
-    request.run = std::move(*parsed);
-    return request;
+    return RepairRequest{std::move(*parsed), rounds_allowed};
 }
 
 std::string serialize_repair_request(const RepairRequest& request)
 {
-    auto run = json::parse(serialize_run_request(request.run)).as_object();
+    auto run = json::parse(serialize_run_request(request.run.request())).as_object();
     run["rounds"] = request.rounds;
     return json::serialize(run);
 }

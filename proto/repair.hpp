@@ -12,6 +12,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "proto/read_mode.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
@@ -27,8 +28,8 @@
 namespace pybox::proto {
 
 struct RepairRequest {
-    RunRequest run;  // never has files
-    int rounds = 3;
+    ValidRunRequest run;  // never has files
+    int rounds = limits::k_default_repair_rounds;
 };
 
 // Error codes as parse_run_request's, plus "rounds_out_of_range"; "files" is refused

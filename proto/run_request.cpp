@@ -84,7 +84,7 @@ Expected<RunRequest::Files> parse_files(const json::value& value)
 
 }  // namespace
 
-Expected<RunRequest> parse_run_request(std::string_view body)
+Expected<ValidRunRequest> parse_run_request(std::string_view body)
 {
     auto document = parse_request_json(body);
     if (!document) {
@@ -93,7 +93,7 @@ Expected<RunRequest> parse_run_request(std::string_view body)
     return run_request_from_json(*document);
 }
 
-Expected<RunRequest> run_request_from_json(const json::value& document)
+Expected<ValidRunRequest> run_request_from_json(const json::value& document)
 {
     if (!document.is_object()) {
         return invalid_request("The request body must be one JSON object with the key \"source\".");
@@ -150,24 +150,31 @@ Expected<RunRequest> run_request_from_json(const json::value& document)
     if (!has_source) {
         return invalid_request("source is required: a string holding the program's text.");
     }
-    auto valid = validate_run_request(request);
-    if (!valid) {
-        return valid.error();
-    }
-    request.timeout_s = std::round(request.timeout_s * limits::k_timeout_steps_per_s) / limits::k_timeout_steps_per_s;
-    return request;
+    return validated_run_request(std::move(request));
 }
 
-Expected<void> validate_run_request(const RunRequest& request)
+namespace {
+
+Expected<void> check_source(const std::string& source)
 {
-    if (request.source.size() > limits::k_max_source_bytes) {
+    if (source.size() > limits::k_max_source_bytes) {
         return make_error("source_too_large", "source must be at most " +
                                                   std::to_string(limits::k_max_source_bytes) +
-                                                  " bytes (got " + std::to_string(request.source.size()) +
+                                                  " bytes (got " + std::to_string(source.size()) +
                                                   ").");
     }
-    if (!is_valid_utf8(request.source)) {
+    if (!is_valid_utf8(source)) {
         return invalid_request("source must be UTF-8 text.");
+    }
+    return {};
+}
+
+}  // namespace
+
+Expected<ValidRunRequest> validated_run_request(RunRequest request)
+{
+    if (auto source = check_source(request.source); !source) {
+        return source.error();
     }
     if (!std::isfinite(request.timeout_s) || request.timeout_s < limits::k_min_timeout_s ||
         request.timeout_s > limits::k_max_timeout_s) {
@@ -181,7 +188,8 @@ Expected<void> validate_run_request(const RunRequest& request)
         request.output_limit_bytes > limits::k_max_output_limit_bytes) {
         return output_limit_error(std::to_string(request.output_limit_bytes));
     }
-    if (!policy_for_image(request.image)) {
+    auto policy = policy_for_image(request.image);
+    if (!policy) {
         return make_error("unknown_image", "image must be one of " + accepted_images_text() + " (got \"" +
                                                printable_excerpt(request.image) + "\").");
     }
@@ -199,8 +207,20 @@ Expected<void> validate_run_request(const RunRequest& request)
                                       "\" is the output folder; rename the input.");
             }
         }
+        policy->tmpfs_bytes = limits::k_files_tmpfs_bytes;  // the seed's larger /tmp for runs that move files
     }
-    return {};
+    request.timeout_s = std::round(request.timeout_s * limits::k_timeout_steps_per_s) / limits::k_timeout_steps_per_s;
+    return ValidRunRequest(std::move(request), std::move(*policy));
+}
+
+Expected<ValidRunRequest> ValidRunRequest::with_source(std::string source) const
+{
+    if (auto checked = check_source(source); !checked) {
+        return checked.error();
+    }
+    RunRequest request = m_request;
+    request.source = std::move(source);
+    return ValidRunRequest(std::move(request), m_policy);
 }
 
 std::string serialize_run_request(const RunRequest& request)

@@ -20,7 +20,7 @@ PooledRunService::PooledRunService(EnginePool& pool, std::vector<RunService*> en
     if (m_engines.size() != m_pool.size()) throw std::logic_error("PooledRunService: one RunService per engine");
 }
 
-net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::RunRequest request, std::uint32_t owner_uid,
+net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::ValidRunRequest request, std::uint32_t owner_uid,
                                                                  net::cancellation_slot cancelled)
 {
     // The client's disconnection reaches whichever engine runs the request, and ends the tries.

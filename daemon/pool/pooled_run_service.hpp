@@ -25,7 +25,7 @@ class PooledRunService final : public RunService {
 public:
     PooledRunService(EnginePool& pool, std::vector<RunService*> engines);
 
-    net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request, std::uint32_t owner_uid,
+    net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
                                                    net::cancellation_slot cancelled) override;
 
 private:

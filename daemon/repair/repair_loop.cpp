@@ -32,6 +32,15 @@ proto::StepError step_error(const Error& error)
     return proto::StepError{error.code, error.message};
 }
 
+// A step whose program the daemon did not run; false, as a failed step's.
+bool refused(proto::RepairStep& step, const Error& error)
+{
+    step.outcome = StepOutcome::run_refused;
+    step.detail = "The daemon did not run the program.";
+    step.error = step_error(error);
+    return false;
+}
+
 // The index of the earlier program `program` repeats, if any.
 std::optional<std::size_t> repeated(const std::vector<std::string>& earlier, const std::string& program)
 {
@@ -40,19 +49,14 @@ std::optional<std::size_t> repeated(const std::vector<std::string>& earlier, con
     return std::nullopt;
 }
 
-// Runs `source` as step.step and fills the step; true when the run succeeded.
-net::awaitable<bool> run_step(proto::RepairStep& step, const proto::RunRequest& base, std::string source,
+// Runs the request as step.step and fills the step; true when the run succeeded. A model's
+// program that is not a valid request's source (too large, not UTF-8) is refused unrun.
+net::awaitable<bool> run_step(proto::RepairStep& step, Expected<proto::ValidRunRequest> request,
                               const RepairActions& actions)
 {
-    proto::RunRequest request = base;
-    request.source = std::move(source);
-    auto answer = co_await actions.run(std::move(request));
-    if (!answer) {
-        step.outcome = StepOutcome::run_refused;
-        step.detail = "The daemon did not run the program.";
-        step.error = step_error(answer.error());
-        co_return false;
-    }
+    if (!request) co_return refused(step, request.error());
+    auto answer = co_await actions.run(std::move(*request));
+    if (!answer) co_return refused(step, answer.error());
     const bool succeeded = run_succeeded(answer->receipt);
     step.outcome = succeeded ? StepOutcome::succeeded : StepOutcome::failed;
     step.detail = how_it_ended(answer->receipt);
@@ -66,12 +70,13 @@ net::awaitable<proto::RepairRecord> run_repair(proto::RepairRequest request, Rep
 {
     proto::RepairRecord record;
     record.rounds_allowed = request.rounds;
-    record.original_sha256 = sha256_hex(request.run.source);
+    record.original_sha256 = sha256_hex(request.run.request().source);
 
     proto::RepairStep original;
     original.step = 0;
     original.program_sha256 = record.original_sha256;
-    const bool original_succeeded = co_await run_step(original, request.run, request.run.source, actions);
+    Expected<proto::ValidRunRequest> first = request.run;
+    const bool original_succeeded = co_await run_step(original, std::move(first), actions);
     record.steps.push_back(original);
     if (original_succeeded) {
         record.stop_reason = StopReason::original_succeeded;
@@ -82,9 +87,9 @@ net::awaitable<proto::RepairRecord> run_repair(proto::RepairRequest request, Rep
         record.stop_reason = StopReason::run_refused;
         co_return record;
     }
-    RepairConversation conversation(request.run.image, request.run.timeout_s);
-    conversation.add_failure(request.run.source, *original.receipt);
-    std::vector<std::string> programs{request.run.source};
+    RepairConversation conversation(request.run.request().image, request.run.request().timeout_s);
+    conversation.add_failure(request.run.request().source, *original.receipt);
+    std::vector<std::string> programs{request.run.request().source};
 
     for (int round = 1; round <= request.rounds; ++round) {
         if (auto stop = actions.stopped()) {
@@ -128,7 +133,8 @@ net::awaitable<proto::RepairRecord> run_repair(proto::RepairRequest request, Rep
             record.stop_reason = *stop;
             co_return record;
         }
-        const bool succeeded = co_await run_step(step, request.run, program, actions);
+        auto corrected = request.run.with_source(program);
+        const bool succeeded = co_await run_step(step, std::move(corrected), actions);
         record.steps.push_back(step);
         if (succeeded) {
             record.stop_reason = StopReason::fixed;

@@ -26,7 +26,7 @@
 namespace pybox::repair {
 
 struct RepairActions {
-    std::function<boost::asio::awaitable<Expected<proto::RunAnswer>>(proto::RunRequest)> run;
+    std::function<boost::asio::awaitable<Expected<proto::RunAnswer>>(proto::ValidRunRequest)> run;
     std::function<boost::asio::awaitable<Expected<model::ModelAnswer>>(std::vector<model::ModelMessage>)> ask;
     // budget_exhausted or cancelled once the repair must end; nullopt while it may go on.
     std::function<std::optional<proto::StopReason>()> stopped;

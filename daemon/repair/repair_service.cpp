@@ -58,8 +58,6 @@ net::awaitable<Expected<proto::RepairRecord>> ModelRepairService::repair(proto::
         co_return make_error("model_not_configured",
                              "This pyboxd has no model to ask: add a \"model\" object to its config.json (docs/model.md) and "
                              "restart it.");
-    if (auto valid = proto::validate_run_request(request.run); !valid) co_return valid.error();
-
     auto stop = std::make_shared<RepairStop>();
     if (cancelled.is_connected())
         cancelled.assign([stop](net::cancellation_type) { stop->stop(proto::StopReason::cancelled); });
@@ -73,7 +71,7 @@ net::awaitable<Expected<proto::RepairRecord>> ModelRepairService::repair(proto::
     });
 
     RepairActions actions;
-    actions.run = [this, stop, owner_uid](proto::RunRequest run) -> net::awaitable<Expected<proto::RunAnswer>> {
+    actions.run = [this, stop, owner_uid](proto::ValidRunRequest run) -> net::awaitable<Expected<proto::RunAnswer>> {
         StepSignal step(*stop);
         co_return co_await m_runs.run(std::move(run), owner_uid, step.slot());
     };

@@ -31,8 +31,8 @@ std::string string_at(const json::object* object, std::string_view key)
     return value != nullptr && value->is_string() ? std::string(value->get_string()) : std::string();
 }
 
-// The index entry of a receipt, from its own content.
-proto::KeptReceipt summary_of(const json::object& receipt, std::uint32_t owner_uid, std::uint64_t bytes)
+// The index entry of a kept file's receipt, read from the file (a receipt of any daemon version).
+proto::KeptReceipt kept_file_entry(const json::object& receipt, std::uint32_t owner_uid, std::uint64_t bytes)
 {
     proto::KeptReceipt kept;
     const json::object* identity = object_at(receipt, "identity");
@@ -49,6 +49,20 @@ proto::KeptReceipt summary_of(const json::object& receipt, std::uint32_t owner_u
     kept.bytes = bytes;
     kept.owner_uid = owner_uid;
     return kept;
+}
+
+// The index entry of a receipt this daemon issues.
+proto::KeptReceipt kept_receipt_entry(const proto::Receipt& receipt, std::uint32_t owner_uid, std::uint64_t bytes)
+{
+    const auto& termination = receipt.observed.termination;
+    return proto::KeptReceipt{receipt.identity.run_id,
+                              receipt.identity.created_at,
+                              receipt.identity.image,
+                              termination.exit_code,
+                              std::string(proto::to_string(termination.mechanism)),
+                              receipt.signature.has_value(),
+                              bytes,
+                              owner_uid};
 }
 
 bool older(const proto::KeptReceipt& a, const proto::KeptReceipt& b)
@@ -96,7 +110,7 @@ std::size_t ReceiptStore::load()
             ++foreign;
             continue;
         }
-        auto kept = summary_of(*receipt, owner_uid, text->size());
+        auto kept = kept_file_entry(*receipt, owner_uid, text->size());
         if (kept.run_id != run_id) {
             ++foreign;
             continue;
@@ -131,11 +145,12 @@ void ReceiptStore::apply_bounds()
     m_kept.erase(m_kept.begin(), m_kept.begin() + static_cast<std::ptrdiff_t>(dropped));
 }
 
-Expected<void> ReceiptStore::issue(json::object& receipt, std::uint32_t owner_uid)
+Expected<void> ReceiptStore::issue(proto::Receipt& receipt, std::uint32_t owner_uid)
 {
     if (auto signed_in_place = proto::sign_receipt(receipt, m_key); !signed_in_place) return signed_in_place.error();
-    const std::string text = proto::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", receipt}});
-    auto kept = summary_of(receipt, owner_uid, text.size());
+    const std::string text =
+        proto::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", proto::receipt_to_json(receipt)}});
+    auto kept = kept_receipt_entry(receipt, owner_uid, text.size());
     if (!proto::is_run_id(kept.run_id))
         return make_error("internal_error", "The receipt to keep has no run id; it was not kept.");
     if (text.size() > m_bounds.max_bytes)

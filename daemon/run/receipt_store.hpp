@@ -37,7 +37,7 @@ public:
     // Returns how many files were not kept receipts.
     std::size_t load();
 
-    Expected<void> issue(boost::json::object& receipt, std::uint32_t owner_uid) override;
+    Expected<void> issue(proto::Receipt& receipt, std::uint32_t owner_uid) override;
     Expected<proto::ReceiptList> list(std::optional<std::uint32_t> viewer) override;
     Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) override;
     bool holds(const std::string& run_id) const override;

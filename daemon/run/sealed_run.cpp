@@ -45,14 +45,12 @@ SealedRunService::SealedRunService(net::any_io_executor executor, engine::BoxEng
         m_warm_setup.count = 0;
 }
 
-net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunRequest request, std::uint32_t owner_uid,
+net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRunRequest valid, std::uint32_t owner_uid,
                                                                  net::cancellation_slot cancelled)
 {
     const auto arrived = MonoClock::now();
-    if (auto valid = proto::validate_run_request(request); !valid) co_return valid.error();
-    auto policy = proto::policy_for_image(request.image);
-    if (!policy) co_return make_error("unknown_image", "There is no image named \"" + request.image + "\".");
-    if (request.files) policy->tmpfs_bytes = limits::k_files_tmpfs_bytes;  // the seed's larger /tmp for files
+    const proto::BoxPolicy policy = valid.policy();
+    proto::RunRequest request = std::move(valid).release();
 
     bool disconnected = false;
     BoxRun* box = nullptr;  // once chosen: the client's disconnect kills its box
@@ -93,7 +91,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::RunReque
         warm->adopt(std::move(request), arrived);
         co_await warm->execute_warm();
     } else {
-        auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(request), *policy, m_runtime,
+        auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(request), policy, m_runtime,
                                              m_watch, BoxKind::cold);
         cold->begin_after(arrived);
         auto opened = co_await open_box(*cold, owner_uid, *image);

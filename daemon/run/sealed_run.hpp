@@ -68,7 +68,7 @@ public:
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {},
                      WarmSetup warm = {});
 
-    net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request, std::uint32_t owner_uid,
+    net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
                                                    net::cancellation_slot cancelled) override;
 
     // Keeps the warm boxes until stop_warm(); returns at once when there are to be none.

@@ -129,19 +129,7 @@ net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_
 {
     auto request = proto::parse_run_request(body);
     if (!request) co_return error_response(request.error());
-    auto answer = co_await m_services.runs.run(std::move(*request), owner_uid, client_gone);
-    if (!answer) co_return error_response(answer.error());
-    json::value document = proto::to_json(*answer);
-    json::object& receipt = answer->receipt.files ? document.at("receipt").as_object() : document.as_object();
-    issue_receipt(receipt, owner_uid);
-    co_return json_response(document);
-}
-
-void ApiRouter::issue_receipt(json::object& receipt, std::uint32_t owner_uid)
-{
-    if (auto issued = m_services.receipts.issue(receipt, owner_uid); !issued)
-        std::cerr << "pyboxd: the receipt of run " << receipt.at("identity").at("run_id").as_string()
-                  << " was not signed or kept: " << issued.error().message << "\n";
+    co_return from_expected(co_await m_services.runs.run(std::move(*request), owner_uid, client_gone));
 }
 
 net::awaitable<ApiResponse> ApiRouter::repair(const std::string& body, std::uint32_t owner_uid,
@@ -149,13 +137,7 @@ net::awaitable<ApiResponse> ApiRouter::repair(const std::string& body, std::uint
 {
     auto request = proto::parse_repair_request(body);
     if (!request) co_return error_response(request.error());
-    auto record = co_await m_services.repair.repair(std::move(*request), owner_uid, client_gone);
-    if (!record) co_return error_response(record.error());
-    // Each run's receipt is issued like a run's own: signed and kept.
-    json::value document = proto::to_json(*record);
-    for (auto& step : document.at("steps").as_array())
-        if (auto* receipt = step.as_object().at("receipt").if_object()) issue_receipt(*receipt, owner_uid);
-    co_return json_response(document);
+    co_return from_expected(co_await m_services.repair.repair(std::move(*request), owner_uid, client_gone));
 }
 
 net::awaitable<ApiResponse> ApiRouter::setup(const std::string& body)

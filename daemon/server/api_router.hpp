@@ -44,8 +44,8 @@ public:
     explicit ApiRouter(DaemonServices services);
 
     // `client_gone` fires when the client disconnects; a run then kills and removes its box.
-    // A run is the caller's (its uid labels the box), and so is its receipt, which the receipt
-    // keeper signs and keeps before it goes out; a caller who is not admin is refused (403
+    // A run is the caller's (its uid labels the box), and so is its receipt, which the run
+    // service issues (run/issuing_run.hpp); a caller who is not admin is refused (403
     // forbidden) what manages the engine or the images, and sees only its own attempts and receipts.
     net::awaitable<ApiResponse> handle(ApiRequest request, const Caller& caller, net::cancellation_slot client_gone);
 
@@ -54,9 +54,6 @@ private:
                                     net::cancellation_slot client_gone);
     net::awaitable<ApiResponse> repair(const std::string& body, std::uint32_t owner_uid,
                                        net::cancellation_slot client_gone);
-    // Signs and keeps a receipt the daemon answers (ReceiptKeeper); a failure is logged, and the
-    // receipt goes out all the same.
-    void issue_receipt(boost::json::object& receipt, std::uint32_t owner_uid);
     net::awaitable<ApiResponse> setup(const std::string& body);
     net::awaitable<ApiResponse> build_image(const std::string& body);
     net::awaitable<ApiResponse> remove_image(const std::string& body);

@@ -25,7 +25,7 @@ namespace pybox::daemon {
 
 namespace net = boost::asio;
 
-// Runs one sealed program. A validated request always yields a receipt (a crash, timeout or
+// Runs one sealed program. A request (validated by its parser) always yields a receipt (a crash, timeout or
 // OOM is a successful run whose receipt says so); an Error means nothing was created.
 // `owner_uid` is the user whose run it is: the box's pybox.user label, its attempt note's owner,
 // and its place in the queue, where users take turns. The cancellation slot fires when the
@@ -34,7 +34,7 @@ namespace net = boost::asio;
 class RunService {
 public:
     virtual ~RunService() = default;
-    virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest request, std::uint32_t owner_uid,
+    virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
                                                          net::cancellation_slot cancelled) = 0;
 };
 
@@ -90,15 +90,15 @@ public:
 };
 
 // The receipts the daemon issues and keeps (docs/receipt.md "Signature", docs/api.md "Receipts").
-// issue() signs a finished run's receipt in place (adding its "signature" block) and keeps it
-// as `owner_uid`'s; an Error says why it could not be signed or kept, and the run's answer goes
-// out all the same (unsigned when signing failed). list() answers the kept receipts, newest first;
+// issue() signs a finished run's receipt in place (setting its signature) and keeps it as
+// `owner_uid`'s; an Error says why it could not be signed or kept, and the run's answer goes out
+// all the same (unsigned when signing failed). list() answers the kept receipts, newest first;
 // get() one of them as it was issued, "no_such_receipt" when none of that id is kept (or it is
 // another user's). `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
 class ReceiptKeeper {
 public:
     virtual ~ReceiptKeeper() = default;
-    virtual Expected<void> issue(boost::json::object& receipt, std::uint32_t owner_uid) = 0;
+    virtual Expected<void> issue(proto::Receipt& receipt, std::uint32_t owner_uid) = 0;
     virtual Expected<proto::ReceiptList> list(std::optional<std::uint32_t> viewer) = 0;
     virtual Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) = 0;
     virtual bool holds(const std::string& run_id) const = 0;

@@ -17,9 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         return 0;
     }
     const auto again = pybox::proto::parse_repair_request(pybox::proto::serialize_repair_request(*request));
-    if (!again || again->rounds != request->rounds || again->run.source != request->run.source ||
-        again->run.timeout_s != request->run.timeout_s || again->run.image != request->run.image ||
-        again->run.output_limit_bytes != request->run.output_limit_bytes || again->run.files.has_value())
+    if (!again || again->rounds != request->rounds || again->run != request->run || again->run.request().files.has_value())
         std::abort();
     return 0;
 }

@@ -7,6 +7,7 @@
 #include "tests/support/sample_answers.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/source_text.hpp"
+#include "tests/support/valid_request.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -84,8 +85,7 @@ TEST_CASE("docs/api.md lists exactly the keys of every answer the daemon writes"
 
 TEST_CASE("docs/api.md lists exactly the keys of a repair request and of the repair record")
 {
-    RepairRequest request;
-    request.run.source = "print(1)";
+    const RepairRequest request{pybox::test::valid_request("print(1)"), 3};
     CHECK(documented_keys("### `POST /v1/repair`") == written_keys(boost::json::parse(serialize_repair_request(request))));
 
     RepairStep step;

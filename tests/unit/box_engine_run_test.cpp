@@ -8,6 +8,7 @@
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/receipt_checks.hpp"
 #include "tests/support/temp_runtime.hpp"
+#include "tests/support/valid_request.hpp"
 
 #include <boost/asio/cancellation_signal.hpp>
 
@@ -48,7 +49,7 @@ struct Fixture {
 
     proto::Receipt run(proto::RunRequest request, net::cancellation_slot slot = {})
     {
-        auto answer = test::run_to_result(io, service->run(std::move(request), 0, slot));
+        auto answer = test::run_to_result(io, service->run(test::valid_request(std::move(request)), 0, slot));
         REQUIRE(answer.has_value());
         return std::move(answer->receipt);
     }

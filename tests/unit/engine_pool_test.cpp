@@ -3,6 +3,7 @@
 #include "daemon/pool/engine_pool.hpp"
 #include "daemon/pool/pooled_run_service.hpp"
 #include "tests/support/sample_receipt.hpp"
+#include "tests/support/valid_request.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -44,7 +45,7 @@ public:
     std::chrono::milliseconds delay{0};
     int calls = 0;
 
-    net::awaitable<Expected<proto::RunAnswer>> run(proto::RunRequest, std::uint32_t, net::cancellation_slot) override
+    net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest, std::uint32_t, net::cancellation_slot) override
     {
         ++calls;
         if (delay.count() > 0) {
@@ -70,7 +71,7 @@ Expected<proto::RunAnswer> run_one(daemon::RunService& service)
 {
     net::io_context io;
     std::optional<Expected<proto::RunAnswer>> answer;
-    net::co_spawn(io, service.run(proto::RunRequest{}, 0, net::cancellation_slot()),
+    net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot()),
                   [&](std::exception_ptr error, Expected<proto::RunAnswer> result) {
                       if (error) std::rethrow_exception(error);
                       answer = std::move(result);
@@ -168,7 +169,7 @@ TEST_CASE("Two runs at once go to two engines")
     net::io_context io;
     std::vector<std::string> engines;
     for (int i = 0; i < 2; ++i)
-        net::co_spawn(io, service.run(proto::RunRequest{}, 0, net::cancellation_slot()),
+        net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot()),
                       [&](std::exception_ptr, Expected<proto::RunAnswer> answer) {
                           REQUIRE(answer.has_value());
                           engines.push_back(answer->receipt.engine->id);
@@ -254,7 +255,7 @@ TEST_CASE("A client that goes away while its run is refused as unreachable ends 
     net::io_context io;
     net::cancellation_signal client_gone;
     std::optional<Expected<proto::RunAnswer>> answer;
-    net::co_spawn(io, service.run(proto::RunRequest{}, 0, client_gone.slot()),
+    net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, client_gone.slot()),
                   [&](std::exception_ptr, Expected<proto::RunAnswer> result) { answer = std::move(result); });
     net::steady_timer timer(io, std::chrono::milliseconds(10));
     timer.async_wait([&](auto) { client_gone.emit(net::cancellation_type::terminal); });

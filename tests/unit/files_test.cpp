@@ -72,8 +72,8 @@ TEST_CASE("A run request carries files and refuses bad ones before anything runs
     request.files = pybox::proto::RunRequest::Files{{{"data/a.csv", std::string("a\0b", 3)}}, true};
     const auto parsed = pybox::proto::parse_run_request(pybox::proto::serialize_run_request(request));
     REQUIRE(parsed.has_value());
-    CHECK(parsed->files == request.files);
-    CHECK_FALSE(pybox::proto::parse_run_request(R"({"source":"x"})")->files.has_value());
+    CHECK(parsed->request().files == request.files);
+    CHECK_FALSE(pybox::proto::parse_run_request(R"({"source":"x"})")->request().files.has_value());
 
     const auto code_of = [](std::string_view body) { return pybox::proto::parse_run_request(body).error().code; };
     CHECK(code_of(R"({"source":"x","files":{"inputs":[{"name":"../a","base64":"eA=="}]}})") == "input_files_invalid");

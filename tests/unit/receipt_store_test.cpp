@@ -34,7 +34,7 @@ std::string run_id_of(int n)
 }
 
 // The sample receipt as run `n`, made n seconds after the first.
-json::object receipt_of_run(int n, std::size_t output_bytes = 3)
+pybox::proto::Receipt receipt_of_run(int n, std::size_t output_bytes = 3)
 {
     auto receipt = pybox::test::sample_receipt();
     receipt.identity.run_id = run_id_of(n);
@@ -42,7 +42,7 @@ json::object receipt_of_run(int n, std::size_t output_bytes = 3)
     std::snprintf(created, sizeof created, "2026-12-01T%02d:%02d:%02d.000000Z", n / 3600, n / 60 % 60, n % 60);
     receipt.identity.created_at = created;
     receipt.capture.stdout_stream = {std::string(output_bytes, 'o'), output_bytes};
-    return pybox::proto::receipt_to_json(receipt).as_object();
+    return receipt;
 }
 
 pybox::SigningKey key_of(const pybox::RuntimePaths& paths)
@@ -89,21 +89,21 @@ TEST_CASE("An issued receipt is signed, kept as its owner's, and served as issue
     pybox::test::TempRuntime runtime;
     const auto public_key = key_of(runtime.paths).public_key();
     ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
-    json::object receipt = receipt_of_run(1);
+    pybox::proto::Receipt receipt = receipt_of_run(1);
     REQUIRE(store.issue(receipt, 1001).has_value());
-    REQUIRE(receipt.contains("signature"));
+    REQUIRE(receipt.signature.has_value());
     CHECK(store.holds(run_id_of(1)));
 
     auto kept = store.get(run_id_of(1), 1001);
     REQUIRE(kept.has_value());
-    CHECK(*kept == json::value(receipt));
+    CHECK(*kept == pybox::proto::receipt_to_json(receipt));
     CHECK(pybox::proto::verify_receipt(pybox::proto::to_json_text(*kept), public_key).has_value());
     CHECK(store.get(run_id_of(1), 1002).error().code == "no_such_receipt");
     CHECK(store.get(run_id_of(1), std::nullopt).has_value());
     CHECK(store.get(run_id_of(2), std::nullopt).error().code == "no_such_receipt");
     CHECK(store.get("../../etc/passwd", std::nullopt).error().code == "no_such_receipt");
 
-    json::object other = receipt_of_run(2);
+    pybox::proto::Receipt other = receipt_of_run(2);
     REQUIRE(store.issue(other, 1002).has_value());
     const auto mine = store.list(1001);
     REQUIRE(mine->receipts.size() == 1);
@@ -125,7 +125,7 @@ TEST_CASE("A restarted store reads back what it kept and leaves other files alon
     {
         ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
         for (int n = 1; n <= 3; ++n) {
-            json::object receipt = receipt_of_run(n);
+            pybox::proto::Receipt receipt = receipt_of_run(n);
             REQUIRE(store.issue(receipt, 1001).has_value());
         }
     }
@@ -146,7 +146,7 @@ TEST_CASE("Over 1,000 runs the store keeps its count and byte bounds, dropping t
     ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths), bounds);
     for (int n = 1; n <= 1000; ++n) {
         // Every 10th receipt carries 16 KiB of output, so the byte bound binds before the count does.
-        json::object receipt = receipt_of_run(n, n % 10 == 0 ? 16 * 1024 : 3);
+        pybox::proto::Receipt receipt = receipt_of_run(n, n % 10 == 0 ? 16 * 1024 : 3);
         REQUIRE(store.issue(receipt, 1001).has_value());
         REQUIRE(files_in(runtime.paths.receipts_dir()) <= bounds.max_receipts);
         REQUIRE(bytes_in(runtime.paths.receipts_dir()) <= bounds.max_bytes);
@@ -172,7 +172,7 @@ TEST_CASE("The attempts answer links a settled run to its kept receipt")
 {
     pybox::test::TempRuntime runtime;
     ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
-    json::object receipt = receipt_of_run(7);
+    pybox::proto::Receipt receipt = receipt_of_run(7);
     REQUIRE(store.issue(receipt, 1001).has_value());
     const pybox::daemon::AttemptJournal journal(runtime.paths);
     for (int n : {7, 8}) {

@@ -5,6 +5,7 @@
 #include "daemon/repair/repair_loop.hpp"
 #include "daemon/repair/repair_prompt.hpp"
 #include "tests/support/sample_receipt.hpp"
+#include "tests/support/valid_request.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -35,8 +36,9 @@ struct FakeRuns {
     std::vector<std::string> programs;
     bool refuse = false;
 
-    net::awaitable<Expected<pybox::proto::RunAnswer>> run(pybox::proto::RunRequest request)
+    net::awaitable<Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest valid)
     {
+        const pybox::proto::RunRequest& request = valid.request();
         programs.push_back(request.source);
         if (refuse) co_return make_error("busy", "The run queue is full.");
         pybox::proto::RunAnswer answer;
@@ -96,11 +98,9 @@ struct Harness {
     RepairRecord repair(const std::string& source)
     {
         net::io_context io;
-        RepairRequest request;
-        request.run.source = source;
-        request.rounds = rounds;
+        const RepairRequest request{pybox::test::valid_request(source), rounds};
         pybox::repair::RepairActions actions;
-        actions.run = [this](pybox::proto::RunRequest run) { return runs.run(std::move(run)); };
+        actions.run = [this](pybox::proto::ValidRunRequest run) { return runs.run(std::move(run)); };
         actions.ask = [this](std::vector<ModelMessage> messages) { return model.ask(std::move(messages)); };
         actions.stopped = [this]() -> std::optional<StopReason> {
             return model.asked.empty() ? std::nullopt : stop_after_model;

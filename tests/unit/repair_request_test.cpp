@@ -26,19 +26,19 @@ TEST_CASE("A repair request is a run request with rounds")
 {
     auto parsed = parse_repair_request(R"J({"source": "print(1)", "timeout_s": 3, "image": "stdlib", "rounds": 2})J");
     REQUIRE(parsed.has_value());
-    CHECK(parsed->run.source == "print(1)");
-    CHECK(parsed->run.timeout_s == 3);
+    CHECK(parsed->run.request().source == "print(1)");
+    CHECK(parsed->run.request().timeout_s == 3);
     CHECK(parsed->rounds == 2);
-    CHECK_FALSE(parsed->run.files.has_value());
+    CHECK_FALSE(parsed->run.request().files.has_value());
     auto defaults = parse_repair_request(R"J({"source": "x"})J");
     REQUIRE(defaults.has_value());
     CHECK(defaults->rounds == pybox::limits::k_default_repair_rounds);
     auto again = parse_repair_request(serialize_repair_request(*parsed));
     REQUIRE(again.has_value());
     CHECK(again->rounds == 2);
-    CHECK(again->run.source == "print(1)");
-    CHECK(again->run.timeout_s == 3);
-    CHECK(again->run.image == "stdlib");
+    CHECK(again->run.request().source == "print(1)");
+    CHECK(again->run.request().timeout_s == 3);
+    CHECK(again->run.request().image == "stdlib");
 }
 
 TEST_CASE("A repair request outside its rules is refused with the run request's codes")

@@ -1,9 +1,13 @@
 #include "proto/run_request.hpp"
 
+#include "common/limits.hpp"
+#include "proto/box_policy.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <limits>
 #include <string>
+#include <type_traits>
 
 using namespace pybox::proto;
 using namespace std::string_literals;
@@ -30,10 +34,10 @@ TEST_CASE("A request with only source gets the defaults")
 {
     const auto request = parse_run_request(R"({"source": "print(6*7)\n"})");
     REQUIRE(request.has_value());
-    CHECK(request->source == "print(6*7)\n");
-    CHECK(request->timeout_s == 2.0);
-    CHECK(request->image == "stdlib");
-    CHECK(request->output_limit_bytes == 65'536);
+    CHECK(request->request().source == "print(6*7)\n");
+    CHECK(request->request().timeout_s == 2.0);
+    CHECK(request->request().image == "stdlib");
+    CHECK(request->request().output_limit_bytes == 65'536);
 }
 
 TEST_CASE("A request with every key is read exactly")
@@ -41,16 +45,16 @@ TEST_CASE("A request with every key is read exactly")
     const auto request = parse_run_request(
         R"({"source": "x", "timeout_s": 0.5, "image": "data", "output_limit_bytes": 100})");
     REQUIRE(request.has_value());
-    CHECK(request->timeout_s == 0.5);
-    CHECK(request->image == "data");
-    CHECK(request->output_limit_bytes == 100);
+    CHECK(request->request().timeout_s == 0.5);
+    CHECK(request->request().image == "data");
+    CHECK(request->request().output_limit_bytes == 100);
 }
 
 TEST_CASE("An integer timeout is accepted")
 {
     const auto request = parse_run_request(R"({"source": "x", "timeout_s": 30})");
     REQUIRE(request.has_value());
-    CHECK(request->timeout_s == 30.0);
+    CHECK(request->request().timeout_s == 30.0);
 }
 
 TEST_CASE("A timeout is kept to the millisecond, so it reads back the same")
@@ -58,11 +62,11 @@ TEST_CASE("A timeout is kept to the millisecond, so it reads back the same")
     // Found by libFuzzer: Boost.JSON 1.81 read 1.53333333333666666 written back 1 ulp off.
     const auto request = parse_run_request(R"({"source": "x", "timeout_s": 1.53333333333666666})");
     REQUIRE(request.has_value());
-    CHECK(request->timeout_s == 1.533);
-    const auto again = parse_run_request(serialize_run_request(*request));
+    CHECK(request->request().timeout_s == 1.533);
+    const auto again = parse_run_request(serialize_run_request(request->request()));
     REQUIRE(again.has_value());
-    CHECK(again->timeout_s == request->timeout_s);
-    CHECK(parse_run_request(R"({"source": "x", "timeout_s": 29.9996})")->timeout_s == 30.0);
+    CHECK(again->request().timeout_s == request->request().timeout_s);
+    CHECK(parse_run_request(R"({"source": "x", "timeout_s": 29.9996})")->request().timeout_s == 30.0);
     CHECK(error_code_of(R"({"source": "x", "timeout_s": 30.0004})") == "timeout_out_of_range");
     CHECK(error_code_of(R"({"source": "x", "timeout_s": 0.0996})") == "timeout_out_of_range");
 }
@@ -76,10 +80,10 @@ TEST_CASE("A serialized request parses back to the same values")
     request.output_limit_bytes = 1;
     const auto parsed = parse_run_request(serialize_run_request(request));
     REQUIRE(parsed.has_value());
-    CHECK(parsed->source == request.source);
-    CHECK(parsed->timeout_s == request.timeout_s);
-    CHECK(parsed->image == request.image);
-    CHECK(parsed->output_limit_bytes == request.output_limit_bytes);
+    CHECK(parsed->request().source == request.source);
+    CHECK(parsed->request().timeout_s == request.timeout_s);
+    CHECK(parsed->request().image == request.image);
+    CHECK(parsed->request().output_limit_bytes == request.output_limit_bytes);
 }
 
 TEST_CASE("A body that is not JSON is refused as invalid JSON")
@@ -233,7 +237,7 @@ TEST_CASE("An own image's name is accepted; whether it exists is the daemon's pr
 {
     const auto parsed = parse_run_request(R"({"source": "x", "image": "my-tools2"})");
     REQUIRE(parsed.has_value());
-    CHECK(parsed->image == "my-tools2");
+    CHECK(parsed->request().image == "my-tools2");
     for (const auto* bad : {"My", "-a", "a_b", "0a", "a.b", "abcdefghijklmnopqrstuvwxyz0123456"}) {
         INFO(bad);
         const auto refused = parse_run_request(R"({"source": "x", "image": ")" + std::string(bad) + "\"}");
@@ -270,7 +274,7 @@ TEST_CASE("Validation refuses a source that is not UTF-8 before it is sent")
 {
     RunRequest request;
     request.source = "print('\xff')";
-    const auto valid = validate_run_request(request);
+    const auto valid = validated_run_request(request);
     REQUIRE_FALSE(valid.has_value());
     CHECK(valid.error().code == "invalid_request");
 }
@@ -279,7 +283,39 @@ TEST_CASE("Validation refuses a timeout that is not a finite number")
 {
     RunRequest request;
     request.timeout_s = std::numeric_limits<double>::quiet_NaN();
-    CHECK_FALSE(validate_run_request(request).has_value());
+    CHECK_FALSE(validated_run_request(request).has_value());
     request.timeout_s = std::numeric_limits<double>::infinity();
-    CHECK_FALSE(validate_run_request(request).has_value());
+    CHECK_FALSE(validated_run_request(request).has_value());
+}
+
+// A ValidRunRequest comes only from the checks: nothing can make one from an unchecked request.
+static_assert(!std::is_default_constructible_v<ValidRunRequest>);
+static_assert(!std::is_constructible_v<ValidRunRequest, RunRequest>);
+static_assert(!std::is_constructible_v<ValidRunRequest, RunRequest, pybox::proto::BoxPolicy>);
+
+TEST_CASE("A valid request carries its image's policy, with the larger /tmp when it moves files")
+{
+    const auto plain = parse_run_request(R"({"source": "x", "image": "data"})");
+    REQUIRE(plain.has_value());
+    CHECK(plain->policy() == *pybox::proto::policy_for_image("data"));
+
+    const auto moving = parse_run_request(R"({"source": "x", "files": {"outputs": true}})");
+    REQUIRE(moving.has_value());
+    auto expected = *pybox::proto::policy_for_image("stdlib");
+    expected.tmpfs_bytes = pybox::limits::k_files_tmpfs_bytes;
+    CHECK(moving->policy() == expected);
+}
+
+TEST_CASE("A valid request's program is replaced only by one that passes the source checks")
+{
+    const auto request = parse_run_request(R"({"source": "x", "timeout_s": 3, "image": "data"})");
+    REQUIRE(request.has_value());
+    const auto corrected = request->with_source("print(1)\n");
+    REQUIRE(corrected.has_value());
+    CHECK(corrected->request().source == "print(1)\n");
+    CHECK(corrected->request().timeout_s == 3.0);
+    CHECK(corrected->request().image == "data");
+    CHECK(corrected->policy() == request->policy());
+    CHECK(request->with_source("print('\xff')").error().code == "invalid_request");
+    CHECK(request->with_source(std::string(pybox::limits::k_max_source_bytes + 1, 'a')).error().code == "source_too_large");
 }

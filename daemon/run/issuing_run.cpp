@@ -1,0 +1,19 @@
+#include "daemon/run/issuing_run.hpp"
+
+#include <iostream>
+#include <utility>
+
+namespace pybox::daemon {
+
+net::awaitable<Expected<proto::RunAnswer>> IssuingRunService::run(proto::ValidRunRequest request, std::uint32_t owner_uid,
+                                                                  net::cancellation_slot cancelled)
+{
+    auto answer = co_await m_runs.run(std::move(request), owner_uid, cancelled);
+    if (!answer) co_return answer;
+    if (auto issued = m_receipts.issue(answer->receipt, owner_uid); !issued)
+        std::cerr << "pyboxd: the receipt of run " << answer->receipt.identity.run_id
+                  << " was not signed or kept: " << issued.error().message << "\n";
+    co_return answer;
+}
+
+}  // namespace pybox::daemon

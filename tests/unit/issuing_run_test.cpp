@@ -1,0 +1,91 @@
+// IssuingRunService (daemon/run/issuing_run.hpp): every receipt a run answers is signed and kept
+// as the caller's before it goes out; a run that did not happen issues nothing; a receipt the
+// keeper cannot keep goes out all the same.
+#include "daemon/run/issuing_run.hpp"
+
+#include "daemon/run/installation.hpp"
+#include "daemon/run/receipt_store.hpp"
+#include "proto/json_text.hpp"
+#include "proto/receipt_signature.hpp"
+#include "tests/support/fake_engine.hpp"
+#include "tests/support/sample_receipt.hpp"
+#include "tests/support/temp_runtime.hpp"
+#include "tests/support/valid_request.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+namespace net = boost::asio;
+using pybox::Expected;
+using pybox::daemon::IssuingRunService;
+using pybox::daemon::ReceiptStore;
+
+namespace {
+
+// Answers the sample receipt as run "1...1", or refuses a program "busy" as a full queue does.
+class ScriptedRuns final : public pybox::daemon::RunService {
+public:
+    net::awaitable<Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest request, std::uint32_t,
+                                                         net::cancellation_slot) override
+    {
+        if (request.request().source == "busy") co_return pybox::make_error("busy", "The run queue is full.");
+        auto receipt = pybox::test::sample_receipt();
+        receipt.identity.run_id = std::string(32, '1');
+        co_return pybox::proto::RunAnswer{std::move(receipt), {}};
+    }
+};
+
+struct Issuing {
+    pybox::test::TempRuntime runtime;
+    pybox::SigningKey key = *pybox::daemon::load_or_create_signing_key(runtime.paths);
+    ReceiptStore store;
+    ScriptedRuns runs;
+    IssuingRunService service{runs, store};
+    net::io_context io;
+
+    explicit Issuing(ReceiptStore::Bounds bounds = {})
+        : store(runtime.paths.receipts_dir(), *pybox::daemon::load_or_create_signing_key(runtime.paths), bounds)
+    {
+    }
+    Expected<pybox::proto::RunAnswer> run(const std::string& source, std::uint32_t owner_uid)
+    {
+        return pybox::test::run_to_result(io, service.run(pybox::test::valid_request(source), owner_uid, {}));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("A run's receipt goes out signed by the installation and is kept as the caller's")
+{
+    Issuing issuing;
+    const auto answer = issuing.run("print(1)", 1001);
+    REQUIRE(answer.has_value());
+    REQUIRE(answer->receipt.signature.has_value());
+    const std::string text = pybox::proto::to_json_text(pybox::proto::receipt_to_json(answer->receipt));
+    CHECK(pybox::proto::verify_receipt(text, issuing.key.public_key()).has_value());
+    const auto mine = issuing.store.list(1001);
+    REQUIRE(mine->receipts.size() == 1);
+    CHECK(mine->receipts.front().run_id == std::string(32, '1'));
+    CHECK(mine->receipts.front().signed_receipt);
+    CHECK(issuing.store.list(1002)->receipts.empty());
+    CHECK(*issuing.store.get(std::string(32, '1'), 1001) == pybox::proto::receipt_to_json(answer->receipt));
+}
+
+TEST_CASE("A run that did not happen issues nothing")
+{
+    Issuing issuing;
+    const auto answer = issuing.run("busy", 1001);
+    REQUIRE_FALSE(answer.has_value());
+    CHECK(answer.error().code == "busy");
+    CHECK(issuing.store.list(std::nullopt)->receipts.empty());
+}
+
+TEST_CASE("A receipt the keeper cannot keep still goes out")
+{
+    Issuing issuing(ReceiptStore::Bounds{10, 64});  // no receipt fits in 64 bytes
+    const auto answer = issuing.run("print(1)", 1001);
+    REQUIRE(answer.has_value());
+    CHECK(answer->receipt.identity.run_id == std::string(32, '1'));
+    CHECK(issuing.store.list(std::nullopt)->receipts.empty());
+}
