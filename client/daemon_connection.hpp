@@ -25,6 +25,9 @@
 
 namespace pybox::client {
 
+// How long `pybox version` and `pybox doctor` wait for GET /v1/ping: the daemon answers it at once.
+inline constexpr std::chrono::seconds k_ping_timeout{5};
+
 struct DaemonReply {
     unsigned status = 0;
     std::string body;

@@ -20,7 +20,6 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr std::chrono::seconds k_ping_timeout{5};
 // The daemon's checks wait on the engine: its status (a pool's engines too), one inspect per image.
 constexpr std::chrono::seconds k_doctor_timeout{60};
 

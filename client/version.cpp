@@ -11,12 +11,6 @@
 
 namespace pybox::client {
 
-namespace {
-
-constexpr std::chrono::seconds k_ping_timeout{5};
-
-}  // namespace
-
 std::string render_client_version()
 {
     return "pybox " + pybox::version() + " (API " + std::string(proto::k_api_version) + ")\n";

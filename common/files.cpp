@@ -1,6 +1,7 @@
 #include "common/files.hpp"
 
 #include "common/ids.hpp"
+#include "common/posix.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,28 +18,9 @@ namespace pybox {
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
-
-class Fd {
-public:
-    explicit Fd(int fd) : m_fd(fd) {}
-    ~Fd() { if (m_fd >= 0) ::close(m_fd); }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-    int release() { return std::exchange(m_fd, -1); }
-
-private:
-    int m_fd;
-};
-
-}  // namespace
-
-namespace {
-
 // Reads the open file to its end, failing with "too_large" as soon as it holds more than
 // max_bytes (so no more than max_bytes and one buffer are ever read).
-Expected<std::string> read_open_file_capped(const Fd& fd, const std::filesystem::path& file, std::size_t max_bytes)
+Expected<std::string> read_open_file_capped(const UniqueFd& fd, const std::filesystem::path& file, std::size_t max_bytes)
 {
     std::string bytes;
     char buffer[64 * 1024];
@@ -46,7 +28,7 @@ Expected<std::string> read_open_file_capped(const Fd& fd, const std::filesystem:
         const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
         if (got < 0) {
             if (errno == EINTR) continue;
-            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text() + ".");
+            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text(errno) + ".");
         }
         if (got == 0) break;
         if (bytes.size() + static_cast<std::size_t>(got) > max_bytes)
@@ -59,14 +41,14 @@ Expected<std::string> read_open_file_capped(const Fd& fd, const std::filesystem:
 Error open_failed(const std::filesystem::path& file)
 {
     if (errno == ENOENT) return make_error("file_missing", file.string() + " does not exist.");
-    return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text() + ".");
+    return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text(errno) + ".");
 }
 
 }  // namespace
 
 Expected<std::string> read_file_capped(const std::filesystem::path& file, std::size_t max_bytes)
 {
-    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return open_failed(file);
     return read_open_file_capped(fd, file, max_bytes);
 }
@@ -75,13 +57,13 @@ Expected<std::string> read_regular_file_capped(const std::filesystem::path& file
                                                bool follow_link)
 {
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
-    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_link ? 0 : O_NOFOLLOW)));
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_link ? 0 : O_NOFOLLOW)));
     if (fd.get() < 0 && errno == ELOOP && !follow_link)
         return make_error("file_unreadable", file.string() + " is a symbolic link, which is not followed here.");
     if (fd.get() < 0) return open_failed(file);
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
-        return make_error("file_unreadable", "Cannot look at " + file.string() + ": " + errno_text() + ".");
+        return make_error("file_unreadable", "Cannot look at " + file.string() + ": " + errno_text(errno) + ".");
     if (!S_ISREG(status.st_mode)) return make_error("file_unreadable", file.string() + " is not a regular file.");
     return read_open_file_capped(fd, file, max_bytes);
 }
@@ -89,29 +71,29 @@ Expected<std::string> read_regular_file_capped(const std::filesystem::path& file
 Expected<void> write_file_atomic(const std::filesystem::path& file, std::string_view bytes, unsigned mode)
 {
     const std::filesystem::path temporary = file.string() + ".tmp." + std::to_string(::getpid());
-    Fd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+    UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                  static_cast<mode_t>(mode)));
     if (fd.get() < 0)
-        return make_error("file_unwritable", "Cannot write " + temporary.string() + ": " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot write " + temporary.string() + ": " + errno_text(errno) + ".");
     std::size_t written = 0;
     while (written < bytes.size()) {
         const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
         if (put < 0) {
             if (errno == EINTR) continue;
-            const std::string why = errno_text();
+            const std::string why = errno_text(errno);
             ::unlink(temporary.c_str());
             return make_error("file_unwritable", "Writing " + temporary.string() + " failed: " + why + ".");
         }
         written += static_cast<std::size_t>(put);
     }
     if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0 || ::fsync(fd.get()) != 0) {
-        const std::string why = errno_text();
+        const std::string why = errno_text(errno);
         ::unlink(temporary.c_str());
         return make_error("file_unwritable", "Syncing " + temporary.string() + " failed: " + why + ".");
     }
     ::close(fd.release());
     if (::rename(temporary.c_str(), file.c_str()) != 0) {
-        const std::string why = errno_text();
+        const std::string why = errno_text(errno);
         ::unlink(temporary.c_str());
         return make_error("file_unwritable", "Cannot replace " + file.string() + ": " + why + ".");
     }
@@ -120,25 +102,25 @@ Expected<void> write_file_atomic(const std::filesystem::path& file, std::string_
 
 Expected<void> sync_folder(const std::filesystem::path& folder)
 {
-    Fd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    UniqueFd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (fd.get() < 0 || ::fsync(fd.get()) != 0)
-        return make_error("file_unwritable", "Cannot sync the folder " + folder.string() + ": " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot sync the folder " + folder.string() + ": " + errno_text(errno) + ".");
     return {};
 }
 
 Expected<void> append_line_synced(const std::filesystem::path& file, std::string_view line)
 {
     const bool existed = ::access(file.c_str(), F_OK) == 0;
-    Fd fd(::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    UniqueFd fd(::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (fd.get() < 0)
-        return make_error("file_unwritable", "Cannot open " + file.string() + " to append: " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot open " + file.string() + " to append: " + errno_text(errno) + ".");
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
-        return make_error("file_unwritable", "Cannot read the size of " + file.string() + ": " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot read the size of " + file.string() + ": " + errno_text(errno) + ".");
     std::string bytes;
     char last = '\n';
     if (status.st_size > 0 && ::pread(fd.get(), &last, 1, status.st_size - 1) != 1)
-        return make_error("file_unwritable", "Cannot read the end of " + file.string() + ": " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot read the end of " + file.string() + ": " + errno_text(errno) + ".");
     if (last != '\n') bytes += '\n';
     bytes.append(line);
     bytes += '\n';
@@ -147,26 +129,26 @@ Expected<void> append_line_synced(const std::filesystem::path& file, std::string
         const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
         if (put < 0) {
             if (errno == EINTR) continue;
-            return make_error("file_unwritable", "Appending to " + file.string() + " failed: " + errno_text() + ".");
+            return make_error("file_unwritable", "Appending to " + file.string() + " failed: " + errno_text(errno) + ".");
         }
         written += static_cast<std::size_t>(put);
     }
     if (::fsync(fd.get()) != 0)
-        return make_error("file_unwritable", "Syncing " + file.string() + " failed: " + errno_text() + ".");
+        return make_error("file_unwritable", "Syncing " + file.string() + " failed: " + errno_text(errno) + ".");
     if (!existed) return sync_folder(file.parent_path());
     return {};
 }
 
 Expected<FileTail> read_file_tail(const std::filesystem::path& file, std::size_t max_bytes)
 {
-    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) {
         if (errno == ENOENT) return make_error("file_missing", file.string() + " does not exist.");
-        return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text() + ".");
+        return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text(errno) + ".");
     }
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
-        return make_error("file_unreadable", "Cannot read the size of " + file.string() + ": " + errno_text() + ".");
+        return make_error("file_unreadable", "Cannot read the size of " + file.string() + ": " + errno_text(errno) + ".");
     const auto size = static_cast<std::size_t>(status.st_size);
     FileTail tail;
     tail.cut = size > max_bytes;
@@ -178,7 +160,7 @@ Expected<FileTail> read_file_tail(const std::filesystem::path& file, std::size_t
                                      start + static_cast<off_t>(got));
         if (read < 0 && errno == EINTR) continue;
         if (read < 0)
-            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text() + ".");
+            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text(errno) + ".");
         if (read == 0) break;  // the file shrank meanwhile
         got += static_cast<std::size_t>(read);
     }
@@ -191,9 +173,9 @@ namespace {
 // Opens (creating if needed) and flocks the file; returns the owning fd.
 Expected<int> lock_file(const std::filesystem::path& file, bool wait)
 {
-    Fd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (fd.get() < 0)
-        return make_error("lock_unavailable", "Cannot open " + file.string() + ": " + errno_text() + ".");
+        return make_error("lock_unavailable", "Cannot open " + file.string() + ": " + errno_text(errno) + ".");
     int result;
     do {
         result = ::flock(fd.get(), LOCK_EX | (wait ? 0 : LOCK_NB));
@@ -201,7 +183,7 @@ Expected<int> lock_file(const std::filesystem::path& file, bool wait)
     if (result != 0) {
         if (errno == EWOULDBLOCK)
             return make_error("lock_busy", file.string() + " is held by another process.");
-        return make_error("lock_unavailable", "Cannot lock " + file.string() + ": " + errno_text() + ".");
+        return make_error("lock_unavailable", "Cannot lock " + file.string() + ": " + errno_text(errno) + ".");
     }
     return fd.release();
 }
@@ -260,7 +242,7 @@ Expected<Folder> Folder::open_or_make_folder(const std::string& name) const
 {
     const std::filesystem::path path = m_path / name;
     if (::mkdirat(m_fd, name.c_str(), 0755) != 0 && errno != EEXIST)
-        return make_error("file_unwritable", "Cannot make the folder " + path.string() + ": " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot make the folder " + path.string() + ": " + errno_text(errno) + ".");
     const int fd = ::openat(m_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
         // Linux says ENOTDIR for a link here too; tell the two apart for the message.
@@ -268,7 +250,7 @@ Expected<Folder> Folder::open_or_make_folder(const std::string& name) const
             return make_error("file_unwritable", path.string() + " is a symbolic link, which is not followed.");
         return make_error("file_unwritable", path.string() + " is not a folder.");
     }
-    if (fd < 0) return make_error("file_unwritable", "Cannot open the folder " + path.string() + ": " + errno_text() + ".");
+    if (fd < 0) return make_error("file_unwritable", "Cannot open the folder " + path.string() + ": " + errno_text(errno) + ".");
     return Folder(fd, path);
 }
 
@@ -283,22 +265,22 @@ Expected<std::string> Folder::write_new_file(std::string_view prefix, std::strin
         created = ::openat(m_fd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (created >= 0 || errno != EEXIST) break;
     }
-    Fd fd(created);
+    UniqueFd fd(created);
     if (fd.get() < 0)
-        return make_error("file_unwritable", "Cannot create a file in " + m_path.string() + ": " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot create a file in " + m_path.string() + ": " + errno_text(errno) + ".");
     std::size_t written = 0;
     while (written < bytes.size()) {
         const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
         if (put < 0 && errno == EINTR) continue;
         if (put < 0) {
-            const std::string why = errno_text();
+            const std::string why = errno_text(errno);
             remove_file(name);
             return make_error("file_unwritable", "Writing a file in " + m_path.string() + " failed: " + why + ".");
         }
         written += static_cast<std::size_t>(put);
     }
     if (::close(fd.release()) != 0) {
-        const std::string why = errno_text();
+        const std::string why = errno_text(errno);
         remove_file(name);
         return make_error("file_unwritable", "Writing a file in " + m_path.string() + " failed: " + why + ".");
     }
@@ -308,7 +290,7 @@ Expected<std::string> Folder::write_new_file(std::string_view prefix, std::strin
 Expected<bool> Folder::rename_entry(const std::string& from, const std::string& to, bool replace) const
 {
     const auto failed = [&] {
-        return make_error("file_unwritable", "Cannot rename a file to " + (m_path / to).string() + ": " + errno_text() + ".");
+        return make_error("file_unwritable", "Cannot rename a file to " + (m_path / to).string() + ": " + errno_text(errno) + ".");
     };
     if (replace) {
         if (::renameat(m_fd, from.c_str(), m_fd, to.c_str()) != 0) return failed();

@@ -1,5 +1,6 @@
 #include "common/limited_process.hpp"
 
+#include "common/posix.hpp"
 #include "common/process.hpp"
 
 #include <dirent.h>
@@ -23,38 +24,12 @@ namespace pybox {
 
 namespace {
 
-std::string errno_text(int error) { return std::strerror(error); }
-
 // After the program ended (or was killed), how long its output may take to reach its end.
 constexpr std::chrono::milliseconds k_drain_after_end{250};
 
-// Owns one fd; -1 once closed.
-class Fd {
-public:
-    Fd() = default;
-    explicit Fd(int fd) : m_fd(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() { close(); }
-    int get() const { return m_fd; }
-    void reset(int fd)
-    {
-        close();
-        m_fd = fd;
-    }
-    void close()
-    {
-        if (m_fd >= 0) ::close(m_fd);
-        m_fd = -1;
-    }
-
-private:
-    int m_fd = -1;
-};
-
 struct Pipe {
-    Fd read;
-    Fd write;
+    UniqueFd read;
+    UniqueFd write;
 };
 
 bool open_pipe(Pipe& pipe)
@@ -206,7 +181,7 @@ Expected<LimitedResult> run_limited(const LimitedRun& run)
         wait_status(pid);
         return make_error("spawn_failed", "Cannot start " + run.argv[0] + ": " + errno_text(failed) + ".");
     }
-    Fd exited(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    UniqueFd exited(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (exited.get() < 0) {
         ::kill(-pid, SIGKILL);
         wait_status(pid);
@@ -238,7 +213,7 @@ Expected<LimitedResult> run_limited(const LimitedRun& run)
         }
         for (int index : {0, 1}) {
             if (watched[index].revents == 0) continue;
-            Fd& fd = index == 0 ? output.read : error.read;
+            UniqueFd& fd = index == 0 ? output.read : error.read;
             const ssize_t read = ::read(fd.get(), buffer, sizeof buffer);
             if (read < 0 && errno == EINTR) continue;
             if (read <= 0) {
@@ -272,7 +247,7 @@ Expected<LimitedResult> run_limited(const LimitedRun& run)
         if (::poll(watched, 2, static_cast<int>(k_drain_after_end.count())) <= 0) continue;
         for (int index : {0, 1}) {
             if (watched[index].revents == 0) continue;
-            Fd& fd = index == 0 ? output.read : error.read;
+            UniqueFd& fd = index == 0 ? output.read : error.read;
             const ssize_t read = ::read(fd.get(), buffer, sizeof buffer);
             if (read > 0)
                 keep(index == 0 ? result.stdout_stream : result.stderr_stream, run.output_cap, buffer,

@@ -1,5 +1,6 @@
 #include "common/process.hpp"
 
+#include "common/posix.hpp"
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -23,7 +24,6 @@ namespace pybox {
 
 namespace {
 
-std::string errno_text(int error) { return std::strerror(error); }
 
 std::vector<std::string> merged_environment(const std::map<std::string, std::string>& extra)
 {

@@ -1,5 +1,6 @@
 #include "daemon/engine/engine_entry.hpp"
 
+#include "common/posix.hpp"
 #include "daemon/engine/ssh_rules.hpp"
 
 #include <boost/json/object.hpp>
@@ -14,8 +15,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t k_max_socket_path = 107;  // sockaddr_un.sun_path without its NUL
-constexpr std::size_t k_max_path = 4096;
 constexpr std::size_t k_max_id = 32;
 constexpr std::size_t k_max_user = 32;
 constexpr std::size_t k_max_host = 253;
@@ -103,7 +102,7 @@ Expected<EngineEntry> parse_entry(const json::value& value, const std::filesyste
         if (has_ssh_keys)
             return invalid(file, index, "is a unix socket engine: engine_socket, identity_file, known_hosts and host_key "
                                         "belong to ssh engines");
-        auto socket = absolute_path(json::value(url_text.substr(7)), "url", k_max_socket_path, file, index);
+        auto socket = absolute_path(json::value(url_text.substr(7)), "url", k_max_unix_socket_path, file, index);
         if (!socket) return socket.error();
         entry.where = UnixSocketEngine{std::move(*socket)};
         return entry;
@@ -118,12 +117,12 @@ Expected<EngineEntry> parse_entry(const json::value& value, const std::filesyste
     const auto* identity_file = object->if_contains("identity_file");
     if (engine_socket == nullptr) return invalid(file, index, "needs \"engine_socket\", the engine's socket on that host");
     if (identity_file == nullptr) return invalid(file, index, "needs \"identity_file\", the private key to log in with");
-    auto remote_socket = absolute_path(*engine_socket, "engine_socket", k_max_socket_path, file, index);
+    auto remote_socket = absolute_path(*engine_socket, "engine_socket", k_max_unix_socket_path, file, index);
     if (!remote_socket) return remote_socket.error();
     if (!is_plain_remote_path(remote_socket->string()))
         return invalid(file, index, "key \"engine_socket\" may hold only letters, digits and /._@+-");
     ssh.engine_socket = std::move(*remote_socket);
-    auto identity = absolute_path(*identity_file, "identity_file", k_max_path, file, index);
+    auto identity = absolute_path(*identity_file, "identity_file", k_max_path_bytes, file, index);
     if (!identity) return identity.error();
     ssh.identity_file = std::move(*identity);
 
@@ -132,7 +131,7 @@ Expected<EngineEntry> parse_entry(const json::value& value, const std::filesyste
     if ((known_hosts == nullptr) == (host_key == nullptr))
         return invalid(file, index, "needs exactly one pinned host key: \"known_hosts\" (a file) or \"host_key\" (SHA256:...)");
     if (known_hosts != nullptr) {
-        auto path = absolute_path(*known_hosts, "known_hosts", k_max_path, file, index);
+        auto path = absolute_path(*known_hosts, "known_hosts", k_max_path_bytes, file, index);
         if (!path) return path.error();
         ssh.known_hosts = std::move(*path);
     } else {

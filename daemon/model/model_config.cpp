@@ -1,5 +1,6 @@
 #include "daemon/model/model_config.hpp"
 
+#include "common/posix.hpp"
 #include "daemon/model/model_limits.hpp"
 
 #include <algorithm>
@@ -10,7 +11,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t k_max_path = 4096;
 constexpr std::size_t k_max_model_name = 256;
 
 Error invalid(const std::filesystem::path& file, std::string_view key, std::string_view why)
@@ -23,9 +23,9 @@ Expected<std::filesystem::path> absolute_path(const json::value& value, const st
                                               std::string_view key)
 {
     const auto* text = value.if_string();
-    if (text == nullptr || text->empty() || text->front() != '/' || text->size() > k_max_path ||
+    if (text == nullptr || text->empty() || text->front() != '/' || text->size() > k_max_path_bytes ||
         std::string_view(*text).find('\0') != std::string_view::npos)
-        return invalid(file, key, "must be an absolute path of at most " + std::to_string(k_max_path) + " bytes");
+        return invalid(file, key, "must be an absolute path of at most " + std::to_string(k_max_path_bytes) + " bytes");
     return std::filesystem::path(std::string(*text)).lexically_normal();
 }
 

@@ -1,5 +1,6 @@
 #include "daemon/vm/daemon_config.hpp"
 
+#include "common/posix.hpp"
 #include "common/files.hpp"
 
 #include <boost/json/parse.hpp>
@@ -13,9 +14,6 @@ namespace json = boost::json;
 
 namespace {
 
-// A unix socket path must fit sockaddr_un.sun_path (108 bytes with the terminating NUL).
-constexpr std::size_t k_max_socket_path = 107;
-constexpr std::size_t k_max_path = 4096;
 constexpr std::size_t k_max_runtime_name = 64;
 
 Error invalid(const std::filesystem::path& file, std::string_view key, std::string_view why)
@@ -101,11 +99,11 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
     DaemonConfig config;
     for (const auto& [key, value] : *object) {
         if (key == "engine_socket") {
-            auto socket = absolute_path(value, file, key, k_max_socket_path);
+            auto socket = absolute_path(value, file, key, k_max_unix_socket_path);
             if (!socket) return socket.error();
             config.engine_socket = std::move(*socket);
         } else if (key == "dockerd") {
-            auto dockerd = absolute_path(value, file, key, k_max_path);
+            auto dockerd = absolute_path(value, file, key, k_max_path_bytes);
             if (!dockerd) return dockerd.error();
             config.dockerd = std::move(*dockerd);
         } else if (key == "runtime") {
@@ -113,21 +111,21 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             if (!runtime) return runtime.error();
             config.runtime = std::move(*runtime);
         } else if (key == "recipes_dir") {
-            auto recipes = absolute_path(value, file, key, k_max_path);
+            auto recipes = absolute_path(value, file, key, k_max_path_bytes);
             if (!recipes) return recipes.error();
             config.recipes_dir = std::move(*recipes);
         } else if (key == "image_tar_cache_dir") {
-            auto cache = absolute_path(value, file, key, k_max_path);
+            auto cache = absolute_path(value, file, key, k_max_path_bytes);
             if (!cache) return cache.error();
             config.image_tar_cache_dir = std::move(*cache);
         } else if (key == "watcher_script") {
-            auto script = absolute_path(value, file, key, k_max_path);
+            auto script = absolute_path(value, file, key, k_max_path_bytes);
             if (!script) return script.error();
             config.watcher_script = std::move(*script);
         } else if (key == "unsealed_python") {
             // The client's key (client/unsealed, docs/unsealed.md): checked here so that the file
             // stays strict; the daemon runs nothing unsealed.
-            if (auto python = absolute_path(value, file, key, k_max_path); !python) return python.error();
+            if (auto python = absolute_path(value, file, key, k_max_path_bytes); !python) return python.error();
         } else if (key == "watcher") {
             if (!value.is_bool()) return invalid(file, key, "must be true or false");
             config.watcher = value.get_bool();

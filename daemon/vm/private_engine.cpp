@@ -3,6 +3,7 @@
 #include "common/clock.hpp"
 #include "common/files.hpp"
 #include "common/limits.hpp"
+#include "common/posix.hpp"
 #include "common/process.hpp"
 #include "common/scoped_flag.hpp"
 #include "daemon/engine/engine_client.hpp"
@@ -29,7 +30,6 @@ constexpr std::chrono::milliseconds k_stop_grace = 15s;
 constexpr std::chrono::milliseconds k_containerd_grace = 5s;
 constexpr std::chrono::milliseconds k_kill_wait = 5s;
 constexpr std::chrono::milliseconds k_unmount_wait = 3s;
-constexpr std::size_t k_max_socket_path = 107;  // sockaddr_un.sun_path without the NUL
 constexpr std::size_t k_max_log_read = 1 << 20;
 constexpr std::string_view k_no_images_note = "no images built yet: run `pybox setup`";
 
@@ -149,10 +149,10 @@ net::awaitable<Expected<proto::EngineStartAnswer>> PrivateEngine::start()
                                                          "(apt-get install docker.io) or set \"dockerd\" in " +
                                  m_paths.config_file().string() + ".");
     for (const auto& socket : m_layout.stale_sockets)
-        if (socket.string().size() > k_max_socket_path)
+        if (socket.string().size() > k_max_unix_socket_path)
             co_return make_error("engine_start_failed",
                                  "The engine socket path " + socket.string() + " is longer than " +
-                                     std::to_string(k_max_socket_path) +
+                                     std::to_string(k_max_unix_socket_path) +
                                      " bytes, which unix sockets cannot hold: move the runtime folder "
                                      "(PYBOX_HOME) somewhere shorter.");
     if (auto made = m_paths.ensure_private(); !made) co_return made.error();

@@ -4,6 +4,7 @@
 // socket as fd 3, LISTEN_FDS and LISTEN_PID set to pyboxd's own pid (through /bin/sh, whose pid
 // `exec` hands to pyboxd), in a runtime folder of its own whose boxes run on the suite's engine.
 #include "common/files.hpp"
+#include "common/posix.hpp"
 #include "common/version.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/build_paths.hpp"
@@ -34,17 +35,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// An fd closed when the object goes away.
-class Fd {
-public:
-    explicit Fd(int fd) : m_fd(fd) { REQUIRE(m_fd >= 0); }
-    ~Fd() { ::close(m_fd); }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return m_fd; }
-
-private:
-    int m_fd;
+// An fd the test needs to have opened, closed when the object goes away.
+struct Fd : pybox::UniqueFd {
+    explicit Fd(int fd) : UniqueFd(fd) { REQUIRE(fd >= 0); }
 };
 
 sockaddr_un unix_address(const fs::path& path)
