@@ -18,8 +18,6 @@ namespace json = boost::json;
 
 namespace {
 
-Error invalid(std::string message) { return make_error("invalid_request", std::move(message)); }
-
 // The string values of exactly `keys` (all required) in one JSON object.
 Expected<std::map<std::string, std::string>> string_fields(std::string_view body,
                                                            std::initializer_list<std::string_view> keys,
@@ -27,16 +25,16 @@ Expected<std::map<std::string, std::string>> string_fields(std::string_view body
 {
     const auto document = parse_request_json(body);
     if (!document) return document.error();
-    if (!document->is_object()) return invalid("The body must be one JSON object with the keys " + accepted + ".");
+    if (!document->is_object()) return invalid_request("The body must be one JSON object with the keys " + accepted + ".");
     std::map<std::string, std::string> fields;
     for (const auto& [key, value] : document->get_object()) {
         if (std::find(keys.begin(), keys.end(), std::string_view(key)) == keys.end())
-            return invalid("Unknown key \"" + printable_excerpt(key) + "\"; the accepted keys are " + accepted + ".");
-        if (!value.is_string()) return invalid("\"" + std::string(key) + "\" must be a string.");
+            return invalid_request("Unknown key \"" + printable_excerpt(key) + "\"; the accepted keys are " + accepted + ".");
+        if (!value.is_string()) return invalid_request("\"" + std::string(key) + "\" must be a string.");
         fields.emplace(std::string(key), std::string(value.get_string()));
     }
     for (const auto key : keys)
-        if (!fields.contains(std::string(key))) return invalid("\"" + std::string(key) + "\" is required.");
+        if (!fields.contains(std::string(key))) return invalid_request("\"" + std::string(key) + "\" is required.");
     return fields;
 }
 
@@ -57,7 +55,7 @@ Expected<ImageBuildRequest> parse_image_build_request(std::string_view body)
     if (!name) return name.error();
     std::string recipe = std::move((*fields)["recipe"]);
     if (recipe.size() > k_max_own_recipe_bytes)
-        return invalid("\"recipe\" must be at most " + std::to_string(k_max_own_recipe_bytes) + " bytes (got " +
+        return invalid_request("\"recipe\" must be at most " + std::to_string(k_max_own_recipe_bytes) + " bytes (got " +
                        std::to_string(recipe.size()) + ").");
     return ImageBuildRequest{std::move(*name), std::move(recipe)};
 }

@@ -55,11 +55,6 @@ Enum read_name(ObjectReader& reader, std::string_view key, const NameTable<Enum,
     return Enum::unrecognized;
 }
 
-Error invalid_request(std::string message)
-{
-    return make_error("invalid_request", std::move(message));
-}
-
 json::value program_json(const std::optional<std::string>& program)
 {
     return program ? json::value(*program) : json::value(nullptr);

@@ -13,12 +13,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace pybox::proto {
 
 // Error codes: "invalid_json" (not one well-formed JSON value, too deep, bytes after it) and
 // "invalid_request" (a repeated key, named in the message).
 Expected<boost::json::value> parse_request_json(std::string_view body);
+// The error of a request whose JSON does not have the request's shape: "invalid_request".
+inline Error invalid_request(std::string message) { return make_error("invalid_request", std::move(message)); }
 
 // The same rules for other untrusted JSON text (the model service's answers), nested at most
 // `max_depth` levels; the caller words the failure. On failure `problem` is a phrase ("it is

@@ -21,11 +21,6 @@ namespace json = boost::json;
 
 namespace {
 
-Error invalid_request(std::string message)
-{
-    return make_error("invalid_request", std::move(message));
-}
-
 std::string accepted_images_text()
 {
     std::string text;

@@ -16,17 +16,15 @@ namespace json = boost::json;
 
 namespace {
 
-Error invalid(std::string message) { return make_error("invalid_request", std::move(message)); }
-
 Expected<std::vector<std::string>> parse_images(const json::value& value)
 {
-    if (!value.is_array()) return invalid("\"images\" must be an array of image names.");
+    if (!value.is_array()) return invalid_request("\"images\" must be an array of image names.");
     const auto& names = value.get_array();
-    if (names.empty()) return invalid("\"images\" must name at least one image.");
+    if (names.empty()) return invalid_request("\"images\" must name at least one image.");
     const auto known = known_images();
     std::vector<std::string> images;
     for (const auto& name : names) {
-        if (!name.is_string()) return invalid("\"images\" must hold only strings.");
+        if (!name.is_string()) return invalid_request("\"images\" must hold only strings.");
         std::string text(name.get_string());
         if (std::find(known.begin(), known.end(), text) == known.end())
             return make_error("unknown_image", "There is no image named \"" + text + "\".");
@@ -44,7 +42,7 @@ Expected<SetupRequest> parse_setup_request(std::string_view body)
 
     const auto document = parse_request_json(body);
     if (!document) return document.error();
-    if (!document->is_object()) return invalid("The body must be one JSON object.");
+    if (!document->is_object()) return invalid_request("The body must be one JSON object.");
 
     for (const auto& [key, value] : document->get_object()) {
         if (key == "images") {
@@ -52,10 +50,10 @@ Expected<SetupRequest> parse_setup_request(std::string_view body)
             if (!images) return images.error();
             request.images = std::move(*images);
         } else if (key == "refresh_lock") {
-            if (!value.is_bool()) return invalid("\"refresh_lock\" must be true or false.");
+            if (!value.is_bool()) return invalid_request("\"refresh_lock\" must be true or false.");
             request.refresh_lock = value.get_bool();
         } else {
-            return invalid("Unknown key \"" + std::string(key) + "\"; accepted: images, refresh_lock.");
+            return invalid_request("Unknown key \"" + std::string(key) + "\"; accepted: images, refresh_lock.");
         }
     }
     return request;
