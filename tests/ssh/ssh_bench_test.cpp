@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr Timeout k_call{20'000};
+constexpr Timeout k_bench_call{20'000};
 
 double ms_since(Clock::time_point start)
 {
@@ -39,15 +39,15 @@ net::awaitable<void> one_run(EngineClient& client, std::vector<double>& times)
     auto spec = boost::json::parse(R"({"Image": ")" + std::string(test::k_tiny_image) +
                                    R"(", "Cmd": ["/bin/sh", "-c", "true"], "HostConfig": {"NetworkMode": "none"}})")
                     .as_object();
-    auto created = co_await client.create_container(spec, "", k_call);
+    auto created = co_await client.create_container(spec, "", k_bench_call);
     if (!created) throw ErrorException(created.error());
-    auto waiting = co_await client.begin_wait(created->id, k_call);
+    auto waiting = co_await client.begin_wait(created->id, k_bench_call);
     if (!waiting) throw ErrorException(waiting.error());
-    auto started = co_await client.start_container(created->id, k_call);
+    auto started = co_await client.start_container(created->id, k_bench_call);
     if (!started) throw ErrorException(started.error());
-    auto exited = co_await (*waiting)->result(k_call);
+    auto exited = co_await (*waiting)->result(k_bench_call);
     if (!exited) throw ErrorException(exited.error());
-    auto removed = co_await client.remove_container(created->id, k_call);
+    auto removed = co_await client.remove_container(created->id, k_bench_call);
     if (!removed) throw ErrorException(removed.error());
     times.push_back(ms_since(start));
 }
@@ -65,20 +65,20 @@ TEST_CASE("Benchmark: the ssh transport against the unix socket", "[.bench]")
     EngineClient unix_socket(io.get_executor(), make_unix_socket_dialer(io.get_executor(), fixture.value("ENGINE_SOCKET")));
     std::map<std::string, std::vector<double>> times;
     test::run(io, [&]() -> net::awaitable<void> {
-        if (!(co_await ssh.ping(k_call))) throw std::runtime_error("no ping over ssh");
-        if (!(co_await unix_socket.ping(k_call))) throw std::runtime_error("no ping over the unix socket");
+        if (!(co_await ssh.ping(k_bench_call))) throw std::runtime_error("no ping over ssh");
+        if (!(co_await unix_socket.ping(k_bench_call))) throw std::runtime_error("no ping over the unix socket");
         co_await test::load_tiny_image(ssh, fixture);
         for (int round = 0; round < rounds; ++round) {
             {
                 const auto start = Clock::now();
                 SshSession fresh(fixture.engine());
-                auto ready = co_await fresh.ready(co_await net::this_coro::executor, k_call);
+                auto ready = co_await fresh.ready(co_await net::this_coro::executor, k_bench_call);
                 if (!ready) throw ErrorException(ready.error());
                 times["connect+hostkey+auth"].push_back(ms_since(start));
             }
             {
                 const auto start = Clock::now();
-                auto stream = co_await session->open_stream(co_await net::this_coro::executor, "echo x", k_call);
+                auto stream = co_await session->open_stream(co_await net::this_coro::executor, "echo x", k_bench_call);
                 if (!stream) throw ErrorException(stream.error());
                 char byte;
                 co_await net::async_read(*stream, net::buffer(&byte, 1), net::use_awaitable);
@@ -86,7 +86,7 @@ TEST_CASE("Benchmark: the ssh transport against the unix socket", "[.bench]")
             }
             for (auto* client : {&ssh, &unix_socket}) {
                 const auto start = Clock::now();
-                if (!(co_await client->ping(k_call))) throw std::runtime_error("ping failed");
+                if (!(co_await client->ping(k_bench_call))) throw std::runtime_error("ping failed");
                 times[client == &ssh ? "/_ping over ssh" : "/_ping over unix socket"].push_back(ms_since(start));
             }
             co_await one_run(ssh, times["box run over ssh"]);

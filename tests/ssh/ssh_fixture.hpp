@@ -21,6 +21,8 @@
 namespace pybox::test {
 
 inline constexpr std::string_view k_tiny_image = "pybox-ssh-tiny:1";
+// How long a test waits for one Engine API call over ssh.
+inline constexpr engine::Timeout k_call{10'000};
 
 class Fixture {
 public:

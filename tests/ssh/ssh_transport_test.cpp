@@ -34,8 +34,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr Timeout k_call{10'000};
-
 // A container of the tiny image running `script` with stdin open.
 json::object box_spec(const std::string& script)
 {

@@ -30,8 +30,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr engine::Timeout k_call{10'000};
-
 std::string random_run_id()
 {
     std::random_device random;
