@@ -1,39 +1,40 @@
-// BoxRun: one box and its run, from its identity to the filled-in receipt (docs/how-it-works.md,
-// "One sealed run"). SealedRunService drives it; it owns nothing it is given (the engine, the
-// attempt tracking and the watch setup must outlive it) and lives on the daemon's executor.
+// BoxRun: one box and its run, from its identity to its receipt (docs/how-it-works.md, "One
+// sealed run"). SealedRunService drives it; it owns nothing it is given (the engine, the attempt
+// tracking and the watch setup must outlive it) and lives on the daemon's executor. Its phases
+// write what they observe into a RunEvidence (run_evidence.hpp), and answer() assembles the
+// receipt from it (receipt_assembly.hpp).
 //
 // A cold box is made for its request: identify(), prepare_watch(), write_attempt(), then
-// execute() creates, verifies, starts and runs it, removes it and fills in the receipt.
+// execute() creates, verifies, starts and runs it, and removes it.
 //
-// A warm box is made before any request (SealedRunService keeps them: sealed_run.hpp,
-// keep_warm()): the same identify(), prepare_watch() and write_attempt(), then prepare() creates
-// it with the warm command (proto::warm_box_command: a fixed Perl PID 1 that starts
-// `python3 -I -B -u -` at once, reads the box timer's value as its first line of stdin, then
-// passes the program on and times the interpreter), verifies its policy, attaches, registers the
-// wait and starts it. Its first process then waits, reading stdin, with the interpreter up. A
-// request takes it with still_usable() (the box still runs, with the same settings, and will not
-// outlive its expiry label), adopt() and execute_warm(): at delivery the daemon writes the timer
-// line (the run's deadline + the margin) and the program and closes stdin, so the deadline and
-// the box timer both count from delivery and the program cannot set either. A warm box that is
-// not used is removed with discard(). A box never runs two programs.
+// A warm box is made before any request (a WarmBoxKeeper keeps them: warm_box_keeper.hpp): the
+// same identify(), prepare_watch() and write_attempt(), then prepare() creates it with the warm
+// command (proto::warm_box_command: a fixed Perl PID 1 that starts `python3 -I -B -u -` at once,
+// reads the box timer's value as its first line of stdin, then passes the program on and times
+// the interpreter), verifies its policy, attaches, registers the wait and starts it. Its first
+// process then waits, reading stdin, with the interpreter up. A request takes it with
+// still_usable() (the box still runs, with the same settings, and will not outlive its expiry
+// label), adopt() and execute_warm(): at delivery the daemon writes the timer line (the run's
+// deadline + the margin) and the program and closes stdin, so the deadline and the box timer
+// both count from delivery and the program cannot set either. A warm box that is not used is
+// removed with discard(). A box never runs two programs.
 #pragma once
 
 #include "common/clock.hpp"
 #include "common/limits.hpp"
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_entry.hpp"
-#include "daemon/engine/stream_demuxer.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/box_spec.hpp"
+#include "daemon/run/receipt_assembly.hpp"
+#include "daemon/run/run_evidence.hpp"
 #include "daemon/run/run_watch.hpp"
-#include "daemon/run/termination.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/json/object.hpp>
 
 #include <memory>
 #include <optional>
@@ -41,11 +42,6 @@
 #include <vector>
 
 namespace pybox::daemon {
-
-struct VerifiedImage {
-    std::string image_id;
-    std::string recipe_sha256;
-};
 
 // How runs record their attempts: the notes, this daemon's runs in progress (which the sweep
 // leaves alone; may be null) and how long a box is kept before the sweep may remove it.
@@ -57,8 +53,6 @@ struct AttemptTracking {
     // (whose sweep is that engine's) and, with the dialer's address, in each receipt's `engine`.
     std::string engine_id{engine::k_local_engine_id};
 };
-
-enum class BoxKind { cold, warm };
 
 class BoxRun {
 public:
@@ -74,17 +68,18 @@ public:
     // A cold run's turn came: its own timings start now, and the time since `arrived` (when the
     // request reached the daemon) was its wait in the queue.
     void begin_after(MonoClock::time_point arrived);
-    proto::Receipt& receipt() { return m_receipt; }
-    std::vector<proto::FileContent>& output_files() { return m_output_files; }
-    const std::string& run_id() const { return m_box.run_id; }
+    // The receipt as the evidence so far gives it (complete after execute() or execute_warm()),
+    // and a files run's output files.
+    proto::RunAnswer answer() const { return assemble_receipt(m_description, m_evidence); }
+    const RunDescription& description() const { return m_description; }
     // How long a prepared box has waited since its start (zero before it started).
     MonoClock::duration waiting_for() const
     {
-        return m_box_started ? MonoClock::now() - *m_box_started : MonoClock::duration::zero();
+        return m_evidence.box_started ? MonoClock::now() - *m_evidence.box_started : MonoClock::duration::zero();
     }
-    std::int64_t expires_at() const { return m_box.expires_at; }
+    std::int64_t expires_at() const { return m_description.box.expires_at; }
 
-    // Names the box (run id, expiry) and fills in the receipt's identity and configuration.
+    // Names the box (run id, expiry, engine) and sets its command.
     void identify(const std::string& installation_id, std::uint32_t owner_uid, const VerifiedImage& image);
     // Before the attempt is noted: places the run under its own run parent, when it is watched.
     net::awaitable<void> prepare_watch(const Expected<CgroupFacts>& cgroups);
@@ -92,12 +87,12 @@ public:
     // The client went away: stop waiting for the deadline and kill the box now.
     void cancel();
 
-    // A cold box: create, verify, start, run, remove; the receipt is complete after it.
+    // A cold box: create, verify, start, run, remove.
     net::awaitable<void> execute();
 
     // A warm box: create, verify, start with the first process waiting. False when any step
-    // failed; the box is then removed (the failure is kept in the receipt, which nobody sees
-    // but the log) and the BoxRun is done.
+    // failed; the box is then removed (the failure is kept in the evidence: answer()'s first
+    // explanation says it) and the BoxRun is done.
     net::awaitable<bool> prepare();
     // Whether a prepared warm box can take a request with `timeout_s` now: the engine reports
     // it running with the settings checked before its start, and it would end (deadline + box
@@ -106,7 +101,7 @@ public:
     // A prepared warm box takes `request` (same image): from now the run's timings count;
     // `arrived` is when the request reached the daemon, so the time until now was its wait.
     void adopt(proto::RunRequest request, MonoClock::time_point arrived);
-    // Delivers the program and runs it, removes the box; the receipt is complete after it.
+    // Delivers the program and runs it, removes the box.
     net::awaitable<void> execute_warm();
     // Removes a warm box that will not be used (unusable, expired, another image wanted, the
     // daemon stopping). Its attempt note goes with it once the removal is confirmed.
@@ -115,12 +110,12 @@ public:
 private:
     class PhaseTimer;
 
-    void note_engine_failure(std::string code, std::string message, const Error& error);
+    void note_problem(Problem::Kind kind, Error error);
     net::awaitable<bool> create_box();
     net::awaitable<bool> verify_box();
     net::awaitable<bool> start_box();
     net::awaitable<void> run_program();
-    net::awaitable<void> check_engine_gone(const Error& inspect_error);
+    net::awaitable<void> check_engine_gone(Error inspect_error);
     net::awaitable<void> feed_and_drain();
     net::awaitable<void> wait_for_exit();
     net::awaitable<void> kill_at_deadline();
@@ -128,48 +123,29 @@ private:
     net::awaitable<void> measure_engine_clock();
     net::awaitable<void> cleanup();
     net::awaitable<void> remove_box();
-    void set_request_configuration();
-    void finish();
-    void record_files();
-    std::string why_no_files_report() const;
+    void remove_attempt_note();
+    // A fresh capture of the box's output, for the request's output limit.
+    void reset_output();
 
     net::any_io_executor m_executor;
     engine::BoxEngine& m_engine;
     const AttemptTracking& m_attempts;
-    BoxKind m_kind;
-    proto::RunRequest m_request;
-    proto::BoxPolicy m_policy;
     BoxRuntime m_runtime;
-    BoxIdentity m_box;
+    RunDescription m_description;
+    RunEvidence m_evidence;
     engine::BoxSpec m_spec;  // what the box was made from (create_box)
-    proto::Receipt m_receipt;
     RunWatch m_watch;
     std::optional<RunsInProgress::Mark> m_in_progress;
 
     net::steady_timer m_deadline_timer;
     net::steady_timer m_drain_timer;
-    engine::StreamDemuxer m_demuxer;
     std::unique_ptr<engine::AttachSession> m_attach;
     std::unique_ptr<engine::WaitHandle> m_wait;
-
-    MonoClock::time_point m_started;  // the box's making, then (begin_after(), adopt()) the run's turn
-    std::optional<MonoClock::time_point> m_box_started;  // the start call's answer
-    std::optional<MonoClock::time_point> m_run_started;  // the program's delivery (a cold box: its start)
-    std::optional<KillAnswer> m_kill;  // nullopt: no kill was sent
-    std::optional<std::int64_t> m_kill_sent_unix_ns;
-    std::string m_clock_unmeasured = "the program never started, so the engine's clock was not read";
-    std::optional<Error> m_wait_error;            // the wait for the exit ended without it
-    std::optional<boost::json::object> m_engine_gone;  // the evidence that the engine went away mid-run
-    bool m_cancelled = false;
-    bool m_exited = false;
-    bool m_wait_observed_exit = false;
-    bool m_stream_ended = false;
-    bool m_create_uncertain = false;
+    std::optional<Error> m_wait_error;  // the wait for the exit ended without it
+    bool m_exited = false;              // the wait for the exit ended, however
+    bool m_create_uncertain = false;    // the create's answer did not say whether a box was made
     std::optional<std::int64_t> m_first_pid;  // a warm box's first process, read before delivery
-    std::optional<engine::BoxState> m_final_state;  // the final inspect's, when it answered
-    std::optional<std::string> m_stream_error;
     std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
-    std::vector<proto::FileContent> m_output_files;
 };
 
 }  // namespace pybox::daemon

@@ -12,16 +12,10 @@
 // could not confirm is removed again at the start of the next run that finds the engine
 // answering.
 //
-// Warm boxes (box_run.hpp): with `warm.count` above 0, keep_warm() keeps that many boxes of
-// the most recently run image created, verified and started ahead of the requests, one at a
-// time and never while a run holds its turn; a run that can use one (the same image, verified
-// again right before; no files; the box still running and ending before its expiry label)
-// takes it, else it waits for the one being prepared for its image, else it runs cold. Each
-// box is used once. A run that found a box waiting for less than k_warm_series_gap, or none,
-// is taken for one of a series (a developer's loop): the next box is then begun at once, beside
-// it, instead of after it. A warm box is replaced k_warm_box_renewed_before_expiry_s before its
-// expiry label; stop_warm() removes them all (the daemon stopping). A daemon that dies leaves
-// them to the sweep: they carry the labels and attempt notes of every box.
+// Warm boxes (box_run.hpp): a WarmBoxKeeper (warm_box_keeper.hpp) keeps `warm.count` of them,
+// made by this service as a cold box is, up to its start; a run that can use one takes it, else
+// it runs cold. keep_warm(), stop_warm(), pause_warm(), resume_warm() and wake_warm() are the
+// keeper's.
 //
 // The kernel watcher (run_watch.hpp) observes each box as `watch` says; without a CgroupHost
 // the watcher is switched off and resources are UNKNOWN. The engine's cgroup version and driver are
@@ -37,11 +31,9 @@
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_queue.hpp"
 #include "daemon/run/run_watch.hpp"
+#include "daemon/run/warm_box_keeper.hpp"
 #include "daemon/server/services.hpp"
 
-#include <boost/asio/steady_timer.hpp>
-
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -55,12 +47,6 @@ using ImageVerifier = std::function<net::awaitable<Expected<VerifiedImage>>(std:
 // The latest summary of the sweep of leftover boxes, for the receipt's cleanup section.
 using ReconciliationSummary = std::function<json::value()>;
 
-// How many warm boxes to keep (config.json warm_boxes; 0 = every run cold).
-struct WarmSetup {
-    int count = 0;
-    std::uint32_t owner_uid = 0;  // whose runs may take them: the daemon's user (owner mode only)
-};
-
 class SealedRunService final : public RunService {
 public:
     SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, BoxRuntime runtime,
@@ -71,16 +57,12 @@ public:
     net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
                                                    net::cancellation_slot cancelled) override;
 
-    // Keeps the warm boxes until stop_warm(); returns at once when there are to be none.
-    net::awaitable<void> keep_warm();
-    // Ends keep_warm() and removes the warm boxes it holds (awaiting their removal).
-    net::awaitable<void> stop_warm();
-    // Removes the warm boxes (awaiting their removal, and the end of one being made) and makes
-    // none until resume_warm(); runs meanwhile go cold. Pauses nest.
-    net::awaitable<void> pause_warm();
-    void resume_warm();
-    // Makes the missing warm boxes now, not at the keeper's next retry (an engine came up).
-    void wake_warm() { m_warm_wakeup.cancel(); }
+    // The warm boxes (WarmBoxKeeper's keep(), stop(), pause(), resume(), wake()).
+    net::awaitable<void> keep_warm() { return m_warm.keep(); }
+    net::awaitable<void> stop_warm() { return m_warm.stop(); }
+    net::awaitable<void> pause_warm() { return m_warm.pause(); }
+    void resume_warm() { m_warm.resume(); }
+    void wake_warm() { m_warm.wake(); }
 
 private:
     // Boxes whose removal a run could not confirm (the engine went away) are removed again before
@@ -98,12 +80,10 @@ private:
     // Names the box, gives it its run parent and notes the attempt; an Error creates nothing.
     net::awaitable<Expected<void>> open_box(BoxRun& box, std::uint32_t owner_uid, const VerifiedImage& image);
 
-    net::awaitable<Expected<std::unique_ptr<BoxRun>>> prepare_warm_box(std::string image_name);
-    // A ready warm box for this request, or null (run cold).
-    net::awaitable<std::unique_ptr<BoxRun>> take_warm_box(const proto::RunRequest& request, std::uint32_t owner_uid,
-                                                          const VerifiedImage& image);
-    void discard_later(std::unique_ptr<BoxRun> box);
-    net::awaitable<void> remove_warm_boxes();
+    // The keeper's MakeBox: a warm box of `image_name` for `owner_uid`'s runs, checked, opened and
+    // prepared.
+    net::awaitable<Expected<std::unique_ptr<BoxRun>>> prepare_warm_box(std::string image_name,
+                                                                       std::uint32_t owner_uid);
 
     net::any_io_executor m_executor;
     engine::BoxEngine& m_engine;
@@ -116,18 +96,7 @@ private:
     ReconciliationSummary m_reconciliation;
     RunQueue m_queue;
     std::vector<std::string> m_unconfirmed_boxes;  // container IDs, oldest first
-
-    WarmSetup m_warm_setup;
-    std::string m_warm_image = "stdlib";      // the image warm boxes are made of: the last one run
-    std::deque<std::unique_ptr<BoxRun>> m_warm;  // ready, oldest first
-    bool m_warm_preparing = false;
-    // The latest run came in a series (took a box that waited less than k_warm_series_gap, or
-    // found none ready): the keeper makes the next box at once, beside the run.
-    bool m_warm_series = false;
-    bool m_warm_stopping = false;
-    int m_warm_paused = 0;
-    net::steady_timer m_warm_wakeup;   // the keeper's wait: a run ended, a box is due for renewal
-    net::steady_timer m_warm_changed;  // runs waiting for the box being prepared
+    WarmBoxKeeper m_warm;
 };
 
 }  // namespace pybox::daemon

@@ -1,0 +1,145 @@
+// What one sealed run was asked to do (RunDescription) and what its phases observed
+// (RunEvidence), kept apart from the receipt that assemble_receipt() (receipt_assembly.hpp) makes
+// of them. BoxRun (box_run.hpp) fills both as the run goes; they are plain values, with no I/O.
+//
+// The phases write down what happened, in the order it happened, and draw no conclusion: when
+// each phase ran and how it ended, which budgets fired, what the engine answered and what it
+// refused, what the output stream carried, what the watcher read, whether the box is gone. How
+// the run ended, which explanations apply and what is unknown are the assembly's to decide.
+#pragma once
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "common/limits.hpp"
+#include "daemon/engine/engine_facts.hpp"
+#include "daemon/engine/stream_demuxer.hpp"
+#include "daemon/run/box_removal.hpp"
+#include "daemon/run/box_spec.hpp"
+#include "proto/box_policy.hpp"
+#include "proto/receipt.hpp"
+#include "proto/run_request.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pybox::daemon {
+
+// An image as checked against the image registry and the engine right before a run.
+struct VerifiedImage {
+    std::string image_id;
+    std::string recipe_sha256;
+};
+
+enum class BoxKind { cold, warm };
+
+// What was asked: the request (a warm box's is a placeholder for its image until a request
+// takes it), the box's policy, image and names, and how it is started.
+struct RunDescription {
+    BoxKind kind = BoxKind::cold;
+    proto::RunRequest request;
+    proto::BoxPolicy policy;
+    VerifiedImage image;
+    BoxIdentity box;
+    std::string created_at;  // RFC 3339, when the box was named
+    proto::EngineRef engine;
+    std::vector<std::string> command;                // the box's first process
+    std::optional<std::string> files_helper_sha256;  // runs that move files
+
+    // The box timer's value: the deadline and its margin.
+    double guest_timer_s() const { return request.timeout_s + limits::k_box_timer_margin_s; }
+};
+
+// One phase: when it began and ended on the daemon's monotonic clock, and how it ended ("ok",
+// "timeout", "failed", "skipped").
+struct PhaseRecord {
+    std::string name;
+    MonoClock::time_point begun;
+    MonoClock::time_point ended;
+    std::string outcome;
+};
+
+// Something a phase met that the receipt explains, with the failure it carries (the engine's,
+// or the attempt log's for attempt_note_stale) or the names it lists (the engine's warnings for
+// create_warnings, the mismatched fields for policy_mismatch).
+struct Problem {
+    enum class Kind {
+        create_failed,
+        attempt_note_stale,  // the container ID could not be written into the attempt note
+        create_warnings,
+        verify_failed,
+        policy_mismatch,
+        attach_failed,
+        wait_not_registered,
+        start_failed,
+        wait_failed,  // the wait for the exit ended without it
+        kill_failed,  // the kill at the deadline
+    };
+    Kind kind;
+    Error error = {};
+    std::vector<std::string> names = {};
+};
+
+// The engine stopped answering mid-run: the exit was never reported, the final inspect failed
+// and a ping failed too.
+struct EngineGone {
+    Error final_inspect;
+    Error ping;
+    std::optional<Error> wait;  // how the wait for the exit ended, when it ended without it
+};
+
+// What the kernel watcher left once the box was removed (run_watch.hpp).
+struct WatchSummary {
+    boost::json::value resources;
+    std::vector<std::pair<std::string, std::string>> unknown;
+    std::optional<std::int64_t> oom_kills;
+};
+
+struct RunEvidence {
+    // Timings. `made` is when the BoxRun was made (a warm box: the start of its making);
+    // `began` when the run's own timings start (its turn, or the request a warm box takes), and
+    // `arrived` when that request reached the daemon; `ended` when the cleanup was done.
+    MonoClock::time_point made;
+    MonoClock::time_point began;
+    std::optional<MonoClock::time_point> arrived;
+    MonoClock::time_point ended;
+    std::optional<std::vector<PhaseRecord>> preparation;  // a warm box's making, once a request took it
+    std::vector<PhaseRecord> phases;                     // in order, from `began`
+    std::vector<std::string> timeouts;                   // the budgets that fired, in that order
+    std::optional<MonoClock::time_point> box_started;    // the start call's answer...
+    std::optional<WallClock::time_point> box_started_wall;  // ...on the wall clock
+    std::optional<MonoClock::time_point> program_started;   // its delivery (a cold box: the start)
+
+    // The box, before its start.
+    std::string container_id;  // empty: none was created
+    boost::json::value effective_policy;  // the engine's settings as read back and compared
+    bool policy_verified = false;
+    std::vector<Problem> problems;  // in the order they were met
+
+    // The run and its end.
+    bool cancelled = false;  // the client went away
+    std::optional<proto::KillAnswer> kill;  // nullopt: no kill was sent
+    std::optional<std::int64_t> kill_sent_unix_ns;
+    bool exit_observed = false;  // the engine reported the exit
+    std::optional<engine::BoxState> final_state;  // the final inspect's, when it answered
+    std::optional<EngineGone> engine_gone;
+    std::optional<proto::ClockOffset> engine_clock_offset;
+    std::optional<std::string> clock_read_failed;  // why the offset was not measured, when it was tried
+    // The attach stream as the demuxer kept it (both streams up to the output limit, their
+    // totals, a malformed frame, a files run's report), whether it ended, and how it broke.
+    engine::StreamDemuxer output{0};
+    bool stream_ended = false;
+    std::optional<std::string> stream_error;
+    WatchSummary watch;
+
+    // The removal: nullopt when there was no box to remove.
+    std::optional<RemovalOutcome> removal;
+    // Why the attempt note could not be removed once the box was gone (or never made).
+    std::optional<std::string> note_not_removed;
+};
+
+}  // namespace pybox::daemon
