@@ -1,16 +1,16 @@
 // WarmBoxKeeper: the warm boxes of one run service (box_run.hpp; docs/how-it-works.md, "Warm
-// boxes"). With `count` above 0, keep() keeps that many boxes of the wanted image (the one most
-// recently run) created, verified and started ahead of the requests, one at a time and never
-// while a run holds its turn or waits for one. take() hands a run a box it can use (the same
-// image, verified again right before; no files; the run's user; the box still running and ending
-// before its expiry label), else waits for the one being made for its image, else answers null
-// (the run goes cold). Each box is handed out once. A run that found a box waiting for less than
-// k_warm_series_gap, or none, is taken for one of a series (in_series()): its service then wakes
-// the keeper, so the next box is begun at once, beside the run, instead of after it. A box is
-// replaced k_warm_box_renewed_before_expiry_s before its expiry label, and a box of an image no
-// longer wanted goes; stop() removes them all (the daemon stopping), pause() removes them and
-// makes none until resume(). A daemon that dies leaves them to the sweep: they carry the labels
-// and attempt notes of every box.
+// boxes: steps 4-8 before the request"). With `count` above 0, keep() keeps that many boxes of
+// the wanted image (the one most recently run) created, verified and started ahead of the
+// requests, one at a time and never while a run holds its turn or waits for one. take() hands a
+// run a box it can use (the same image, verified again right before; no files; the run's user;
+// the box still running and ending before its expiry label), else waits for the one being made
+// for its image, else answers null (the run goes cold). Each box is handed out once. A run that
+// found a box waiting for less than k_warm_series_gap, or none, is taken for one of a series
+// (in_series()): its service then wakes the keeper, so the next box is begun at once, beside the
+// run, instead of after it. A box is replaced k_warm_box_renewed_before_expiry_s before its
+// expiry label, and a box of an image no longer wanted goes; stop() removes them all (the daemon
+// stopping), pause() removes them and makes none until resume(). A daemon that dies leaves them
+// to the sweep: they carry the labels and attempt notes of every box.
 //
 // A box that could not be made is tried again 1 s later, doubling to 30 s (k_warm_retry_first,
 // k_warm_retry_longest), or when wake() is called; each new reason is logged to stderr once.

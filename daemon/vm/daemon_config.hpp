@@ -52,7 +52,7 @@ struct DaemonConfig {
     std::int64_t settle_after_expiry_s = limits::k_settle_after_expiry_s;
     std::int64_t sweep_interval_s = limits::k_sweep_interval_s;
     // Warm boxes kept ready per engine (0-4; 0: every run cold). None when box_expiry_s leaves a
-    // warm box no time to wait (sealed_run.hpp).
+    // warm box no time to wait (daemon/run/warm_box_keeper.hpp).
     int warm_boxes = limits::k_default_warm_boxes;
     // Engines beside the local one (engine_entry.hpp), and whether the local engine (private or
     // engine_socket) takes runs too; false leaves runs to the named engines only.

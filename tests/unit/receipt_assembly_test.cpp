@@ -35,7 +35,8 @@ constexpr std::int64_t k_expires_at = 1'900'000'000;
 // `seconds` after an arbitrary start on the monotonic clock.
 MonoClock::time_point at(double seconds)
 {
-    return MonoClock::time_point{} + std::chrono::duration_cast<MonoClock::duration>(std::chrono::duration<double>(seconds));
+    const std::chrono::duration<double> since(seconds);
+    return MonoClock::time_point{} + std::chrono::duration_cast<MonoClock::duration>(since);
 }
 
 engine::BoxState exited(int exit_code, bool oom = false)
@@ -180,7 +181,7 @@ TEST_CASE("A completed run's receipt carries its identity, configuration, engine
     CHECK(receipt.observed.resources.at("status") == "MEASURED");
     CHECK(receipt.clock_domains.engine_offset == proto::ClockOffset{-20'000, 20'000});
     CHECK(receipt.unknown.empty());
-    CHECK(receipt.lifecycle.box_started_at == rfc3339_utc(WallClock::time_point{} + std::chrono::seconds(1'800'000'000)));
+    CHECK(receipt.lifecycle.box_started_at == rfc3339_utc(*completed().box_started_wall));
     CHECK(receipt.lifecycle.last_phase == "remove");
     CHECK(receipt.lifecycle.phases.size() == 6);
     CHECK(receipt.lifecycle.phases[3].name == "run");
@@ -279,7 +280,8 @@ TEST_CASE("A failed create is CREATE_FAILED and NOT_STARTED, with nothing to rem
 {
     const auto receipt = assembled(described(), not_created());
     CHECK(codes_of(receipt) == std::vector<std::string>{"CREATE_FAILED"});
-    CHECK(explanation(receipt, "CREATE_FAILED").evidence == json::object{{"code", "engine_error"}, {"message", "refused"}});
+    CHECK(explanation(receipt, "CREATE_FAILED").evidence ==
+          json::object{{"code", "engine_error"}, {"message", "refused"}});
     CHECK(receipt.observed.termination.mechanism == TerminationMechanism::not_started);
     CHECK(receipt.cleanup.status == CleanupStatus::not_created);
     CHECK(receipt.cleanup.attempts == 0);
@@ -307,7 +309,8 @@ TEST_CASE("Create warnings are CREATE_WARNINGS listing them, after a stale attem
     CHECK(receipt.cleanup.status == CleanupStatus::removed);
 }
 
-TEST_CASE("Settings that cannot be read back are VERIFY_FAILED; settings that differ are POLICY_MISMATCH naming the fields")
+TEST_CASE("Settings that cannot be read back are VERIFY_FAILED; settings that differ are POLICY_MISMATCH, naming "
+          "the fields")
 {
     auto unread = not_created();
     unread.problems = {Problem{Problem::Kind::verify_failed, make_error("engine_timeout", "slow")}};
@@ -498,8 +501,9 @@ TEST_CASE("A warm run keeps its box's making as the preparation, and its own pha
 TEST_CASE("Budgets that fired are listed in the order they fired")
 {
     auto evidence = killed_at_deadline();
-    evidence.timeouts = {"wait", "deadline", "remove"};
-    CHECK(assembled(described(), evidence).lifecycle.timeouts == std::vector<std::string>{"wait", "deadline", "remove"});
+    const std::vector<std::string> fired{"wait", "deadline", "remove"};
+    evidence.timeouts = fired;
+    CHECK(assembled(described(), evidence).lifecycle.timeouts == fired);
 }
 
 TEST_CASE("A files run whose helper never reported is FILES_NOT_RETURNED, saying the deadline killed it")
