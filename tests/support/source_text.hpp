@@ -21,4 +21,12 @@ inline std::string read_text(const std::filesystem::path& file)
     return text.str();
 }
 
+// `text` with the first `from` replaced by `to`; fails the test when `text` has no `from`.
+inline std::string replaced(std::string text, const std::string& from, const std::string& to)
+{
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+}
+
 }  // namespace pybox::test

@@ -24,4 +24,7 @@ struct TempRuntime {
     TempRuntime& operator=(const TempRuntime&) = delete;
 };
 
+// A macOS user's runtime folder, for tests of what is derived from its paths (nothing is made).
+inline const RuntimePaths k_mac_user_paths{"/Users/ada/.pybox/runtime"};
+
 }  // namespace pybox::test

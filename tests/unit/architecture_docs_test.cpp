@@ -20,9 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using pybox::test::read_text;
 
-const fs::path k_source = pybox::test::source_dir();
-
-std::string architecture() { return read_text(k_source / "docs/architecture.md"); }
+std::string architecture() { return read_text(pybox::test::source_dir() / "docs/architecture.md"); }
 
 std::set<std::string> backticked(const std::string& text)
 {
@@ -40,7 +38,7 @@ std::map<std::string, std::set<std::string>> cmake_targets(const std::string& fo
     const std::regex defined(R"(add_(?:library|executable)\(\s*([A-Za-z0-9_]+))");
     const std::regex links(R"(target_link_libraries\(\s*([A-Za-z0-9_]+)([^)]*)\))");
     const std::regex target_name(R"(\bpybox[A-Za-z0-9_]*)");
-    for (const auto& entry : fs::recursive_directory_iterator(k_source / folder)) {
+    for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / folder)) {
         if (entry.path().filename() != "CMakeLists.txt") continue;
         const auto text = read_text(entry.path());
         for (std::sregex_iterator it(text.begin(), text.end(), defined), end; it != end; ++it) targets[(*it)[1].str()];
@@ -144,7 +142,7 @@ TEST_CASE("docs/architecture.md has a paragraph for every folder, and each names
 {
     std::set<std::string> folders{"common/", "proto/", "daemon/", "client/", "client/unsealed/", "tests/",
                                   "images/", "packaging/", "docs/", "scripts/"};
-    for (const auto& entry : fs::directory_iterator(k_source / "daemon"))
+    for (const auto& entry : fs::directory_iterator(pybox::test::source_dir() / "daemon"))
         if (entry.is_directory()) folders.insert("daemon/" + entry.path().filename().string() + "/");
     const std::regex heading(R"(^\*\*([a-z/]+/)\*\*)");
     std::set<std::string> described;
@@ -160,11 +158,11 @@ TEST_CASE("docs/architecture.md names exactly the files that include <unistd.h>"
 {
     std::set<std::string> including;
     for (const char* folder : {"common", "proto", "daemon", "client"})
-        for (const auto& entry : fs::recursive_directory_iterator(k_source / folder)) {
+        for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / folder)) {
             const auto extension = entry.path().extension();
             if (!entry.is_regular_file() || (extension != ".cpp" && extension != ".hpp")) continue;
             if (read_text(entry.path()).find("#include <unistd.h>") != std::string::npos)
-                including.insert(fs::relative(entry.path(), k_source).generic_string());
+                including.insert(fs::relative(entry.path(), pybox::test::source_dir()).generic_string());
         }
     std::set<std::string> named;
     for (const auto& word : backticked(chunk_with("`<unistd.h>`")))

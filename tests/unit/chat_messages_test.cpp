@@ -3,6 +3,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include "tests/support/source_text.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -11,6 +13,8 @@ using namespace pybox::model;
 namespace json = boost::json;
 
 namespace {
+
+using pybox::test::replaced;
 
 const std::string k_answer = R"({"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"meta/llama-3.3-70b-instruct",
   "choices":[{"index":0,"message":{"role":"assistant","content":"```python\nprint(42)\n```"},"logprobs":null,
@@ -23,13 +27,6 @@ std::string refusal(const std::string& body, const std::string& code = "model_pr
     REQUIRE_FALSE(answer.has_value());
     CHECK(answer.error().code == code);
     return answer.error().message;
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to)
-{
-    const auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    return text.replace(at, from.size(), to);
 }
 
 }  // namespace

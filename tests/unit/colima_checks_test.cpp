@@ -1,5 +1,7 @@
 #include "daemon/macos/colima_checks.hpp"
 
+#include "tests/support/temp_runtime.hpp"
+
 #include <catch2/catch.hpp>
 
 using namespace pybox;
@@ -7,7 +9,6 @@ using namespace pybox::macos;
 
 namespace {
 
-const RuntimePaths k_paths{"/Users/ada/.pybox/runtime"};
 
 // `colima status --profile pybox --json` of colima 0.10 with the profile's flags (one line).
 const std::string k_status =
@@ -155,7 +156,7 @@ TEST_CASE("Lines that are not JSON are passed over, but a forwarding PyBox canno
 
 TEST_CASE("A VM as PyBox started it passes every check")
 {
-    const auto verdict = check_colima(good_facts(), ColimaLayout(k_paths));
+    const auto verdict = check_colima(good_facts(), ColimaLayout(pybox::test::k_mac_user_paths));
     CHECK(verdict.ok());
     CHECK(verdict.reason().empty());
 }
@@ -165,7 +166,7 @@ TEST_CASE("A shared folder in the VM fails the mounts check, naming it")
     auto facts = good_facts();
     facts.mounts.push_back({"mount0", "/Users/ada", "virtiofs"});
     facts.mounts.push_back({"/Users/ada/src", "/Users/ada/src", "fuse.sshfs"});
-    const auto verdict = check_colima(facts, ColimaLayout(k_paths));
+    const auto verdict = check_colima(facts, ColimaLayout(pybox::test::k_mac_user_paths));
     CHECK(checks_of(verdict) == std::vector<std::string>{"mounts", "mounts"});
     CHECK_THAT(verdict.reason(), Catch::Contains("mounts: a shared folder (virtiofs mount0) is mounted at /Users/ada"));
 }
@@ -182,7 +183,7 @@ TEST_CASE("A forwarded port fails the ports check")
 {
     auto facts = good_facts();
     facts.forwards.ports.push_back({"TCP", "0.0.0.0:8080", "127.0.0.1:8080"});
-    const auto verdict = check_colima(facts, ColimaLayout(k_paths));
+    const auto verdict = check_colima(facts, ColimaLayout(pybox::test::k_mac_user_paths));
     CHECK(checks_of(verdict) == std::vector<std::string>{"ports"});
     CHECK_THAT(verdict.reason(), Catch::Contains("Lima forwarded TCP 0.0.0.0:8080 of the VM to 127.0.0.1:8080"));
 }
@@ -192,14 +193,14 @@ TEST_CASE("A socket forwarded anywhere but the profile's Docker and containerd s
     auto facts = good_facts();
     facts.forwards.sockets.push_back({true, "/var/run/docker.sock", "/Users/ada/.colima/default/docker.sock"});
     facts.forwards.sockets.push_back({false, "/tmp/agent.sock", "/Users/ada/.ssh/agent.sock"});
-    const auto verdict = check_colima(facts, ColimaLayout(k_paths));
+    const auto verdict = check_colima(facts, ColimaLayout(pybox::test::k_mac_user_paths));
     CHECK(checks_of(verdict) == std::vector<std::string>{"sockets", "sockets"});
     CHECK_THAT(verdict.reason(), Catch::Contains("this Mac's socket /Users/ada/.ssh/agent.sock is forwarded"));
 }
 
 TEST_CASE("The wrong runtime, arch, profile, socket, sizes, Kubernetes or an address each fail their check")
 {
-    const ColimaLayout layout(k_paths);
+    const ColimaLayout layout(pybox::test::k_mac_user_paths);
     const auto one = [&](auto change) {
         auto facts = good_facts();
         change(facts.status);
@@ -221,7 +222,7 @@ TEST_CASE("An override.yaml changed on disk fails the override check")
 {
     auto facts = good_facts();
     facts.override_on_disk = "portForwards: []\n";
-    const auto verdict = check_colima(facts, ColimaLayout(k_paths));
+    const auto verdict = check_colima(facts, ColimaLayout(pybox::test::k_mac_user_paths));
     CHECK(checks_of(verdict) == std::vector<std::string>{"override"});
     CHECK_THAT(verdict.reason(), Catch::Contains("override.yaml is not the file PyBox wrote"));
 }

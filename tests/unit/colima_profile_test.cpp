@@ -1,5 +1,7 @@
 #include "daemon/macos/colima_profile.hpp"
 
+#include "tests/support/temp_runtime.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -9,7 +11,6 @@ using namespace pybox::macos;
 
 namespace {
 
-const RuntimePaths k_paths{"/Users/ada/.pybox/runtime"};
 const std::filesystem::path k_colima = "/opt/homebrew/bin/colima";
 
 bool has_flag(const std::vector<std::string>& argv, const std::string& flag, const std::string& value)
@@ -22,7 +23,7 @@ bool has_flag(const std::vector<std::string>& argv, const std::string& flag, con
 
 TEST_CASE("The colima profile's files all live under the runtime folder, as the reference lists them")
 {
-    const ColimaLayout layout(k_paths);
+    const ColimaLayout layout(pybox::test::k_mac_user_paths);
     CHECK(layout.colima_home == "/Users/ada/.pybox/runtime/colima");
     CHECK(layout.docker_socket == "/Users/ada/.pybox/runtime/colima/pybox/docker.sock");
     CHECK(layout.containerd_socket == "/Users/ada/.pybox/runtime/colima/pybox/containerd.sock");
@@ -74,7 +75,7 @@ TEST_CASE("colima ssh runs a fixed command after --")
 
 TEST_CASE("colima runs with PyBox's own homes, the anonymous Docker config, and a PATH of trusted folders only")
 {
-    const auto env = colima_environment(ColimaLayout(k_paths), k_colima);
+    const auto env = colima_environment(ColimaLayout(pybox::test::k_mac_user_paths), k_colima);
     CHECK(env.at("COLIMA_HOME") == "/Users/ada/.pybox/runtime/colima");
     CHECK(env.at("LIMA_HOME") == "/Users/ada/.pybox/runtime/colima/_lima");
     CHECK(env.at("DOCKER_CONFIG") == "/Users/ada/.pybox/runtime/docker");

@@ -1,5 +1,9 @@
 #include "daemon/macos/colima_ssh_config.hpp"
 
+#include "tests/support/source_text.hpp"
+
+#include "tests/support/temp_runtime.hpp"
+
 #include <catch2/catch.hpp>
 
 using namespace pybox;
@@ -7,7 +11,8 @@ using namespace pybox::macos;
 
 namespace {
 
-const RuntimePaths k_paths{"/Users/ada/.pybox/runtime"};
+using pybox::test::replaced;
+
 
 // `colima ssh-config --profile pybox` with colima 0.10 and Lima 1.x on an Apple-silicon Mac.
 const std::string k_config =
@@ -38,18 +43,11 @@ const std::string k_host_key =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHBrDrVvZOPZz6u1+ItItDCcdBz11Z9swXD2365GL8// root@colima-pybox\n";
 const std::string k_fingerprint = "SHA256:VZ25S2eYzkLAezlMX5f77FRikwEEkGc2jTPQIxihLe8";
 
-std::string replaced(std::string text, const std::string& from, const std::string& to)
-{
-    const auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    return text.replace(at, from.size(), to);
-}
-
 }  // namespace
 
 TEST_CASE("colima's ssh config yields the VM's user, loopback port and Lima's key")
 {
-    const auto config = parse_colima_ssh_config(k_config, ColimaLayout(k_paths));
+    const auto config = parse_colima_ssh_config(k_config, ColimaLayout(pybox::test::k_mac_user_paths));
     REQUIRE(config.has_value());
     CHECK(config->address == engine::SshAddress{"ada", "127.0.0.1", 60022});
     CHECK(config->identity_file == "/Users/ada/.pybox/runtime/colima/_lima/_config/user");
@@ -58,7 +56,7 @@ TEST_CASE("colima's ssh config yields the VM's user, loopback port and Lima's ke
 
 TEST_CASE("An ssh config that runs commands, includes files or forwards the agent is refused")
 {
-    const ColimaLayout layout(k_paths);
+    const ColimaLayout layout(pybox::test::k_mac_user_paths);
     for (const std::string extra : {"  ProxyCommand nc %h %p\n", "  LocalCommand touch /tmp/x\n", "  Include ~/.ssh/x\n",
                                     "  ForwardAgent yes\n", "  ForwardX11 yes\n", "  LocalForward 8080 127.0.0.1:80\n",
                                     "Host other\n", "  User root\n", "  Match all\n"}) {
@@ -72,7 +70,7 @@ TEST_CASE("An ssh config that runs commands, includes files or forwards the agen
 
 TEST_CASE("An ssh config for another host, key, address or port is refused, naming what is wrong")
 {
-    const ColimaLayout layout(k_paths);
+    const ColimaLayout layout(pybox::test::k_mac_user_paths);
     const auto refused = [&](const std::string& text, const std::string& why) {
         const auto config = parse_colima_ssh_config(text, layout);
         REQUIRE_FALSE(config.has_value());
@@ -97,7 +95,7 @@ TEST_CASE("A UserKnownHostsFile other than /dev/null becomes the pinned known_ho
 {
     const auto config = parse_colima_ssh_config(
         replaced(k_config, "UserKnownHostsFile /dev/null", "UserKnownHostsFile /Users/ada/.pybox/runtime/colima/known_hosts"),
-        ColimaLayout(k_paths));
+        ColimaLayout(pybox::test::k_mac_user_paths));
     REQUIRE(config.has_value());
     CHECK(config->known_hosts == std::filesystem::path("/Users/ada/.pybox/runtime/colima/known_hosts"));
 }
@@ -134,7 +132,7 @@ TEST_CASE("The host key pin file round-trips one fingerprint and refuses anythin
 
 TEST_CASE("The watcher's ssh target is the VM's Docker socket through Lima's key with the host key pinned")
 {
-    const auto config = parse_colima_ssh_config(k_config, ColimaLayout(k_paths)).value();
+    const auto config = parse_colima_ssh_config(k_config, ColimaLayout(pybox::test::k_mac_user_paths)).value();
     const auto target = colima_ssh_engine(config, k_fingerprint);
     REQUIRE(target.has_value());
     CHECK(target->address == engine::SshAddress{"ada", "127.0.0.1", 60022});

@@ -23,8 +23,6 @@ namespace fs = std::filesystem;
 using namespace pybox;
 using pybox::test::read_text;
 
-const fs::path k_source = pybox::test::source_dir();
-
 // 8388608 -> "8,388,608".
 std::string with_commas(std::uint64_t value)
 {
@@ -40,7 +38,7 @@ std::string with_commas(std::uint64_t value)
 // The helper's line "MAX_FILES, MAX_BYTES, ... = 64, 8 << 20, ...", as name -> value.
 std::map<std::string, std::uint64_t> helper_limits()
 {
-    const std::string helper = read_text(k_source / "daemon/run/files_helper.py");
+    const std::string helper = read_text(pybox::test::source_dir() / "daemon/run/files_helper.py");
     std::smatch line;
     REQUIRE(std::regex_search(helper, line, std::regex(R"(\n(MAX_[A-Z_, ]+) = ([0-9<, ]+)\n)")));
     std::istringstream names(line[1].str()), values(line[2].str());
@@ -56,7 +54,7 @@ std::map<std::string, std::uint64_t> helper_limits()
 
 std::string doc_row(const std::string& file, const std::string& first_cell)
 {
-    std::istringstream doc(read_text(k_source / "docs" / file));
+    std::istringstream doc(read_text(pybox::test::source_dir() / "docs" / file));
     for (std::string line; std::getline(doc, line);)
         if (line.starts_with("| " + first_cell + " |")) return line;
     FAIL("docs/" << file << " has no row " << first_cell);
@@ -95,7 +93,7 @@ TEST_CASE("The reference's files rows state the limits of the code and the helpe
 
 TEST_CASE("The receipt guide lists exactly the skip reasons the parser accepts and the helper gives")
 {
-    const std::string guide = read_text(k_source / "docs/receipt.md");
+    const std::string guide = read_text(pybox::test::source_dir() / "docs/receipt.md");
     const auto table = guide.find("\n|", guide.find("Reasons in `skipped`:"));
     REQUIRE(table != std::string::npos);
     std::set<std::string> documented;
@@ -107,7 +105,7 @@ TEST_CASE("The receipt guide lists exactly the skip reasons the parser accepts a
     const std::set<std::string> parsed(std::begin(daemon::k_skip_reasons), std::end(daemon::k_skip_reasons));
     CHECK(documented == parsed);
 
-    const std::string helper = read_text(k_source / "daemon/run/files_helper.py");
+    const std::string helper = read_text(pybox::test::source_dir() / "daemon/run/files_helper.py");
     std::set<std::string> given;
     const std::regex call(R"(skip\(report, [^,]+, '([a-z_]+)'\))");
     for (std::sregex_iterator it(helper.begin(), helper.end(), call), end; it != end; ++it) given.insert((*it)[1].str());

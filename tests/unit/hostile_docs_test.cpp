@@ -22,8 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using pybox::test::read_text;
 
-const fs::path k_source = pybox::test::source_dir();
-
 struct CitedTest {
     std::string file;  // relative to the checkout
     std::string name;
@@ -42,7 +40,7 @@ std::vector<HostileCase> hostile_cases()
 {
     const std::regex heading(R"(^### ([0-9]+)\. (.+)$)");
     const std::regex cited(R"re(^- `([^`]+)`: "(.*)"$)re");
-    std::istringstream doc(read_text(k_source / "docs/hostile.md"));
+    std::istringstream doc(read_text(pybox::test::source_dir() / "docs/hostile.md"));
     std::vector<HostileCase> cases;
     bool in_case = false;
     for (std::string line; std::getline(doc, line);) {
@@ -87,7 +85,7 @@ std::map<std::string, int> test_case_names(const std::string& text)
 std::vector<fs::path> hostile_test_files()
 {
     std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(k_source / "tests/hostile"))
+    for (const auto& entry : fs::directory_iterator(pybox::test::source_dir() / "tests/hostile"))
         if (entry.path().extension() == ".cpp") files.push_back(entry.path());
     std::sort(files.begin(), files.end());
     REQUIRE_FALSE(files.empty());
@@ -114,8 +112,8 @@ TEST_CASE("Every test docs/hostile.md names is a TEST_CASE of the file it names"
         for (const auto& test : hostile.tests) {
             INFO("case " << hostile.number << ": " << test.file << ": \"" << test.name << "\"");
             REQUIRE(test.file.starts_with("tests/"));
-            REQUIRE(fs::is_regular_file(k_source / test.file));
-            if (!names_by_file.contains(test.file)) names_by_file[test.file] = test_case_names(read_text(k_source / test.file));
+            REQUIRE(fs::is_regular_file(pybox::test::source_dir() / test.file));
+            if (!names_by_file.contains(test.file)) names_by_file[test.file] = test_case_names(read_text(pybox::test::source_dir() / test.file));
             CHECK(names_by_file[test.file].contains(test.name));
         }
 }
@@ -126,7 +124,7 @@ TEST_CASE("Every TEST_CASE in tests/hostile is named in docs/hostile.md")
     for (const auto& hostile : hostile_cases())
         for (const auto& test : hostile.tests) cited.emplace(test.file, test.name);
     for (const auto& file : hostile_test_files()) {
-        const auto relative = fs::relative(file, k_source).generic_string();
+        const auto relative = fs::relative(file, pybox::test::source_dir()).generic_string();
         for (const auto& [name, line] : test_case_names(read_text(file))) {
             INFO(relative << ":" << line << ": \"" << name << "\"");
             CHECK(cited.contains({relative, name}));
@@ -143,7 +141,7 @@ TEST_CASE("A \"docs/hostile.md case N\" comment before a test in tests/hostile n
     const std::regex number("[0-9]+");
     std::size_t comments = 0;
     for (const auto& file : hostile_test_files()) {
-        const auto relative = fs::relative(file, k_source).generic_string();
+        const auto relative = fs::relative(file, pybox::test::source_dir()).generic_string();
         const auto text = read_text(file);
         const auto names = test_case_names(text);
         std::istringstream lines(text);

@@ -3,6 +3,8 @@
 
 #include "common/ids.hpp"
 
+#include "tests/support/source_text.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -12,6 +14,8 @@
 using namespace pybox::images;
 
 namespace {
+
+using pybox::test::replaced;
 
 const std::string k_recipe =
     "# comment\n"
@@ -34,13 +38,6 @@ std::string recipe_error(const std::string& text)
     REQUIRE_FALSE(parsed.has_value());
     CHECK(parsed.error().code == "recipe_invalid");
     return parsed.error().message;
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to)
-{
-    const auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    return text.replace(at, from.size(), to);
 }
 
 void require_lock_rejected(const std::string& text)

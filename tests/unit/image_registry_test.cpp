@@ -3,6 +3,8 @@
 #include "common/files.hpp"
 #include "common/ids.hpp"
 
+#include "tests/support/source_text.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -12,6 +14,8 @@ using namespace pybox;
 using namespace pybox::images;
 
 namespace {
+
+using pybox::test::replaced;
 
 ImageRecord sample_record(std::string name)
 {
@@ -33,13 +37,6 @@ void require_invalid(const std::string& text)
     const auto parsed = parse_images_file(text);
     REQUIRE_FALSE(parsed.has_value());
     CHECK(parsed.error().code == "images_file_invalid");
-}
-
-std::string replaced(std::string text, const std::string& from, const std::string& to)
-{
-    const auto at = text.find(from);
-    REQUIRE(at != std::string::npos);
-    return text.replace(at, from.size(), to);
 }
 
 struct TempRuntime {
