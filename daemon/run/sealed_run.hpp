@@ -7,8 +7,9 @@
 // lifecycle.timing.queued_s and is not part of the run's own timings. Every engine call has
 // its budget from common/limits.hpp. Once the attempt note is written, run() always returns a
 // receipt: a refusal, a crash, a deadline kill or a lost engine is recorded, never thrown.
-// Errors before that point (bad request, busy, engine unreachable, image not built or changed,
-// an attempt note the runtime folder cannot take) create nothing. A box whose removal a run
+// Errors before that point (busy, engine unreachable, image not built or changed, an attempt
+// note the runtime folder cannot take) create nothing. The request was checked by its parser
+// (proto::ValidRunRequest), and its box policy comes with it. A box whose removal a run
 // could not confirm is removed again at the start of the next run that finds the engine
 // answering.
 //
