@@ -5,6 +5,7 @@
 #include "common/sha256.hpp"
 #include "common/version.hpp"
 #include "daemon/engine/docker_facts.hpp"
+#include "tests/support/box_states.hpp"
 #include "tests/support/engine_frames.hpp"
 #include "tests/support/receipt_checks.hpp"
 
@@ -22,14 +23,12 @@ using proto::CleanupStatus;
 using proto::KillAnswer;
 using proto::TerminationMechanism;
 using test::has_code;
+using test::k_finished_ns;
 using test::phase_outcome;
 namespace json = boost::json;
 
 namespace {
 
-constexpr const char* k_started_at = "2026-11-29T20:00:05.000000000Z";
-constexpr const char* k_finished_at = "2026-11-29T20:00:05.250000001Z";
-const std::int64_t k_finished_ns = *parse_rfc3339_ns(k_finished_at);
 constexpr std::int64_t k_expires_at = 1'900'000'000;
 
 // `seconds` after an arbitrary start on the monotonic clock.
@@ -37,16 +36,6 @@ MonoClock::time_point at(double seconds)
 {
     const std::chrono::duration<double> since(seconds);
     return MonoClock::time_point{} + std::chrono::duration_cast<MonoClock::duration>(since);
-}
-
-engine::BoxState exited(int exit_code, bool oom = false)
-{
-    return engine::docker_box_state(json::object{{"State", json::object{{"Status", "exited"},
-                                                                        {"Running", false},
-                                                                        {"ExitCode", exit_code},
-                                                                        {"OOMKilled", oom},
-                                                                        {"StartedAt", k_started_at},
-                                                                        {"FinishedAt", k_finished_at}}}});
 }
 
 // The attach stream carrying `out` and `err`, kept up to `limit` bytes each.
@@ -97,7 +86,7 @@ RunEvidence completed(int exit_code = 0)
     evidence.effective_policy = json::object{{"mismatches", json::array{}}};
     evidence.policy_verified = true;
     evidence.exit_observed = true;
-    evidence.final_state = exited(exit_code);
+    evidence.final_state = test::exited_state(exit_code);
     evidence.engine_clock_offset = proto::ClockOffset{-20'000, 20'000};
     evidence.output = output("42\n");
     evidence.stream_ended = true;
@@ -231,7 +220,7 @@ TEST_CASE("A program killed at the deadline is DEADLINE_KILL, with the deadline'
 TEST_CASE("Exit code 137 with the engine's OOMKilled is OUT_OF_MEMORY")
 {
     auto evidence = completed(137);
-    evidence.final_state = exited(137, true);
+    evidence.final_state = test::exited_state(137, true);
     const auto receipt = assembled(described(), evidence);
     CHECK(receipt.observed.termination.mechanism == TerminationMechanism::out_of_memory);
     CHECK(has_code(receipt, "OUT_OF_MEMORY"));

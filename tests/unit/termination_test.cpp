@@ -2,6 +2,7 @@
 #include "daemon/engine/docker_facts.hpp"
 
 #include "common/clock.hpp"
+#include "tests/support/box_states.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,29 +12,15 @@ using namespace pybox;
 using daemon::KillAnswer;
 using proto::SignalSource;
 using proto::TerminationMechanism;
+using test::engine_state_of;
+using test::exited_state;
+using test::k_finished_ns;
 namespace json = boost::json;
 
 namespace {
 
-constexpr const char* k_started_at = "2026-11-29T20:00:05.000000000Z";
-constexpr const char* k_finished_at = "2026-11-29T20:00:05.250000001Z";
-// FinishedAt above, on the engine's clock, in unix nanoseconds.
-const std::int64_t k_finished_ns = *parse_rfc3339_ns(k_finished_at);
 // A measured offset of the engine's clock: within +-20 us of the daemon's.
 constexpr proto::ClockOffset k_offset{-20'000, 20'000};
-
-// The state the engine reports in the final inspect (Docker 20.10's State object).
-engine::BoxState engine_state_of(json::object state) { return engine::docker_box_state(json::object{{"State", std::move(state)}}); }
-
-engine::BoxState state(int exit_code, bool oom = false)
-{
-    return engine_state_of({{"Status", "exited"},
-                            {"Running", false},
-                            {"ExitCode", exit_code},
-                            {"OOMKilled", oom},
-                            {"StartedAt", k_started_at},
-                            {"FinishedAt", k_finished_at}});
-}
 
 daemon::EndEvidence evidence(const engine::BoxState& engine_state)
 {
@@ -71,7 +58,7 @@ std::string unknown(const daemon::EndVerdict& verdict, std::string_view key)
 
 TEST_CASE("A program that exits by itself is TARGET_EXIT_OBSERVED with its code")
 {
-    const auto ended = state(3);
+    const auto ended = exited_state(3);
     const auto verdict = daemon::classify_end(evidence(ended));
     CHECK(verdict.termination.mechanism == TerminationMechanism::target_exit_observed);
     CHECK(verdict.termination.exit_code == 3);
@@ -83,13 +70,13 @@ TEST_CASE("A program that exits by itself is TARGET_EXIT_OBSERVED with its code"
 
 TEST_CASE("The engine lifetime keeps the nanoseconds of the engine's timestamps")
 {
-    const auto ended = state(0);
+    const auto ended = exited_state(0);
     CHECK(daemon::classify_end(evidence(ended)).termination.engine_lifetime_s == 0.250000001);
 }
 
 TEST_CASE("An accepted kill followed by exit 137 after the kill was sent is a deadline kill by SIGKILL")
 {
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     const auto verdict = daemon::classify_end(killed(ended, KillAnswer::accepted, 5'000'000));
     CHECK(verdict.termination.mechanism == TerminationMechanism::deadline_kill);
     CHECK(verdict.termination.signal == 9);
@@ -102,7 +89,7 @@ TEST_CASE("An accepted kill followed by exit 137 after the kill was sent is a de
 
 TEST_CASE("An accepted kill with exit code 0 is the program's own exit, recorded as ended before the kill")
 {
-    const auto ended = state(0);
+    const auto ended = exited_state(0);
     const auto verdict = daemon::classify_end(killed(ended, KillAnswer::accepted, 5'000'000));
     CHECK(verdict.termination.mechanism == TerminationMechanism::target_exit_observed);
     CHECK(verdict.termination.deadline_kill_sent);
@@ -112,7 +99,7 @@ TEST_CASE("An accepted kill with exit code 0 is the program's own exit, recorded
 
 TEST_CASE("Exit 137 with FinishedAt certainly before the kill was sent is the program's own exit")
 {
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     const auto verdict = daemon::classify_end(killed(ended, KillAnswer::accepted, -1'000'000));
     CHECK(verdict.termination.mechanism == TerminationMechanism::target_exit_observed);
     CHECK_FALSE(verdict.termination.signal);
@@ -122,7 +109,7 @@ TEST_CASE("Exit 137 with FinishedAt certainly before the kill was sent is the pr
 
 TEST_CASE("Exit 137 with FinishedAt within the clock offset's uncertainty of the kill leaves the cause not established")
 {
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     const auto verdict = daemon::classify_end(killed(ended, KillAnswer::accepted, 10'000));
     CHECK(verdict.termination.mechanism == TerminationMechanism::cause_not_established);
     CHECK(has_code(verdict, "CAUSE_NOT_ESTABLISHED"));
@@ -131,7 +118,7 @@ TEST_CASE("Exit 137 with FinishedAt within the clock offset's uncertainty of the
 
 TEST_CASE("Exit 137 after an accepted kill without a measured clock offset leaves the cause not established")
 {
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     auto input = killed(ended, KillAnswer::accepted, 5'000'000);
     input.engine_clock_offset.reset();
     const auto verdict = daemon::classify_end(input);
@@ -141,7 +128,7 @@ TEST_CASE("Exit 137 after an accepted kill without a measured clock offset leave
 
 TEST_CASE("A kill the engine refused because the box had stopped is the program's own exit and still a sent kill")
 {
-    const auto ended = state(0);
+    const auto ended = exited_state(0);
     const auto verdict = daemon::classify_end(killed(ended, KillAnswer::not_running, 5'000'000));
     CHECK(verdict.termination.mechanism == TerminationMechanism::target_exit_observed);
     CHECK(verdict.termination.deadline_kill_sent);
@@ -151,7 +138,7 @@ TEST_CASE("A kill the engine refused because the box had stopped is the program'
 
 TEST_CASE("A failed kill request followed by exit 137 after it leaves the cause not established")
 {
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     const auto verdict = daemon::classify_end(killed(ended, KillAnswer::failed, 5'000'000));
     CHECK(verdict.termination.mechanism == TerminationMechanism::cause_not_established);
     CHECK(verdict.termination.deadline_kill_answer == KillAnswer::failed);
@@ -160,7 +147,7 @@ TEST_CASE("A failed kill request followed by exit 137 after it leaves the cause 
 
 TEST_CASE("A kill sent because the client went away is not called a deadline kill")
 {
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     auto input = killed(ended, KillAnswer::accepted, 5'000'000);
     input.client_gone = true;
     const auto verdict = daemon::classify_end(input);
@@ -172,7 +159,7 @@ TEST_CASE("A kill sent because the client went away is not called a deadline kil
 
 TEST_CASE("OOMKilled with exit 137 is an out-of-memory end by the OOM killer's SIGKILL")
 {
-    const auto ended = state(137, true);
+    const auto ended = exited_state(137, true);
     const auto verdict = daemon::classify_end(evidence(ended));
     CHECK(verdict.termination.mechanism == TerminationMechanism::out_of_memory);
     CHECK(verdict.termination.signal == 9);
@@ -182,7 +169,7 @@ TEST_CASE("OOMKilled with exit 137 is an out-of-memory end by the OOM killer's S
 
 TEST_CASE("OOMKilled while the program exits 0 is the program's own exit with the OOM kill recorded")
 {
-    const auto ended = state(0, true);
+    const auto ended = exited_state(0, true);
     const auto verdict = daemon::classify_end(evidence(ended));
     CHECK(verdict.termination.mechanism == TerminationMechanism::target_exit_observed);
     CHECK(verdict.termination.exit_code == 0);
@@ -193,7 +180,7 @@ TEST_CASE("OOMKilled while the program exits 0 is the program's own exit with th
 
 TEST_CASE("The kernel's OOM-kill count is evidence of the OOM explanations")
 {
-    const auto ended = state(137, true);
+    const auto ended = exited_state(137, true);
     auto input = evidence(ended);
     input.kernel_oom_kills = 2;
     const auto verdict = daemon::classify_end(input);
@@ -203,7 +190,7 @@ TEST_CASE("The kernel's OOM-kill count is evidence of the OOM explanations")
 
 TEST_CASE("A kernel OOM-kill count the engine did not report is explained and ends the run as out of memory")
 {
-    const auto ended = state(137, false);
+    const auto ended = exited_state(137, false);
     auto input = evidence(ended);
     input.kernel_oom_kills = 1;
     const auto verdict = daemon::classify_end(input);
@@ -213,7 +200,7 @@ TEST_CASE("A kernel OOM-kill count the engine did not report is explained and en
 
 TEST_CASE("A kernel OOM-kill count of zero adds nothing")
 {
-    const auto ended = state(0, false);
+    const auto ended = exited_state(0, false);
     auto input = evidence(ended);
     input.kernel_oom_kills = 0;
     const auto verdict = daemon::classify_end(input);
@@ -223,7 +210,7 @@ TEST_CASE("A kernel OOM-kill count of zero adds nothing")
 
 TEST_CASE("An OOM kill in the box followed by an established deadline kill is a deadline kill")
 {
-    const auto ended = state(137, true);
+    const auto ended = exited_state(137, true);
     const auto verdict = daemon::classify_end(killed(ended, KillAnswer::accepted, 5'000'000));
     CHECK(verdict.termination.mechanism == TerminationMechanism::deadline_kill);
     CHECK(has_code(verdict, "OOM_KILL_IN_BOX"));
@@ -231,7 +218,7 @@ TEST_CASE("An OOM kill in the box followed by an established deadline kill is a 
 
 TEST_CASE("sys.exit(137) without a kill is not reported as a signal; the signal is only inferred")
 {
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     const auto verdict = daemon::classify_end(evidence(ended));
     CHECK(verdict.termination.mechanism == TerminationMechanism::target_exit_observed);
     CHECK_FALSE(verdict.termination.signal);
@@ -245,7 +232,7 @@ TEST_CASE("sys.exit(137) without a kill is not reported as a signal; the signal 
 TEST_CASE("Exit 137 at the box timer is said to reach it, counted from the timer's start (a warm box's delivery)")
 {
     // The box lived 0.25 s; with a 0.2 s box timer a cold box reached it.
-    const auto ended = state(137);
+    const auto ended = exited_state(137);
     auto cold = evidence(ended);
     cold.guest_timer_s = 0.2;
     const auto reached = daemon::classify_end(cold);
