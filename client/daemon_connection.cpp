@@ -59,22 +59,22 @@ bool connection_lost(const boost::system::error_code& ec)
            ec == net::error::connection_reset || ec == net::error::broken_pipe;
 }
 
-http::request<http::string_body> make_request(std::string_view method, std::string_view target, std::string_view body)
+http::request<http::string_body> make_request(std::string_view method, std::string_view target, std::string_view body,
+                                              std::string_view accept = "application/json")
 {
     http::request<http::string_body> request{http::string_to_verb(method), target, 11};
     request.set(http::field::host, proto::k_host);
     request.set(http::field::user_agent, "pybox/" + pybox::version());
+    request.set(http::field::accept, accept);
     if (!body.empty()) request.set(http::field::content_type, "application/json");
     request.body() = std::string(body);
     request.prepare_payload();
     return request;
 }
 
-net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request<http::string_body> request,
-                                                  std::chrono::milliseconds timeout)
+// Connects `stream` (its deadline already set) to pyboxd's socket.
+net::awaitable<Expected<void>> connect_to(Stream& stream, const fs::path& socket)
 {
-    Stream stream(co_await net::this_coro::executor);
-    stream.expires_after(timeout);
     auto [connect_ec] = co_await stream.async_connect(Local::endpoint(socket.string()), k_tuple);
     if (connect_ec == net::error::connection_refused || connect_ec == boost::system::errc::no_such_file_or_directory)
         co_return make_error("daemon_not_running", not_running_message(sibling_pyboxd()));
@@ -83,6 +83,24 @@ net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request
                                           "pyboxd serves root and the members of the pybox group: ask an "
                                           "administrator to add you (adduser USER pybox), then log in again.");
     if (connect_ec) co_return transport_error(connect_ec, "connecting to " + socket.string());
+    co_return Expected<void>{};
+}
+
+// The error of a read of the answer that failed; `write_ec` is the sending's.
+Error read_failure(const boost::system::error_code& read_ec, const boost::system::error_code& write_ec)
+{
+    if (connection_lost(read_ec))
+        return make_error("daemon_lost", "pyboxd went away after it took the request (the connection broke while "
+                                         "reading the answer: " + read_ec.message() + ").");
+    return write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
+}
+
+net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request<http::string_body> request,
+                                                  std::chrono::milliseconds timeout)
+{
+    Stream stream(co_await net::this_coro::executor);
+    stream.expires_after(timeout);
+    if (auto connected = co_await connect_to(stream, socket); !connected) co_return connected.error();
     // A daemon with no room for the connection answers 503 and closes it without reading the
     // request, so when sending fails the answer may be waiting all the same: read it.
     auto [write_ec, written] = co_await http::async_write(stream, request, k_tuple);
@@ -90,10 +108,7 @@ net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request
     http::response_parser<http::string_body> parser;
     parser.body_limit(k_max_response_bytes);
     auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
-    if (connection_lost(read_ec))
-        co_return make_error("daemon_lost", "pyboxd went away after it took the request (the connection broke while "
-                                            "reading the answer: " + read_ec.message() + ").");
-    if (read_ec) co_return write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
+    if (read_ec) co_return read_failure(read_ec, write_ec);
     co_return DaemonReply{parser.get().result_int(), std::move(parser.get().body())};
 }
 
@@ -110,6 +125,82 @@ Expected<json::value> read_reply(const Expected<DaemonReply>& reply)
                                            (document.duplicate_key ? "it repeats the key \"" + proto::printable_excerpt(*document.duplicate_key) + "\""
                                                                    : document.problem) + ".");
     return std::move(document.value);
+}
+
+// The events of a streamed run, line by line, as its body arrives: each one before the receipt
+// goes to `on_event`; the receipt's answer (or the error event's error) ends the exchange.
+class EventLines {
+public:
+    explicit EventLines(const RunEventHandler& on_event) : m_on_event(on_event) {}
+
+    // Takes the complete lines at the front of `body` out of it. False once a line is unreadable
+    // or comes after the end; the outcome then says why.
+    bool take(std::string& body)
+    {
+        std::size_t start = 0;
+        for (std::size_t end; (end = body.find('\n', start)) != std::string::npos; start = end + 1)
+            if (!take_line(std::string_view(body).substr(start, end - start))) return false;
+        body.erase(0, start);
+        return true;
+    }
+
+    // At the end of the body: the answer, or why there is none.
+    Expected<json::value> outcome(const std::string& rest)
+    {
+        if (m_outcome) return std::move(*m_outcome);
+        return make_error("daemon_io", rest.empty() ? "pyboxd's stream of the run ended without its receipt."
+                                                    : "pyboxd's stream of the run ended inside a line.");
+    }
+
+private:
+    bool take_line(std::string_view line)
+    {
+        if (m_outcome) {
+            m_outcome = make_error("daemon_io", "pyboxd's stream of the run goes on after its receipt.");
+            return false;
+        }
+        // Tolerant: a newer daemon may add keys and events; an unknown event is skipped.
+        auto event = proto::parse_run_event(line, proto::ReadMode::tolerant);
+        if (!event) {
+            m_outcome = make_error("daemon_io", event.error().message);
+            return false;
+        }
+        using Kind = proto::RunEvent::Kind;
+        if (event->kind == Kind::receipt) m_outcome = std::move(event->answer);
+        else if (event->kind == Kind::error) m_outcome = make_error(event->error.code, event->error.message);
+        else if (event->kind != Kind::unknown) m_on_event(*event);
+        return true;
+    }
+
+    const RunEventHandler& m_on_event;
+    std::optional<Expected<json::value>> m_outcome;
+};
+
+net::awaitable<Expected<json::value>> streamed_call_on(fs::path socket, http::request<http::string_body> request,
+                                                       std::chrono::milliseconds timeout, const RunEventHandler& on_event)
+{
+    Stream stream(co_await net::this_coro::executor);
+    stream.expires_after(timeout);
+    if (auto connected = co_await connect_to(stream, socket); !connected) co_return connected.error();
+    auto [write_ec, written] = co_await http::async_write(stream, request, k_tuple);
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(k_max_response_bytes);
+    auto [head_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, k_tuple);
+    if (head_ec) co_return read_failure(head_ec, write_ec);
+    const bool streamed = parser.get().result_int() == 200 &&
+                          parser.get()[http::field::content_type] == proto::k_run_events_media_type;
+    if (!streamed) {  // an error, or a daemon that does not stream: the whole answer
+        auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
+        if (read_ec) co_return read_failure(read_ec, write_ec);
+        co_return read_reply(DaemonReply{parser.get().result_int(), std::move(parser.get().body())});
+    }
+    EventLines lines(on_event);
+    while (lines.take(parser.get().body()) && !parser.is_done()) {
+        auto [read_ec, read] = co_await http::async_read_some(stream, buffer, parser, k_tuple);
+        if (read_ec) co_return read_failure(read_ec, write_ec);
+    }
+    co_return lines.outcome(parser.get().body());
 }
 
 }  // namespace
@@ -162,6 +253,32 @@ net::awaitable<Expected<json::value>> DaemonConnection::call_async(std::string m
 {
     auto reply = co_await exchange_async(std::move(method), std::move(target), std::move(body), timeout);
     co_return read_reply(reply);
+}
+
+
+Expected<json::value> DaemonConnection::call_streamed(std::string_view target, std::string_view body,
+                                                      std::chrono::milliseconds timeout,
+                                                      const RunEventHandler& on_event) const
+{
+    net::io_context io;
+    Expected<json::value> outcome = make_error("daemon_io", "The exchange with pyboxd did not finish.");
+    net::co_spawn(io, call_streamed_async(std::string(target), std::string(body), timeout, on_event),
+                  [&](std::exception_ptr, Expected<json::value> answer) { outcome = std::move(answer); });
+    io.run();
+    return outcome;
+}
+
+net::awaitable<Expected<json::value>> DaemonConnection::call_streamed_async(std::string target, std::string body,
+                                                                            std::chrono::milliseconds timeout,
+                                                                            RunEventHandler on_event) const
+{
+    const auto socket = m_socket;
+    try {
+        co_return co_await streamed_call_on(socket, make_request("POST", target, body, proto::k_run_events_media_type),
+                                            timeout, on_event);
+    } catch (const std::exception& error) {
+        co_return make_error("daemon_io", "Cannot talk to pyboxd at " + socket.string() + ": " + error.what());
+    }
 }
 
 }  // namespace pybox::client

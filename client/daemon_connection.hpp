@@ -13,11 +13,13 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "proto/run_events.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -27,6 +29,10 @@ namespace pybox::client {
 
 // How long `pybox version` and `pybox doctor` wait for GET /v1/ping: the daemon answers it at once.
 inline constexpr std::chrono::seconds k_ping_timeout{5};
+
+// Told each event of a streamed run before its answer: started and output (docs/api.md
+// "Streamed runs"). Runs on the connection's thread or coroutine.
+using RunEventHandler = std::function<void(const proto::RunEvent&)>;
 
 struct DaemonReply {
     unsigned status = 0;
@@ -51,6 +57,16 @@ public:
     boost::asio::awaitable<Expected<boost::json::value>> call_async(std::string method, std::string target,
                                                                     std::string body,
                                                                     std::chrono::milliseconds timeout) const;
+
+    // POST /v1/runs streamed (Accept: application/x-ndjson): each event before the receipt is
+    // handed to `on_event` as it arrives, and the result is what call() answers (the receipt
+    // event's answer, or the daemon's error). A daemon that answers unstreamed is read as call()
+    // reads it, with no event told. A line of the stream that cannot be read is "daemon_io".
+    Expected<boost::json::value> call_streamed(std::string_view target, std::string_view body,
+                                               std::chrono::milliseconds timeout, const RunEventHandler& on_event) const;
+    boost::asio::awaitable<Expected<boost::json::value>> call_streamed_async(std::string target, std::string body,
+                                                                             std::chrono::milliseconds timeout,
+                                                                             RunEventHandler on_event) const;
 
 private:
     std::filesystem::path m_socket;

@@ -61,16 +61,35 @@ Error too_large()
                       "The program is larger than " + std::to_string(limits::k_max_source_bytes) + " bytes.");
 }
 
-// The program's output, then a blank line and the short view, on stdout and stderr.
-void print_run(const proto::Receipt& receipt)
-{
-    const std::string& program_stderr = receipt.capture.stderr_stream.bytes;
-    write_bytes(stdout, receipt.capture.stdout_stream.bytes);
-    write_bytes(stderr, program_stderr);
-    // A blank line between the program's words and PyBox's, on a line of its own.
-    const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
-    write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(receipt));
-}
+// The program's output on stdout and stderr as it comes (a streamed run's events), then a blank
+// line and the short view. What the receipt kept and was not shown as it came (all of it from a
+// daemon that does not stream, or an unsealed run) is written before the short view, so the
+// bytes shown are the receipt's kept bytes either way.
+class RunOutput {
+public:
+    void show(const proto::RunEvent& event)
+    {
+        if (event.kind != proto::RunEvent::Kind::output) return;
+        const bool out = event.stream == proto::OutputStream::stdout_stream;
+        write_bytes(out ? stdout : stderr, event.bytes);
+        (out ? m_shown_stdout : m_shown_stderr) += event.bytes.size();
+    }
+
+    void finish(const proto::Receipt& receipt) const
+    {
+        const std::string& program_stdout = receipt.capture.stdout_stream.bytes;
+        const std::string& program_stderr = receipt.capture.stderr_stream.bytes;
+        if (program_stdout.size() > m_shown_stdout) write_bytes(stdout, program_stdout.substr(m_shown_stdout));
+        if (program_stderr.size() > m_shown_stderr) write_bytes(stderr, program_stderr.substr(m_shown_stderr));
+        // A blank line between the program's words and PyBox's, on a line of its own.
+        const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
+        write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(receipt));
+    }
+
+private:
+    std::size_t m_shown_stdout = 0;
+    std::size_t m_shown_stderr = 0;
+};
 
 // --unsealed: no daemon, no engine (docs/unsealed.md).
 int run_exec_unsealed(const ExecOptions& options, const proto::RunRequest& request)
@@ -82,7 +101,7 @@ int run_exec_unsealed(const ExecOptions& options, const proto::RunRequest& reque
     if (options.json)
         write_bytes(stdout, proto::to_json_text(proto::receipt_to_json(*receipt)) + "\n");
     else
-        print_run(*receipt);
+        RunOutput().finish(*receipt);
     return proto::exit_code_for(*receipt);
 }
 
@@ -112,7 +131,12 @@ int run_exec(const ExecOptions& options)
     // queue, twice the deadline and the budgets never gives up on a run that may still start.
     const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
         limits::k_max_queue_wait + 2 * std::chrono::duration<double>(options.timeout_s) + k_answer_margin);
-    auto answer = connection->call("POST", "/v1/runs", proto::serialize_run_request(request), timeout);
+    // --json prints one document, so its run is not streamed; otherwise the output shows as it comes.
+    RunOutput output;
+    const std::string body = proto::serialize_run_request(request);
+    auto answer = options.json ? connection->call("POST", "/v1/runs", body, timeout)
+                               : connection->call_streamed("/v1/runs", body, timeout,
+                                                           [&output](const proto::RunEvent& event) { output.show(event); });
     if (!answer && answer.error().code == "daemon_lost")
         return fail(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
     if (!answer) return fail(answer.error());
@@ -124,7 +148,7 @@ int run_exec(const ExecOptions& options)
     if (options.json) {
         write_bytes(stdout, proto::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
     } else {
-        print_run(*receipt);
+        output.finish(*receipt);
     }
     if (!options.output_dir.empty()) {
         const auto report = write_output_files(options.output_dir, run->outputs, options.force);
@@ -165,7 +189,9 @@ Action configure_exec(CLI::App& command)
         ->type_name("FILE")
         ->required();
     command.add_option("--timeout", options->timeout_s, "Deadline in seconds (0.1-30)")->capture_default_str();
-    command.add_flag("--json", options->json, "Print the full receipt as JSON on stdout, nothing else");
+    command.add_flag("--json", options->json,
+                     "Print the full receipt as JSON on stdout, nothing else, once the run ended (without it the "
+                     "program's output shows as it prints, then the short receipt)");
     command.add_option("--image", options->image, "Image to run in (stdlib, data, or an own image)")
         ->type_name("IMAGE")
         ->capture_default_str();

@@ -147,7 +147,7 @@ private:
         json::object result;
         try {
             if (call.name == mcp::k_run_python)
-                result = co_await run_python(call.arguments);
+                result = co_await run_python(call.arguments, call.progress_token);
             else if (call.name == mcp::k_run_python_unsealed)
                 result = co_await run_python_unsealed(call.arguments);
             else
@@ -160,13 +160,26 @@ private:
         if (auto line = m_session.finish_call(call.id, std::move(result))) send(*line);
     }
 
-    net::awaitable<json::object> run_python(const json::object& arguments)
+    // With a progress token, the run is streamed and its output told as it comes
+    // (mcp::ProgressReporter); the result is the same either way.
+    net::awaitable<json::object> run_python(const json::object& arguments, std::optional<json::value> progress_token)
     {
         auto request = mcp::run_python_request(arguments);
         if (!request) co_return mcp::tool_error("Invalid arguments: " + request.error().message);
         if (!m_daemon) co_return mcp::failed_call_result(m_daemon.error());
         const auto budget = mcp::supervisor_budget(request->timeout_s);
-        auto answer = co_await m_daemon->call_async("POST", "/v1/runs", proto::serialize_run_request(*request), budget);
+        std::string body = proto::serialize_run_request(*request);
+        Expected<json::value> answer = make_error("daemon_io", "The run was not sent.");
+        if (progress_token) {
+            auto reporter = std::make_shared<mcp::ProgressReporter>(std::move(*progress_token));
+            auto tell = [this, reporter](const proto::RunEvent& event) {
+                if (m_cancelled) return;
+                if (auto line = reporter->line_for(event)) send(*line);
+            };
+            answer = co_await m_daemon->call_streamed_async("/v1/runs", std::move(body), budget, std::move(tell));
+        } else {
+            answer = co_await m_daemon->call_async("POST", "/v1/runs", std::move(body), budget);
+        }
         if (!answer && answer.error().code == "daemon_timeout")
             co_return mcp::failed_call_result(make_error(
                 "supervisor_budget_spent",

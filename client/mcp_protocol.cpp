@@ -203,7 +203,11 @@ Reaction Session::on_request(const json::value& id, std::string_view method, con
         return answer(error_line(id, k_session_cap_reached, cap_message("tool calls", limits::k_mcp_max_calls)));
     m_running.push_back(id);
     Reaction reaction;
-    reaction.call = ToolCall{id, std::string(name->as_string()), arguments ? arguments->as_object() : json::object{}};
+    reaction.call = ToolCall{id, std::string(name->as_string()), arguments ? arguments->as_object() : json::object{}, {}};
+    if (const auto* meta = params.if_contains("_meta"); meta && meta->is_object())
+        if (const auto* token = meta->as_object().if_contains("progressToken");
+            token && (token->is_string() || token->is_int64() || token->is_uint64()))
+            reaction.call->progress_token = *token;
     return reaction;
 }
 

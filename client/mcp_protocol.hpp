@@ -76,6 +76,9 @@ struct ToolCall {
     boost::json::value id;
     std::string name;
     boost::json::object arguments;
+    // params._meta.progressToken when the client sent one (a string or an integer; any other
+    // value is ignored): the call may then send notifications/progress.
+    std::optional<boost::json::value> progress_token;
 };
 
 // What to do about one incoming line: at most one of these is set.

@@ -414,4 +414,29 @@ json::object failed_call_result(const Error& error)
     return tool_error("Nothing ran (" + error.code + "): " + error.message);
 }
 
+std::optional<std::string> ProgressReporter::line_for(const proto::RunEvent& event)
+{
+    using Kind = proto::RunEvent::Kind;
+    if (m_sent == limits::k_mcp_max_progress_notifications) return std::nullopt;
+    std::string message;
+    if (event.kind == Kind::started) {
+        message = "started run " + event.run_id;
+    } else if (event.kind == Kind::output) {
+        m_output_bytes += event.bytes.size();
+        std::string_view shown = event.bytes;
+        if (shown.size() > limits::k_mcp_max_progress_message_bytes)
+            shown = shown.substr(0, proto::utf8_complete_prefix(shown.substr(0, limits::k_mcp_max_progress_message_bytes)));
+        message = (event.stream == proto::OutputStream::stdout_stream ? "stdout: " : "stderr: ") + proto::utf8_lossy(shown);
+    } else {
+        return std::nullopt;
+    }
+    ++m_sent;
+    return json::serialize(json::object{
+        {"jsonrpc", "2.0"},
+        {"method", "notifications/progress"},
+        {"params", json::object{{"progressToken", m_token},
+                                {"progress", m_output_bytes},
+                                {"message", std::move(message)}}}});
+}
+
 }  // namespace pybox::client::mcp

@@ -34,12 +34,17 @@
 #include "common/error.hpp"
 #include "proto/answers.hpp"
 #include "proto/run_answer.hpp"
+#include "proto/run_events.hpp"
 #include "proto/run_request.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace pybox::client::mcp {
@@ -68,5 +73,24 @@ boost::json::object run_python_result(const proto::RunAnswer& answer);
 boost::json::object list_images_result(const proto::ImageList& images);
 // A tool error for what stopped a call before any receipt: "<what failed>: <message>".
 boost::json::object failed_call_result(const Error& error);
+
+// Live output (docs/mcp.md "Live output"): the notifications/progress lines of a run_python call
+// that carried a progress token, one per event of its streamed run. "progress" counts the output
+// bytes told so far (0 at the start), "message" says "started run ID" or carries the new output
+// after "stdout: " or "stderr: " (as UTF-8, an invalid byte becoming U+FFFD), cut to
+// limits::k_mcp_max_progress_message_bytes of output on a character boundary; after
+// limits::k_mcp_max_progress_notifications lines nothing more is told. The result is unchanged:
+// it carries the whole output. Pure.
+class ProgressReporter {
+public:
+    explicit ProgressReporter(boost::json::value token) : m_token(std::move(token)) {}
+    // The line (no "\n") to send for `event`, or nothing.
+    std::optional<std::string> line_for(const proto::RunEvent& event);
+
+private:
+    boost::json::value m_token;
+    std::size_t m_sent = 0;
+    std::uint64_t m_output_bytes = 0;
+};
 
 }  // namespace pybox::client::mcp

@@ -132,6 +132,10 @@ inline constexpr std::size_t k_mcp_max_message_bytes = 512 * 1024;
 inline constexpr std::size_t k_mcp_max_response_bytes = 256 * 1024;
 // Per session: tools/call requests, and messages of any kind.
 inline constexpr std::size_t k_mcp_max_calls = 32;
+// Live output of a run_python call with a progress token: at most this many bytes of output per
+// notifications/progress message, and this many messages per call (the rest is in the result).
+inline constexpr std::size_t k_mcp_max_progress_message_bytes = 4'096;
+inline constexpr std::size_t k_mcp_max_progress_notifications = 256;
 inline constexpr std::size_t k_mcp_max_messages = 256;
 // The supervisor's budget per call: this much for deadlines up to k_mcp_budget_ceiling_s; above
 // it, the daemon's worst case (2 x deadline + k_daemon_worst_case_margin) plus k_mcp_budget_extra.

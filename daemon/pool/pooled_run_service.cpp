@@ -21,7 +21,7 @@ PooledRunService::PooledRunService(EnginePool& pool, std::vector<RunService*> en
 }
 
 net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                                 net::cancellation_slot cancelled)
+                                                                 net::cancellation_slot cancelled, RunObserver* observer)
 {
     // The client's disconnection reaches whichever engine runs the request, and ends the tries.
     bool disconnected = false;
@@ -42,7 +42,7 @@ net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::ValidRun
         if (!chosen) break;
         const std::size_t index = *chosen;
         const EnginePool::Busy busy(m_pool, index);
-        auto answer = co_await m_engines[index]->run(request, owner_uid, forward.slot());
+        auto answer = co_await m_engines[index]->run(request, owner_uid, forward.slot(), observer);
         if (!answer) {
             if (!unreachable_before_start(answer.error())) co_return answer;
             m_pool.record_lost(index, answer.error().message);

@@ -26,7 +26,7 @@ public:
     PooledRunService(EnginePool& pool, std::vector<RunService*> engines);
 
     net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                   net::cancellation_slot cancelled) override;
+                                                   net::cancellation_slot cancelled, RunObserver* observer) override;
 
 private:
     EnginePool& m_pool;

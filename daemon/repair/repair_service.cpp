@@ -73,7 +73,7 @@ net::awaitable<Expected<proto::RepairRecord>> ModelRepairService::repair(proto::
     RepairActions actions;
     actions.run = [this, stop, owner_uid](proto::ValidRunRequest run) -> net::awaitable<Expected<proto::RunAnswer>> {
         StepSignal step(*stop);
-        co_return co_await m_runs.run(std::move(run), owner_uid, step.slot());
+        co_return co_await m_runs.run(std::move(run), owner_uid, step.slot(), nullptr);
     };
     actions.ask = [this, stop](std::vector<model::ModelMessage> messages) -> net::awaitable<Expected<model::ModelAnswer>> {
         StepSignal step(*stop);

@@ -81,6 +81,20 @@ void BoxRun::reset_output()
 {
     m_evidence.output = engine::StreamDemuxer(m_description.request.output_limit_bytes);
     if (m_files_marker) m_evidence.output.split_stdout_at(*m_files_marker, k_max_files_report_bytes);
+    m_reported_stdout = 0;
+    m_reported_stderr = 0;
+}
+
+void BoxRun::report_kept_output()
+{
+    if (m_observer == nullptr) return;
+    const auto tell = [this](proto::OutputStream stream, const std::string& kept, std::size_t& reported) {
+        if (kept.size() == reported) return;
+        m_observer->output(stream, std::string_view(kept).substr(reported));
+        reported = kept.size();
+    };
+    tell(proto::OutputStream::stdout_stream, m_evidence.output.stdout_capture().kept, m_reported_stdout);
+    tell(proto::OutputStream::stderr_stream, m_evidence.output.stderr_capture().kept, m_reported_stderr);
 }
 
 void BoxRun::begin_after(MonoClock::time_point arrived)
@@ -285,6 +299,7 @@ net::awaitable<bool> BoxRun::start_box()
 net::awaitable<void> BoxRun::run_program()
 {
     PhaseTimer phase(*this, "run", "deadline");
+    if (m_observer != nullptr) m_observer->started(m_description.box.run_id);
     const double timeout_s = m_description.request.timeout_s;
     // A client gone before the program ran (while the box was created or started) gets its
     // box killed at once: cancel() found no wait on the timer to end then.
@@ -357,8 +372,10 @@ net::awaitable<void> BoxRun::feed_and_drain()
             break;
         }
         m_evidence.output.feed(*chunk);
+        report_kept_output();
     }
     m_evidence.output.finish();
+    report_kept_output();
     m_drain_timer.cancel();
 }
 

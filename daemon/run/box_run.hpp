@@ -29,6 +29,7 @@
 #include "daemon/run/receipt_assembly.hpp"
 #include "daemon/run/run_evidence.hpp"
 #include "daemon/run/run_watch.hpp"
+#include "daemon/server/services.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 
@@ -86,6 +87,9 @@ public:
     Expected<void> write_attempt();
     // The client went away: stop waiting for the deadline and kill the box now.
     void cancel();
+    // Before execute() or execute_warm(): who is told the run's start and its kept output as it
+    // comes (may be null; must outlive the run).
+    void observe(RunObserver* observer) { m_observer = observer; }
 
     // A cold box: create, verify, start, run, remove.
     net::awaitable<void> execute();
@@ -126,6 +130,8 @@ private:
     void remove_attempt_note();
     // A fresh capture of the box's output, for the request's output limit.
     void reset_output();
+    // Tells the observer the bytes kept since it was last told.
+    void report_kept_output();
 
     net::any_io_executor m_executor;
     engine::BoxEngine& m_engine;
@@ -136,6 +142,9 @@ private:
     engine::BoxSpec m_spec;  // what the box was made from (create_box)
     RunWatch m_watch;
     std::optional<RunsInProgress::Mark> m_in_progress;
+    RunObserver* m_observer = nullptr;
+    std::size_t m_reported_stdout = 0;  // kept bytes of each stream the observer was told
+    std::size_t m_reported_stderr = 0;
 
     net::steady_timer m_deadline_timer;
     net::steady_timer m_drain_timer;

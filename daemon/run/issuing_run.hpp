@@ -17,7 +17,7 @@ public:
     IssuingRunService(RunService& runs, ReceiptKeeper& receipts) : m_runs(runs), m_receipts(receipts) {}
 
     net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                   net::cancellation_slot cancelled) override;
+                                                   net::cancellation_slot cancelled, RunObserver* observer) override;
 
 private:
     RunService& m_runs;

@@ -38,7 +38,7 @@ SealedRunService::SealedRunService(net::any_io_executor executor, engine::BoxEng
 }
 
 net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRunRequest valid, std::uint32_t owner_uid,
-                                                                 net::cancellation_slot cancelled)
+                                                                 net::cancellation_slot cancelled, RunObserver* observer)
 {
     const auto arrived = MonoClock::now();
     const proto::BoxPolicy policy = valid.policy();
@@ -81,6 +81,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRun
     if (warm) {
         box = warm.get();
         warm->adopt(std::move(request), arrived);
+        warm->observe(observer);
         co_await warm->execute_warm();
     } else {
         auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(request), policy, m_runtime,
@@ -92,6 +93,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRun
                                                       "before it creates a box, and that failed. " +
                                                           opened.error().message);
         box = cold.get();
+        cold->observe(observer);
         if (disconnected) cold->cancel();
         co_await cold->execute();
         warm = std::move(cold);

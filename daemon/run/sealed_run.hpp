@@ -56,7 +56,7 @@ public:
                      WarmSetup warm = {});
 
     net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                   net::cancellation_slot cancelled) override;
+                                                   net::cancellation_slot cancelled, RunObserver* observer) override;
 
     // The warm boxes (WarmBoxKeeper's keep(), stop(), pause(), resume(), wake()).
     net::awaitable<void> keep_warm() { return m_warm.keep(); }

@@ -81,7 +81,7 @@ ApiResponse error_response(const Error& error)
 ApiRouter::ApiRouter(DaemonServices services) : m_services(services) {}
 
 net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& caller,
-                                              net::cancellation_slot client_gone)
+                                              net::cancellation_slot client_gone, RunObserver* run_events)
 {
     const std::string_view target = request.target;
     const std::string_view path = target.substr(0, target.find('?'));
@@ -105,7 +105,7 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& 
     if (path == "/v1/ping")
         co_return json_response(proto::to_json(proto::PingAnswer{true, "pyboxd", pybox::version(),
                                                                  std::string(proto::k_api_version)}));
-    if (path == "/v1/runs") co_return co_await run(request.body, caller.uid, client_gone);
+    if (path == "/v1/runs") co_return co_await run(request.body, caller.uid, client_gone, run_events);
     if (path == "/v1/repair") co_return co_await repair(request.body, caller.uid, client_gone);
     if (path == "/v1/vm/status") co_return json_response(proto::to_json(co_await m_services.engine.status()));
     if (path == "/v1/vm/start") co_return from_expected(co_await m_services.engine.start());
@@ -125,11 +125,11 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& 
 }
 
 net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_t owner_uid,
-                                           net::cancellation_slot client_gone)
+                                           net::cancellation_slot client_gone, RunObserver* events)
 {
     auto request = proto::parse_run_request(body);
     if (!request) co_return error_response(request.error());
-    co_return from_expected(co_await m_services.runs.run(std::move(*request), owner_uid, client_gone));
+    co_return from_expected(co_await m_services.runs.run(std::move(*request), owner_uid, client_gone, events));
 }
 
 net::awaitable<ApiResponse> ApiRouter::repair(const std::string& body, std::uint32_t owner_uid,

@@ -47,11 +47,14 @@ public:
     // A run is the caller's (its uid labels the box), and so is its receipt, which the run
     // service issues (run/issuing_run.hpp); a caller who is not admin is refused (403
     // forbidden) what manages the engine or the images, and sees only its own attempts and receipts.
-    net::awaitable<ApiResponse> handle(ApiRequest request, const Caller& caller, net::cancellation_slot client_gone);
+    // `run_events` (may be null) is told what a POST /v1/runs does as it goes (a streamed run);
+    // the response is the same either way.
+    net::awaitable<ApiResponse> handle(ApiRequest request, const Caller& caller, net::cancellation_slot client_gone,
+                                       RunObserver* run_events = nullptr);
 
 private:
     net::awaitable<ApiResponse> run(const std::string& body, std::uint32_t owner_uid,
-                                    net::cancellation_slot client_gone);
+                                    net::cancellation_slot client_gone, RunObserver* events);
     net::awaitable<ApiResponse> repair(const std::string& body, std::uint32_t owner_uid,
                                        net::cancellation_slot client_gone);
     net::awaitable<ApiResponse> setup(const std::string& body);

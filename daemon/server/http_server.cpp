@@ -4,6 +4,8 @@
 #include "common/process.hpp"
 #include "daemon/server/api_router.hpp"
 #include "daemon/server/callers.hpp"
+#include "daemon/server/streamed_answer.hpp"
+#include "proto/run_events.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -111,6 +113,48 @@ net::awaitable<bool> write_response(Stream& stream, ApiResponse response, unsign
     co_return !ec;
 }
 
+// Whether the client asked for POST /v1/runs as a stream of events (docs/api.md "Streamed runs").
+bool wants_run_events(const http::request<http::string_body>& message)
+{
+    const std::string_view target = message.target();
+    return message.method() == http::verb::post && target.substr(0, target.find('?')) == "/v1/runs" &&
+           std::string_view(message[http::field::accept]).find(proto::k_run_events_media_type) != std::string_view::npos;
+}
+
+// Writes a streamed run's events as they come, as one chunked 200 answer; a run that ended
+// before its first event is answered plainly instead. False when a write failed or took longer
+// than `timeout` (the client stopped reading): the connection is then done.
+net::awaitable<bool> write_streamed(Stream& stream, StreamedAnswer& answer, unsigned version, bool keep_alive,
+                                    std::chrono::milliseconds timeout)
+{
+    co_await answer.wait();
+    if (const auto& plain = answer.plain_response())
+        co_return co_await write_response(stream, *plain, version, keep_alive, timeout);
+    http::response<http::empty_body> head{http::status::ok, version};
+    head.set(http::field::server, "pyboxd/" + pybox::version());
+    head.set(http::field::content_type, proto::k_run_events_media_type);
+    head.keep_alive(keep_alive);
+    head.chunked(true);
+    http::response_serializer<http::empty_body> serializer(head);
+    stream.expires_after(timeout);
+    auto [head_ec, head_bytes] = co_await http::async_write_header(stream, serializer, k_tuple);
+    if (head_ec) co_return false;
+    for (;;) {
+        const std::string lines = answer.take();
+        if (!lines.empty()) {
+            stream.expires_after(timeout);
+            auto [ec, written] = co_await net::async_write(stream, http::make_chunk(net::buffer(lines)), k_tuple);
+            if (ec) co_return false;
+        } else if (answer.finished()) {
+            break;
+        }
+        co_await answer.wait();
+    }
+    stream.expires_after(timeout);
+    auto [last_ec, last_bytes] = co_await net::async_write(stream, http::make_chunk_last(), k_tuple);
+    co_return !last_ec;
+}
+
 // Answers a connection the server has no room for with 503 too_many_connections and closes it,
 // without reading its request and without waiting: the answer is written only if the socket
 // takes it at once (a few hundred bytes into an empty socket buffer).
@@ -209,7 +253,10 @@ struct HttpServer::Impl {
     net::awaitable<void> serve(Local::socket socket);
     // nullopt when the client left before the answer was ready.
     net::awaitable<std::optional<ApiResponse>> handle_watching_client(Stream& stream, beast::flat_buffer& buffer, const Caller& caller,
-                                                                      ApiRequest request);
+                                                                      ApiRequest request, RunObserver* run_events = nullptr);
+    // A streamed run: its events are written while it runs. False when the connection is done.
+    net::awaitable<bool> serve_streamed_run(Stream& stream, beast::flat_buffer& buffer, const Caller& caller,
+                                            ApiRequest request, unsigned version, bool keep_alive);
 
     net::any_io_executor executor;
     fs::path socket_path;
@@ -358,8 +405,15 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
         auto& message = parser.get();
         const bool keep_alive = message.keep_alive();
         const unsigned version = message.version();
+        const bool streamed = wants_run_events(message);
         ApiRequest request{std::string(message.method_string()), std::string(message.target()),
                            std::move(message.body())};
+        if (streamed) {
+            if (!co_await serve_streamed_run(stream, buffer, *caller, std::move(request), version, keep_alive) ||
+                !keep_alive)
+                co_return;
+            continue;
+        }
         std::optional<ApiResponse> response;
         try {
             response = co_await handle_watching_client(stream, buffer, *caller, std::move(request));
@@ -377,15 +431,48 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
 net::awaitable<std::optional<ApiResponse>> HttpServer::Impl::handle_watching_client(Stream& stream,
                                                                                     beast::flat_buffer& buffer,
                                                                                     const Caller& caller,
-                                                                                    ApiRequest request)
+                                                                                    ApiRequest request,
+                                                                                    RunObserver* run_events)
 {
     using namespace net::experimental::awaitable_operators;
     net::cancellation_signal client_gone;
     bool gone = false;
-    auto outcome = co_await (router.handle(std::move(request), caller, client_gone.slot()) ||
+    auto outcome = co_await (router.handle(std::move(request), caller, client_gone.slot(), run_events) ||
                              watch_client(stream.socket(), buffer, client_gone, gone));
     if (gone) co_return std::nullopt;
     co_return std::get<0>(std::move(outcome));
+}
+
+net::awaitable<bool> HttpServer::Impl::serve_streamed_run(Stream& stream, beast::flat_buffer& buffer,
+                                                          const Caller& caller, ApiRequest request, unsigned version,
+                                                          bool keep_alive)
+{
+    using namespace net::experimental::awaitable_operators;
+    StreamedAnswer answer(executor);
+    bool ended = true;  // the run ended with an answer, not on the client's departure
+    const auto run = [&]() -> net::awaitable<void> {
+        std::optional<ApiResponse> response;
+        try {
+            response = co_await handle_watching_client(stream, buffer, caller, std::move(request), &answer);
+        } catch (const std::exception& error) {
+            std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
+            response = error_response(make_error("internal_error", "The daemon failed while handling the request."));
+        }
+        ended = response.has_value();
+        answer.finish(response ? std::move(*response) : ApiResponse{});
+    };
+    // A client that stops reading is one that left: closing the socket ends the run as a
+    // disconnect does (the watcher of the client sees it), and the box is removed.
+    bool written = false;
+    const auto write = [&]() -> net::awaitable<void> {
+        written = co_await write_streamed(stream, answer, version, keep_alive, options.response_write_timeout);
+        if (!written) {
+            boost::system::error_code ec;
+            stream.socket().close(ec);
+        }
+    };
+    co_await (run() && write());
+    co_return ended && written;
 }
 
 HttpServer::HttpServer(net::any_io_executor executor, fs::path socket_path, DaemonServices services,

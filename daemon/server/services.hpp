@@ -9,6 +9,7 @@
 #include "proto/receipt.hpp"
 #include "proto/repair.hpp"
 #include "proto/run_answer.hpp"
+#include "proto/run_events.hpp"
 #include "proto/run_request.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -19,23 +20,37 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pybox::daemon {
 
 namespace net = boost::asio;
 
+// What a streamed run (POST /v1/runs with Accept: application/x-ndjson, docs/api.md "Streamed
+// runs") is told as it goes. Called on the daemon's executor; neither call may block or throw.
+// started() comes once, when the program is given to its box; output() passes on exactly the
+// bytes the receipt keeps of each stream, in order, as they are kept (none past the output
+// limit), so what is told of a stream is bounded by the request's output limit.
+class RunObserver {
+public:
+    virtual ~RunObserver() = default;
+    virtual void started(const std::string& run_id) = 0;
+    virtual void output(proto::OutputStream stream, std::string_view bytes) = 0;
+};
+
 // Runs one sealed program. A request (validated by its parser) always yields a receipt (a crash, timeout or
 // OOM is a successful run whose receipt says so); an Error means nothing was created.
 // `owner_uid` is the user whose run it is: the box's pybox.user label, its attempt note's owner,
 // and its place in the queue, where users take turns. The cancellation slot fires when the
 // client disconnects: the box is then killed and removed and the receipt records
-// `lifecycle.cancelled`.
+// `lifecycle.cancelled`. `observer` (may be null) is told what the run does as it goes; it must
+// outlive the call.
 class RunService {
 public:
     virtual ~RunService() = default;
     virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                         net::cancellation_slot cancelled) = 0;
+                                                         net::cancellation_slot cancelled, RunObserver* observer) = 0;
 };
 
 // The repair loop (POST /v1/repair, docs/repair.md): runs the program, and while it fails asks

@@ -76,6 +76,24 @@ test('output too large for a 64 KiB receipt is trimmed, flagged, and still valid
   assert.equal(receipt.capture.stdout_bytes_kept, receipt.capture.stdout.length);
 });
 
+test('live output: with a progress token the output comes as notifications/progress while it runs, the result unchanged', async () => {
+  const seen = [];
+  const began = Date.now();
+  const program = 'import time\nfor i in range(3):\n    print(i, flush=True)\n    time.sleep(0.6)\n';
+  const result = await run({ program, timeout_s: 5 },
+    { onprogress: (progress) => seen.push({ ...progress, at: Date.now() - began }) });
+  assert.equal(result.isError, false);
+  assert.equal(result.structuredContent.capture.stdout, '0\n1\n2\n');
+  assert.equal(seen[0].message, `started run ${result.structuredContent.identity.run_id}`);
+  assert.equal(seen[0].progress, 0);
+  const told = seen.filter((progress) => progress.message.startsWith('stdout: '));
+  assert.equal(told.map((progress) => progress.message.slice(8)).join(''), '0\n1\n2\n');
+  for (let i = 1; i < seen.length; i += 1) assert.ok(seen[i].progress > seen[i - 1].progress);
+  assert.equal(seen.at(-1).progress, 6);
+  // Told as printed, 0.6 s apart, not all at the end.
+  assert.ok(told.at(-1).at - told[0].at > 900, JSON.stringify(seen));
+});
+
 test('list_images names stdlib and data', async () => {
   const result = await client.callTool({ name: 'list_images', arguments: {} });
   assert.equal(result.isError, false);

@@ -148,3 +148,31 @@ test('SIGTERM ends the server at once with exit code 0, and the running call\'s 
   assert.equal(session.lines.length, 1);  // initialize's answer; the cancelled call is not answered
   await waitFor(() => boxesLeft().length === 0, 10000, 'the box to be removed');
 });
+
+test('notifications/progress: only for a call with a progress token, carrying it, all before that call\'s answer', async () => {
+  const session = await initialized();
+  const call = (id, meta) => ({ jsonrpc: '2.0', id, method: 'tools/call',
+    params: { name: 'run_python', arguments: { program: 'print("hi")' }, ...(meta ? { _meta: meta } : {}) } });
+  session.send(call(1));
+  assert.equal((await session.next(60000)).id, 1);  // the answer, no progress line before it
+  session.send(call(2, { progressToken: 'tok' }));
+  const lines = [];
+  for (;;) {
+    const message = await session.next(60000);
+    lines.push(message);
+    if ('id' in message) break;
+  }
+  const progress = lines.slice(0, -1);
+  for (const message of progress) {
+    assert.equal(message.method, 'notifications/progress');
+    assert.equal(message.params.progressToken, 'tok');
+  }
+  assert.match(progress[0].params.message, /^started run [0-9a-f]{32}$/);
+  // print() writes "hi" and "\n" apart: however the output came, together it is the program's.
+  assert.equal(progress.slice(1).map((message) => message.params.message.replace(/^stdout: /, '')).join(''), 'hi\n');
+  assert.ok(progress.slice(1).every((message) => message.params.message.startsWith('stdout: ')));
+  assert.equal(lines.at(-1).id, 2);
+  assert.equal(lines.at(-1).result.isError, false);
+  const { code } = await session.close();
+  assert.equal(code, 0, session.stderr);
+});

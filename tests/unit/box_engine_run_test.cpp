@@ -47,9 +47,10 @@ struct Fixture {
                         daemon::ReconciliationSummary{}, daemon::WatchSetup{});
     }
 
-    proto::Receipt run(proto::RunRequest request, net::cancellation_slot slot = {})
+    proto::Receipt run(proto::RunRequest request, net::cancellation_slot slot = {},
+                       daemon::RunObserver* observer = nullptr)
     {
-        auto answer = test::run_to_result(io, service->run(test::valid_request(std::move(request)), 0, slot));
+        auto answer = test::run_to_result(io, service->run(test::valid_request(std::move(request)), 0, slot, observer));
         REQUIRE(answer.has_value());
         return std::move(answer->receipt);
     }
@@ -72,7 +73,36 @@ void check_not_started_and_removed(const Fixture& f, const proto::Receipt& recei
     CHECK(receipt.cleanup.status == CleanupStatus::removed);
 }
 
+// What a streamed run's observer is told, in order.
+struct ToldRun final : daemon::RunObserver {
+    std::vector<std::string> started_runs;
+    std::string out;
+    std::string err;
+    void started(const std::string& run_id) override { started_runs.push_back(run_id); }
+    void output(proto::OutputStream stream, std::string_view bytes) override
+    {
+        (stream == proto::OutputStream::stdout_stream ? out : err) += bytes;
+    }
+};
+
 }  // namespace
+
+TEST_CASE("Through the box engine, an observer is told the start and exactly the output bytes the receipt keeps")
+{
+    Fixture f;
+    f.engine.program.out = std::string(100, 'o');
+    f.engine.program.err = "\xff err";
+    auto run = request();
+    run.output_limit_bytes = 40;
+    ToldRun told;
+    const auto receipt = f.run(run, {}, &told);
+    REQUIRE(told.started_runs == std::vector<std::string>{receipt.identity.run_id});
+    CHECK(told.out == receipt.capture.stdout_stream.bytes);
+    CHECK(told.out == std::string(40, 'o'));  // the output limit holds for what is told too
+    CHECK(receipt.capture.stdout_stream.total_bytes == 100);
+    CHECK(told.err == "\xff err");
+    CHECK(told.err == receipt.capture.stderr_stream.bytes);
+}
 
 TEST_CASE("Through the box engine, a program that exits by itself passes every phase")
 {

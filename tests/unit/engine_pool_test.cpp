@@ -45,7 +45,8 @@ public:
     std::chrono::milliseconds delay{0};
     int calls = 0;
 
-    net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest, std::uint32_t, net::cancellation_slot) override
+    net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest, std::uint32_t, net::cancellation_slot,
+                                                   daemon::RunObserver*) override
     {
         ++calls;
         if (delay.count() > 0) {
@@ -71,7 +72,7 @@ Expected<proto::RunAnswer> run_one(daemon::RunService& service)
 {
     net::io_context io;
     std::optional<Expected<proto::RunAnswer>> answer;
-    net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot()),
+    net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot(), nullptr),
                   [&](std::exception_ptr error, Expected<proto::RunAnswer> result) {
                       if (error) std::rethrow_exception(error);
                       answer = std::move(result);
@@ -169,7 +170,7 @@ TEST_CASE("Two runs at once go to two engines")
     net::io_context io;
     std::vector<std::string> engines;
     for (int i = 0; i < 2; ++i)
-        net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot()),
+        net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot(), nullptr),
                       [&](std::exception_ptr, Expected<proto::RunAnswer> answer) {
                           REQUIRE(answer.has_value());
                           engines.push_back(answer->receipt.engine->id);
@@ -255,7 +256,7 @@ TEST_CASE("A client that goes away while its run is refused as unreachable ends 
     net::io_context io;
     net::cancellation_signal client_gone;
     std::optional<Expected<proto::RunAnswer>> answer;
-    net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, client_gone.slot()),
+    net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, client_gone.slot(), nullptr),
                   [&](std::exception_ptr, Expected<proto::RunAnswer> result) { answer = std::move(result); });
     net::steady_timer timer(io, std::chrono::milliseconds(10));
     timer.async_wait([&](auto) { client_gone.emit(net::cancellation_type::terminal); });

@@ -46,21 +46,29 @@ constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
 
 // A run whose source is "wait" lasts until cancelled (or 10 s); "busy" is refused as the full
 // run queue refuses; any other source ends after 300 ms with a receipt carrying the source's
-// SHA-256.
+// SHA-256. An observer is told the start (run "1...1"), "out\n" on stdout and a byte 0xFF and
+// the first two bytes of "é" on stderr, then the rest of the "é".
 class FakeRunService : public pybox::daemon::RunService {
 public:
     net::awaitable<pybox::Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest valid,
                                                                  std::uint32_t owner_uid,
-                                                                 net::cancellation_slot cancelled) override
+                                                                 net::cancellation_slot cancelled,
+                                                                 pybox::daemon::RunObserver* observer) override
     {
         const pybox::proto::RunRequest& request = valid.request();
         last_owner = owner_uid;
         if (request.source == "busy") co_return pybox::make_error("busy", "pyboxd is busy; nothing ran.");
+        if (observer != nullptr) {
+            observer->started(std::string(32, '1'));
+            observer->output(pybox::proto::OutputStream::stdout_stream, "out\n");
+            observer->output(pybox::proto::OutputStream::stderr_stream, "\xff\xc3");
+        }
         net::steady_timer timer(co_await net::this_coro::executor, request.source == "wait" ? 10s : 300ms);
         auto [ec] = co_await timer.async_wait(net::bind_cancellation_slot(cancelled, k_tuple));
         pybox::proto::Receipt receipt;
         receipt.source_sha256 = pybox::sha256_hex(request.source);
         receipt.lifecycle.cancelled = ec == net::error::operation_aborted;
+        if (observer != nullptr) observer->output(pybox::proto::OutputStream::stderr_stream, "\xa9");
         if (receipt.lifecycle.cancelled) m_cancellations.fetch_add(1);
         co_return pybox::proto::RunAnswer{std::move(receipt), {}};
     }
@@ -318,6 +326,21 @@ std::string post(std::string_view target, std::string_view body)
 {
     return "POST " + std::string(target) + " HTTP/1.1\r\nHost: pybox\r\nContent-Type: application/json\r\n" +
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+// POST /v1/runs asking for the run's events.
+std::string streamed_run(std::string_view body)
+{
+    return "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nAccept: application/x-ndjson\r\nContent-Type: application/json\r\n"
+           "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
+}
+
+std::vector<std::string> lines_of(const std::string& text)
+{
+    std::vector<std::string> lines;
+    for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+        lines.push_back(text.substr(start, end - start));
+    return lines;
 }
 
 std::string run_body(std::string_view source) { return R"({"source": ")" + std::string(source) + R"("})"; }
@@ -618,6 +641,57 @@ TEST_CASE("A client that disconnects during a run fires the run's cancellation s
     {
         RawClient client(server.socket_path());
         client.send(post("/v1/runs", run_body("wait")));
+        std::this_thread::sleep_for(100ms);
+        client.close();
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 2s;
+    while (server.services.runs.cancellations() == 0 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(10ms);
+    CHECK(server.services.runs.cancellations() == 1);
+}
+
+TEST_CASE("A streamed run answers chunked NDJSON events, then the answer an unstreamed run gets, byte for byte")
+{
+    RunningServer server;
+    RawClient streamed(server.socket_path());
+    streamed.send(streamed_run(run_body("print(1)")));
+    const auto events = streamed.read_reply(3s);
+    RawClient plain(server.socket_path());
+    plain.send(post("/v1/runs", run_body("print(1)")));
+    const auto answer = plain.read_reply(3s);
+    REQUIRE(events);
+    REQUIRE(answer);
+    CHECK(events->status == 200);
+    CHECK(events->content_type == "application/x-ndjson");
+    CHECK_FALSE(events->has_content_length);  // chunked: written as the run goes
+    const auto lines = lines_of(events->body);
+    REQUIRE(lines.size() == 5);
+    CHECK(lines[0] == R"({"event":"started","run_id":"11111111111111111111111111111111"})");
+    CHECK(lines[1] == R"({"event":"stdout","encoding":"utf-8","data":"out\n"})");
+    CHECK(lines[2] == R"({"event":"stderr","encoding":"base64","data":"/w=="})");  // 0xFF; the "é" held back
+    CHECK(lines[3] == "{\"event\":\"stderr\",\"encoding\":\"utf-8\",\"data\":\"\xc3\xa9\"}");
+    CHECK(lines[4] == R"({"event":"receipt","answer":)" + answer->body.substr(0, answer->body.size() - 1) + "}");
+}
+
+TEST_CASE("A streamed run refused before it starts gets the plain error answer, its status and Retry-After")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send(streamed_run(run_body("busy")));
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 503);
+    CHECK(reply->content_type == "application/json");
+    CHECK(body_has_error(*reply, "busy"));
+    CHECK_FALSE(reply->retry_after.empty());
+}
+
+TEST_CASE("A client that leaves a streamed run fires the run's cancellation slot")
+{
+    RunningServer server;
+    {
+        RawClient client(server.socket_path());
+        client.send(streamed_run(run_body("wait")));
         std::this_thread::sleep_for(100ms);
         client.close();
     }

@@ -27,7 +27,7 @@ namespace {
 class ScriptedRuns final : public pybox::daemon::RunService {
 public:
     net::awaitable<Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest request, std::uint32_t,
-                                                         net::cancellation_slot) override
+                                                         net::cancellation_slot, pybox::daemon::RunObserver*) override
     {
         if (request.request().source == "busy") co_return pybox::make_error("busy", "The run queue is full.");
         auto receipt = pybox::test::sample_receipt();
@@ -50,7 +50,7 @@ struct Issuing {
     }
     Expected<pybox::proto::RunAnswer> run(const std::string& source, std::uint32_t owner_uid)
     {
-        return pybox::test::run_to_result(io, service.run(pybox::test::valid_request(source), owner_uid, {}));
+        return pybox::test::run_to_result(io, service.run(pybox::test::valid_request(source), owner_uid, {}, nullptr));
     }
 };
 

@@ -230,3 +230,25 @@ TEST_CASE("MCP session caps: the 33rd call and the 257th message are refused say
     REQUIRE(cancel.cancel.has_value());
     CHECK(*cancel.cancel == 32);
 }
+
+TEST_CASE("MCP: a call's progress token is taken from params._meta when it is a string or an integer")
+{
+    auto session = initialized_session();
+    const auto with_meta = [](int id, std::string_view meta) {
+        return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) +
+               R"x(,"method":"tools/call","params":{"name":"run_python","arguments":{"program":"print(1)"},"_meta":)x" +
+               std::string(meta) + "}}";
+    };
+    auto by_string = send(session, with_meta(1, R"({"progressToken":"t-1"})"));
+    REQUIRE(by_string.call);
+    CHECK(by_string.call->progress_token == json::value("t-1"));
+    auto by_number = send(session, with_meta(2, R"({"progressToken":7})"));
+    REQUIRE(by_number.call);
+    CHECK(by_number.call->progress_token == json::value(7));
+    auto by_object = send(session, with_meta(3, R"({"progressToken":{"a":1}})"));
+    REQUIRE(by_object.call);
+    CHECK_FALSE(by_object.call->progress_token);
+    auto without = send(session, call_line(4));
+    REQUIRE(without.call);
+    CHECK_FALSE(without.call->progress_token);
+}

@@ -245,3 +245,44 @@ TEST_CASE("run_python_unsealed arguments: no image and no files; the rest as run
     for (const char* text : {R"j({"program": "print(1)", "image": "data"})j", R"j({"program": "print(1)", "files": {}})j"})
         CHECK_FALSE(run_python_unsealed_request(json::parse(text).as_object()).has_value());
 }
+
+TEST_CASE("MCP live output: a progress line per event, the output bytes counted, the text cut on a character")
+{
+    ProgressReporter reporter(json::value("tok"));
+    pybox::proto::RunEvent started;
+    started.kind = pybox::proto::RunEvent::Kind::started;
+    started.run_id = "abc";
+    const auto first = reporter.line_for(started);
+    REQUIRE(first);
+    CHECK(json::parse(*first) == json::parse(R"({"jsonrpc":"2.0","method":"notifications/progress",
+        "params":{"progressToken":"tok","progress":0,"message":"started run abc"}})"));
+
+    pybox::proto::RunEvent out;
+    out.kind = pybox::proto::RunEvent::Kind::output;
+    out.bytes = "hi\xff\n";
+    const auto second = reporter.line_for(out);
+    REQUIRE(second);
+    const auto params = json::parse(*second).at("params");
+    CHECK(params.at("progress") == 4);
+    CHECK(params.at("message") == "stdout: hi\xef\xbf\xbd\n");  // the invalid byte as U+FFFD
+
+    pybox::proto::RunEvent long_err;
+    long_err.kind = pybox::proto::RunEvent::Kind::output;
+    long_err.stream = pybox::proto::OutputStream::stderr_stream;
+    long_err.bytes = std::string(limits::k_mcp_max_progress_message_bytes - 1, 'e') + "\xc3\xa9" + "tail";
+    const auto third = reporter.line_for(long_err);
+    REQUIRE(third);
+    const auto long_params = json::parse(*third).at("params");
+    CHECK(long_params.at("progress") == 4 + long_err.bytes.size());
+    CHECK(long_params.at("message").as_string() == "stderr: " + std::string(limits::k_mcp_max_progress_message_bytes - 1, 'e'));
+}
+
+TEST_CASE("MCP live output: after the cap of progress lines per call nothing more is told")
+{
+    ProgressReporter reporter(json::value(1));
+    pybox::proto::RunEvent out;
+    out.kind = pybox::proto::RunEvent::Kind::output;
+    out.bytes = "x";
+    for (std::size_t i = 0; i < limits::k_mcp_max_progress_notifications; ++i) REQUIRE(reporter.line_for(out));
+    CHECK_FALSE(reporter.line_for(out));
+}

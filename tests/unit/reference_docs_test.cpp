@@ -277,6 +277,11 @@ TEST_CASE("The MCP limits in reference.md and mcp.md are the ones the server enf
     CHECK(mcp_row("Calls per session") == "| Calls per session | " + std::to_string(limits::k_mcp_max_calls) + " |");
     CHECK(mcp_row("Messages per session") ==
           "| Messages per session | " + std::to_string(limits::k_mcp_max_messages) + " |");
+    const std::string progress = grouped(limits::k_mcp_max_progress_message_bytes) +
+                                 " bytes of output per `notifications/progress` message, " +
+                                 std::to_string(limits::k_mcp_max_progress_notifications) + " messages per call";
+    CHECK_THAT(mcp_row("Live output (progress)"), Catch::Contains(progress));
+    CHECK_THAT(mcp_doc_row("Live output"), Catch::Contains(progress));
     CHECK_THAT(mcp_doc_row("Per session"), Catch::Contains(std::to_string(limits::k_mcp_max_calls) + " `tools/call`") &&
                                                Catch::Contains(std::to_string(limits::k_mcp_max_messages) + " messages"));
     const std::string budget = "waits " + seconds(limits::k_mcp_short_run_budget) + " per call when the deadline is at most " +

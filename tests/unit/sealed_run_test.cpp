@@ -171,7 +171,7 @@ proto::RunRequest request(double timeout_s = 2.0)
 
 proto::Receipt run(RunFixture& f, proto::RunRequest run_request, net::cancellation_slot slot = {})
 {
-    auto answer = test::run_to_result(f.io, f.service->run(test::valid_request(std::move(run_request)), 0, slot));
+    auto answer = test::run_to_result(f.io, f.service->run(test::valid_request(std::move(run_request)), 0, slot, nullptr));
     REQUIRE(answer.has_value());
     CHECK(f.engine->unscripted().empty());
     return std::move(answer->receipt);
@@ -656,9 +656,9 @@ TEST_CASE("A run that waits for its turn reports the wait as queued_s, and its o
     script(*f.engine, box);
 
     std::optional<Expected<proto::RunAnswer>> first, second;
-    net::co_spawn(f.io, f.service->run(test::valid_request(request()), 0, {}),
+    net::co_spawn(f.io, f.service->run(test::valid_request(request()), 0, {}, nullptr),
                   [&](std::exception_ptr, Expected<proto::RunAnswer> answer) { first.emplace(std::move(answer)); });
-    net::co_spawn(f.io, f.service->run(test::valid_request(request()), 0, {}),
+    net::co_spawn(f.io, f.service->run(test::valid_request(request()), 0, {}, nullptr),
                   [&](std::exception_ptr, Expected<proto::RunAnswer> answer) { second.emplace(std::move(answer)); });
     while ((!first || !second) && f.io.run_one() > 0) {
     }
