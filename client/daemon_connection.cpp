@@ -4,8 +4,8 @@
 #include "common/process.hpp"
 #include "common/version.hpp"
 #include "proto/api.hpp"
-#include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/strict_json.hpp"
+#include "util/text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -104,10 +104,10 @@ Expected<json::value> read_reply(const Expected<DaemonReply>& reply)
     if (reply->status != 200) return proto::parse_error_body(reply->status, reply->body);
     // Read strictly, so that doubles read back exactly as pyboxd wrote them (a receipt printed
     // with --json then canonicalizes as pyboxd signed it).
-    auto document = proto::parse_json_strictly(reply->body, k_max_answer_depth);
+    auto document = util::parse_json_strictly(reply->body, k_max_answer_depth);
     if (!document.ok())
         return make_error("daemon_io", "pyboxd answered with JSON that cannot be read: " +
-                                           (document.duplicate_key ? "it repeats the key \"" + proto::printable_excerpt(*document.duplicate_key) + "\""
+                                           (document.duplicate_key ? "it repeats the key \"" + util::printable_excerpt(*document.duplicate_key) + "\""
                                                                    : document.problem) + ".");
     return std::move(document.value);
 }

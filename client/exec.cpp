@@ -117,7 +117,7 @@ int run_exec(const ExecOptions& options)
         return fail(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
     if (!answer) return fail(answer.error());
     // Tolerant: a newer daemon's receipt may carry keys and values this client does not know.
-    auto run = proto::run_answer_from_json(*answer, proto::ReadMode::tolerant, moves_files);
+    auto run = proto::run_answer_from_json(*answer, util::ReadMode::tolerant, moves_files);
     if (!run) return fail(make_error("daemon_io", "The daemon's answer cannot be read: " + run.error().message));
     const proto::Receipt* receipt = &run->receipt;
 

@@ -2,7 +2,7 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <string>
@@ -24,7 +24,7 @@ struct InputSource {
 
 std::string shown(const fs::path& path)
 {
-    return "\"" + proto::printable_excerpt(path.string(), 200) + "\"";
+    return "\"" + util::printable_excerpt(path.string(), 200) + "\"";
 }
 
 Error invalid(std::string message)
@@ -157,7 +157,7 @@ Expected<void> check_input_names(const std::vector<proto::FileContent>& files)
     }
     for (const proto::FileContent& file : files) {
         if (proto::is_in_output_folder(file.name)) {
-            return invalid("input \"" + proto::printable_excerpt(file.name, 80) + "\": \"" +
+            return invalid("input \"" + util::printable_excerpt(file.name, 80) + "\": \"" +
                            std::string(proto::k_output_folder_name) +
                            "\" is the output folder inside the box; rename the input.");
         }

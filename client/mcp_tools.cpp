@@ -5,7 +5,7 @@
 #include "common/limits.hpp"
 #include "proto/json_text.hpp"
 #include "proto/short_view.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -105,7 +105,7 @@ Expected<std::vector<proto::FileContent>> read_files(const json::value& value)
     std::size_t total = 0;
     for (const auto& [key, entry] : files) {
         const std::string name(key);
-        const std::string shown = "file \"" + proto::printable_excerpt(name) + "\"";
+        const std::string shown = "file \"" + util::printable_excerpt(name) + "\"";
         const auto* object = entry.if_object();
         if (!object || object->size() != 1 || (!object->contains("text") && !object->contains("base64")))
             return bad_argument(shown + ": give exactly one of {\"text\": ...} or {\"base64\": ...}.");
@@ -113,7 +113,7 @@ Expected<std::vector<proto::FileContent>> read_files(const json::value& value)
         if (!content.is_string()) return bad_argument(shown + ": \"" + std::string(kind) + "\" must be a string.");
         std::string bytes(content.as_string());
         if (kind == "base64") {
-            auto decoded = proto::base64_decode(bytes);
+            auto decoded = util::base64_decode(bytes);
             if (!decoded) return bad_argument(shown + ": \"base64\" is not valid standard base64.");
             bytes = std::move(*decoded);
         }
@@ -156,12 +156,12 @@ std::string percent_encoded(std::string_view name)
 json::array file_blocks(const proto::FileContent& file)
 {
     const bool png = file.bytes.starts_with(k_png_signature);
-    const bool text = !png && proto::is_valid_utf8(file.bytes);
+    const bool text = !png && util::is_valid_utf8(file.bytes);
     json::array blocks;
     blocks.push_back(json::object{{"type", "text"},
                                   {"text", "out/" + file.name + " (" + std::to_string(file.bytes.size()) + " bytes):"}});
     if (png) {
-        blocks.push_back(json::object{{"type", "image"}, {"data", proto::base64_encode(file.bytes)}, {"mimeType", "image/png"}});
+        blocks.push_back(json::object{{"type", "image"}, {"data", util::base64_encode(file.bytes)}, {"mimeType", "image/png"}});
         return blocks;
     }
     json::object resource{{"uri", "pybox://out/" + percent_encoded(file.name)},
@@ -169,7 +169,7 @@ json::array file_blocks(const proto::FileContent& file)
     if (text)
         resource["text"] = file.bytes;
     else
-        resource["blob"] = proto::base64_encode(file.bytes);
+        resource["blob"] = util::base64_encode(file.bytes);
     blocks.push_back(json::object{{"type", "resource"}, {"resource", std::move(resource)}});
     return blocks;
 }
@@ -282,7 +282,7 @@ Expected<proto::RunRequest> run_python_request(const json::object& arguments)
     for (const auto& entry : arguments) {
         static constexpr std::string_view k_known[] = {"program", "timeout_s", "image", "files", "output_limit"};
         if (std::find(std::begin(k_known), std::end(k_known), std::string_view(entry.key())) == std::end(k_known))
-            return bad_argument("Unknown argument \"" + proto::printable_excerpt(std::string_view(entry.key())) + "\".");
+            return bad_argument("Unknown argument \"" + util::printable_excerpt(std::string_view(entry.key())) + "\".");
     }
     proto::RunRequest request;
     request.output_limit_bytes = limits::k_mcp_default_output_limit_bytes;

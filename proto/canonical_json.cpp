@@ -1,6 +1,6 @@
 #include "proto/canonical_json.hpp"
 
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -111,7 +111,7 @@ std::optional<std::u16string> utf16_units(std::string_view text)
 
 Expected<void> append_string(std::string& out, std::string_view text)
 {
-    if (!is_valid_utf8(text)) return not_canonical("a string is not valid UTF-8");
+    if (!util::is_valid_utf8(text)) return not_canonical("a string is not valid UTF-8");
     constexpr std::string_view hex = "0123456789abcdef";
     out += '"';
     std::size_t run = 0;  // the start of the bytes not written yet, none of which needs escaping

@@ -2,7 +2,7 @@
 
 #include "proto/box_policy.hpp"
 #include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -29,7 +29,7 @@ Expected<std::map<std::string, std::string>> string_fields(std::string_view body
     std::map<std::string, std::string> fields;
     for (const auto& [key, value] : document->get_object()) {
         if (std::find(keys.begin(), keys.end(), std::string_view(key)) == keys.end())
-            return invalid_request("Unknown key \"" + printable_excerpt(key) + "\"; the accepted keys are " + accepted + ".");
+            return invalid_request("Unknown key \"" + util::printable_excerpt(key) + "\"; the accepted keys are " + accepted + ".");
         if (!value.is_string()) return invalid_request("\"" + std::string(key) + "\" must be a string.");
         fields.emplace(std::string(key), std::string(value.get_string()));
     }

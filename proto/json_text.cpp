@@ -1,6 +1,6 @@
 #include "proto/json_text.hpp"
 
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -19,7 +19,7 @@ void append_double(std::string& out, double number)
         out += "null";
         return;
     }
-    std::string text = format_number(number);
+    std::string text = util::format_number(number);
     if (text.find_first_of(".eE") == std::string::npos) text += ".0";
     out += text;
 }

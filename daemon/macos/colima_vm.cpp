@@ -5,7 +5,7 @@
 #include "common/process.hpp"
 #include "daemon/macos/colima_ssh_config.hpp"
 #include "daemon/macos/trusted_tools.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 namespace pybox::macos {
 
@@ -46,7 +46,7 @@ Expected<std::string> ColimaVm::run_colima(const std::vector<std::string>& argv,
         const auto tail = said.size() > 300 ? said.substr(said.size() - 300) : said;
         return make_error("colima_failed", "`colima " + argv.at(1) + "` " +
                                                (result->timed_out ? "timed out" : "failed") + ": " +
-                                               proto::printable_excerpt(tail, 300));
+                                               util::printable_excerpt(tail, 300));
     }
     return std::move(result->output);
 }

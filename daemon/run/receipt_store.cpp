@@ -4,7 +4,7 @@
 #include "proto/attempts.hpp"
 #include "proto/json_text.hpp"
 #include "proto/receipt_signature.hpp"
-#include "proto/request_json.hpp"
+#include "util/strict_json.hpp"
 
 #include <algorithm>
 #include <system_error>
@@ -100,7 +100,7 @@ std::size_t ReceiptStore::load()
         auto text = proto::is_run_id(run_id) && name.ends_with(".json")
                         ? read_regular_file_capped(entry.path(), m_bounds.max_bytes, false)
                         : Expected<std::string>(make_error("file_unreadable", name));
-        auto parsed = text ? proto::parse_json_strictly(*text, k_max_kept_depth) : proto::StrictJson{};
+        auto parsed = text ? util::parse_json_strictly(*text, k_max_kept_depth) : util::StrictJson{};
         const json::object* document = text && parsed.ok() ? parsed.value.if_object() : nullptr;
         const json::object* receipt = document != nullptr ? object_at(*document, "receipt") : nullptr;
         const json::value* owner = document != nullptr ? document->if_contains("owner_uid") : nullptr;
@@ -176,7 +176,7 @@ Expected<json::value> ReceiptStore::get(const std::string& run_id, std::optional
     if (kept == m_kept.end() || (viewer && kept->owner_uid != *viewer)) return no_such_receipt(run_id);
     auto text = read_regular_file_capped(file_of(run_id), m_bounds.max_bytes, false);
     if (!text) return text.error();
-    auto parsed = proto::parse_json_strictly(*text, k_max_kept_depth);
+    auto parsed = util::parse_json_strictly(*text, k_max_kept_depth);
     const json::object* document = parsed.ok() ? parsed.value.if_object() : nullptr;
     const json::value* receipt = document != nullptr ? document->if_contains("receipt") : nullptr;
     if (receipt == nullptr)

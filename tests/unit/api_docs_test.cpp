@@ -61,12 +61,12 @@ const std::set<std::string> k_never_answered = {
 
 using pybox::test::read_text;
 
-// The sources of daemon/, proto/ and common/, concatenated, without the table itself.
+// The sources of daemon/, proto/, common/ and util/, concatenated, without the table itself.
 const std::string& sources()
 {
     static const std::string text = [] {
         std::string all;
-        for (const char* dir : {"daemon", "proto", "common"})
+        for (const char* dir : {"daemon", "proto", "common", "util"})
             for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / dir)) {
                 const auto extension = entry.path().extension();
                 if ((extension == ".cpp" || extension == ".hpp") && entry.path().stem() != "error_codes")

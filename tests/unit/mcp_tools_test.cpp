@@ -2,8 +2,8 @@
 
 #include "common/limits.hpp"
 #include "proto/json_text.hpp"
-#include "proto/text.hpp"
 #include "tests/support/sample_receipt.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -184,7 +184,7 @@ TEST_CASE("Output files come back: PNG as an image, text as a resource, within t
     CHECK(content[4].at("resource").at("blob") == "/wA=");
     CHECK(content[6].at("type") == "image");
     CHECK(content[6].at("mimeType") == "image/png");
-    CHECK(content[6].at("data").as_string() == pybox::proto::base64_encode(png));
+    CHECK(content[6].at("data").as_string() == pybox::util::base64_encode(png));
     CHECK(content[7].at("text").as_string().ends_with(": big.txt"));
     CHECK(json::serialize(result).size() <= limits::k_mcp_max_response_bytes);
 }

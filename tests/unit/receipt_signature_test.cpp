@@ -88,7 +88,7 @@ TEST_CASE("A signed receipt verifies as printed, and says who signed it, when an
 TEST_CASE("A signed receipt still reads as a receipt, strictly")
 {
     const auto key = make_key();
-    const auto read = pybox::proto::receipt_from_json(signed_sample(key), pybox::proto::ReadMode::strict);
+    const auto read = pybox::proto::receipt_from_json(signed_sample(key), pybox::util::ReadMode::strict);
     REQUIRE(read.has_value());
     CHECK(*read == pybox::test::sample_receipt());
 }

@@ -191,5 +191,5 @@ TEST_CASE("The attempts answer links a settled run to its kept receipt")
     for (const auto& entry : answer->settled)
         CHECK(entry.receipt == (entry.run_id == run_id_of(7) ? std::optional(run_id_of(7)) : std::nullopt));
     const auto written = pybox::proto::to_json(*answer);
-    CHECK(pybox::proto::attempts_answer_from_json(written, pybox::proto::ReadMode::strict)->settled == answer->settled);
+    CHECK(pybox::proto::attempts_answer_from_json(written, pybox::util::ReadMode::strict)->settled == answer->settled);
 }
