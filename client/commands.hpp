@@ -9,8 +9,8 @@
 #include "client/daemon_connection.hpp"
 #include "common/error.hpp"
 #include "proto/answers.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt_signature.hpp"
+#include "util/json_writer.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -167,7 +167,7 @@ int print_answer(const Expected<boost::json::value>& document, bool json, Answer
     if (!answer) return fail(answer.error());
     const auto rendered = render(*answer);
     if (!json) return print(rendered);
-    write_bytes(stdout, proto::to_json_text(*document) + "\n");
+    write_bytes(stdout, util::to_json_text(*document) + "\n");
     return rendered.exit_code;
 }
 

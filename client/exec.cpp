@@ -7,11 +7,11 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 #include "proto/short_view.hpp"
+#include "util/json_writer.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -80,7 +80,7 @@ int run_exec_unsealed(const ExecOptions& options, const proto::RunRequest& reque
     auto receipt = unsealed::run_unsealed({request.source, request.timeout_s, request.output_limit_bytes});
     if (!receipt) return fail(receipt.error());
     if (options.json)
-        write_bytes(stdout, proto::to_json_text(proto::receipt_to_json(*receipt)) + "\n");
+        write_bytes(stdout, util::to_json_text(proto::receipt_to_json(*receipt)) + "\n");
     else
         print_run(*receipt);
     return proto::exit_code_for(*receipt);
@@ -122,7 +122,7 @@ int run_exec(const ExecOptions& options)
     const proto::Receipt* receipt = &run->receipt;
 
     if (options.json) {
-        write_bytes(stdout, proto::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
+        write_bytes(stdout, util::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
     } else {
         print_run(*receipt);
     }

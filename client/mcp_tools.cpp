@@ -3,8 +3,8 @@
 #include "client/commands.hpp"
 #include "client/mcp_protocol.hpp"
 #include "common/limits.hpp"
-#include "proto/json_text.hpp"
 #include "proto/short_view.hpp"
+#include "util/json_writer.hpp"
 #include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
@@ -181,7 +181,7 @@ std::size_t serialized_size(const json::value& value)
 
 std::size_t receipt_size(const proto::Receipt& receipt)
 {
-    return proto::to_json_text(proto::receipt_to_json(receipt)).size();
+    return util::to_json_text(proto::receipt_to_json(receipt)).size();
 }
 
 // The largest prefix of at most `keep` bytes that does not split a UTF-8 sequence.
@@ -370,7 +370,7 @@ json::object run_python_result(const proto::RunAnswer& answer)
 {
     const auto receipt = fit_receipt(answer.receipt);
     auto receipt_json = proto::receipt_to_json(receipt);
-    const auto receipt_text = proto::to_json_text(receipt_json);
+    const auto receipt_text = util::to_json_text(receipt_json);
     const auto short_view = proto::render_short_receipt(receipt);
     if (receipt_text.size() > limits::k_mcp_max_receipt_bytes)
         return tool_error(short_view + "\nThe receipt does not fit in " +

@@ -81,7 +81,7 @@ Action configure_receipts(CLI::App& command)
         auto document = call_daemon("GET", "/v1/receipts/" + options->run_id, "", k_receipts_timeout);
         if (!document) return fail(document.error());
         if (options->show_json) {
-            write_bytes(stdout, proto::to_json_text(*document) + "\n");
+            write_bytes(stdout, util::to_json_text(*document) + "\n");
             return 0;
         }
         return print(render_kept_receipt(*document));

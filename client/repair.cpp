@@ -6,8 +6,8 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
-#include "proto/json_text.hpp"
 #include "proto/repair.hpp"
+#include "util/json_writer.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -140,7 +140,7 @@ int run_repair(const RepairOptions& options)
     if (!answer) return fail(answer.error());
     auto record = proto::repair_record_from_json(*answer, util::ReadMode::tolerant);
     if (!record) return fail(record.error());
-    if (options.json) write_bytes(stdout, proto::to_json_text(*answer) + "\n");
+    if (options.json) write_bytes(stdout, util::to_json_text(*answer) + "\n");
 
     std::string report;
     for (const auto& step : record->steps) report += step_line(step);

@@ -2,8 +2,8 @@
 
 #include "common/limits.hpp"
 #include "proto/box_policy.hpp"
-#include "proto/json_text.hpp"
 #include "proto/request_json.hpp"
+#include "util/json_writer.hpp"
 #include "util/text.hpp"
 
 #include <boost/json/error.hpp>
@@ -232,7 +232,7 @@ std::string serialize_run_request(const RunRequest& request)
         }
         body["files"] = json::object{{"inputs", std::move(inputs)}, {"outputs", request.files->outputs}};
     }
-    return to_json_text(body);
+    return util::to_json_text(body);
 }
 
 }  // namespace pybox::proto

@@ -4,7 +4,7 @@
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
 #include "proto/box_policy.hpp"
-#include "proto/json_text.hpp"
+#include "util/json_writer.hpp"
 #include "util/text.hpp"
 
 #include <boost/json/array.hpp>
@@ -38,7 +38,7 @@ std::string files_helper_input(const proto::RunRequest& request, const std::stri
             inputs.push_back(json::object{{"name", input.name}, {"base64", util::base64_encode(input.bytes)}});
         }
     }
-    return proto::to_json_text(json::object{{"marker", marker}, {"source", request.source}, {"inputs", std::move(inputs)}});
+    return util::to_json_text(json::object{{"marker", marker}, {"source", request.source}, {"inputs", std::move(inputs)}});
 }
 
 }  // namespace pybox::daemon

@@ -2,8 +2,8 @@
 
 #include "common/files.hpp"
 #include "proto/attempts.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt_signature.hpp"
+#include "util/json_writer.hpp"
 #include "util/strict_json.hpp"
 
 #include <algorithm>
@@ -149,7 +149,7 @@ Expected<void> ReceiptStore::issue(proto::Receipt& receipt, std::uint32_t owner_
 {
     if (auto signed_in_place = proto::sign_receipt(receipt, m_key); !signed_in_place) return signed_in_place.error();
     const std::string text =
-        proto::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", proto::receipt_to_json(receipt)}});
+        util::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", proto::receipt_to_json(receipt)}});
     auto kept = kept_receipt_entry(receipt, owner_uid, text.size());
     if (!proto::is_run_id(kept.run_id))
         return make_error("internal_error", "The receipt to keep has no run id; it was not kept.");

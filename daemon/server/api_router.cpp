@@ -5,10 +5,10 @@
 #include "proto/api.hpp"
 #include "proto/error_codes.hpp"
 #include "proto/image_request.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
 #include "proto/setup_request.hpp"
+#include "util/json_writer.hpp"
 
 #include <iostream>
 #include <string_view>
@@ -20,7 +20,7 @@ namespace {
 
 namespace json = boost::json;
 
-ApiResponse json_response(const json::value& value) { return {200, proto::to_json_text(value)}; }
+ApiResponse json_response(const json::value& value) { return {200, util::to_json_text(value)}; }
 
 template <class Answer>
 ApiResponse from_expected(const Expected<Answer>& result)
@@ -71,7 +71,7 @@ ApiResponse error_response(const Error& error)
 {
     if (const auto* row = proto::find_api_error_code(error.code))
         return {row->http_status,
-                proto::to_json_text(proto::to_json(proto::ErrorAnswer{error.code, error.message, row->retryable})),
+                util::to_json_text(proto::to_json(proto::ErrorAnswer{error.code, error.message, row->retryable})),
                 proto::retry_after_for(error.code)};
     std::cerr << "pyboxd: error code " << error.code << " is not in the API's table (proto/error_codes.cpp); "
               << "answering internal_error\n";
