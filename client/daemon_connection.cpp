@@ -1,5 +1,6 @@
 #include "client/daemon_connection.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/version.hpp"
@@ -79,7 +80,7 @@ net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request
     if (connect_ec == net::error::connection_refused || connect_ec == boost::system::errc::no_such_file_or_directory)
         co_return make_error("daemon_not_running", not_running_message(sibling_pyboxd()));
     if (connect_ec == boost::system::errc::permission_denied)
-        co_return make_error("forbidden", "You may not use " + socket.string() + " (permission denied). The system "
+        co_return make_error(api_error::k_forbidden, "You may not use " + socket.string() + " (permission denied). The system "
                                           "pyboxd serves root and the members of the pybox group: ask an "
                                           "administrator to add you (adduser USER pybox), then log in again.");
     if (connect_ec) co_return transport_error(connect_ec, "connecting to " + socket.string());

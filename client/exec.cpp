@@ -4,6 +4,7 @@
 #include "client/files_in.hpp"
 #include "client/files_out.hpp"
 #include "client/unsealed/unsealed_run.hpp"
+#include "common/api_error_codes.hpp"
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
@@ -57,7 +58,7 @@ struct ExecOptions {
 
 Error too_large()
 {
-    return make_error("source_too_large",
+    return make_error(api_error::k_source_too_large,
                       "The program is larger than " + std::to_string(limits::k_max_source_bytes) + " bytes.");
 }
 
@@ -147,12 +148,12 @@ Expected<std::string> read_program(const std::string& name, std::istream& input)
 {
     if (name != "-") {
         auto bytes = read_file_capped(name, limits::k_max_source_bytes);
-        if (!bytes && bytes.error().code == "too_large") return too_large();
+        if (!bytes && bytes.error().code == api_error::k_too_large) return too_large();
         return bytes;
     }
     std::string bytes(limits::k_max_source_bytes + 1, '\0');
     input.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (input.bad()) return make_error("file_unreadable", "Cannot read the program from standard input.");
+    if (input.bad()) return make_error(api_error::k_file_unreadable, "Cannot read the program from standard input.");
     bytes.resize(static_cast<std::size_t>(input.gcount()));
     if (bytes.size() > limits::k_max_source_bytes) return too_large();
     return bytes;

@@ -1,5 +1,6 @@
 #include "client/files_out.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "common/limits.hpp"
 #include "util/text.hpp"
@@ -101,7 +102,7 @@ std::string shown_target(const fs::path& dir, const std::string& name)
 Expected<void> check_output_folder(const std::filesystem::path& dir)
 {
     auto folder = Folder::open(dir);
-    if (!folder && folder.error().code == "file_missing") {
+    if (!folder && folder.error().code == api_error::k_file_missing) {
         return unusable("The output folder " + dir.string() + " does not exist; make it first.");
     }
     if (!folder) {

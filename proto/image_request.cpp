@@ -1,5 +1,6 @@
 #include "proto/image_request.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/request_json.hpp"
 #include "util/text.hpp"
@@ -41,7 +42,7 @@ Expected<std::map<std::string, std::string>> string_fields(std::string_view body
 Expected<std::string> own_image_name(std::string name)
 {
     if (auto problem = own_image_name_problem(name); !problem.empty())
-        return make_error("image_name_invalid", std::move(problem));
+        return make_error(api_error::k_image_name_invalid, std::move(problem));
     return name;
 }
 

@@ -1,5 +1,6 @@
 #include "proto/repair.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "proto/read_answer.hpp"
 #include "proto/request_json.hpp"
@@ -149,7 +150,7 @@ Expected<RepairRequest> parse_repair_request(std::string_view body)
     int rounds_allowed = limits::k_default_repair_rounds;
     if (const auto* rounds = run.if_contains("rounds")) {
         if (!rounds->is_int64() || rounds->get_int64() < 1 || rounds->get_int64() > limits::k_max_repair_rounds)
-            return make_error("rounds_out_of_range", "rounds must be a whole number from 1 to " +
+            return make_error(api_error::k_rounds_out_of_range, "rounds must be a whole number from 1 to " +
                                                          std::to_string(limits::k_max_repair_rounds) + " (got " +
                                                          util::printable_excerpt(json::serialize(*rounds)) + ").");
         rounds_allowed = static_cast<int>(rounds->get_int64());

@@ -1,5 +1,6 @@
 #include "proto/request_json.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "util/strict_json.hpp"
 #include "util/text.hpp"
 
@@ -22,11 +23,11 @@ Expected<json::value> parse_request_json(std::string_view body)
 {
     auto parsed = util::parse_json_strictly(body, k_max_request_depth);
     if (parsed.duplicate_key) {
-        return make_error("invalid_request", "The request repeats the key \"" + util::printable_excerpt(*parsed.duplicate_key) +
+        return make_error(api_error::k_invalid_request, "The request repeats the key \"" + util::printable_excerpt(*parsed.duplicate_key) +
                                                   "\"; each key may appear only once.");
     }
     if (!parsed.problem.empty()) {
-        return make_error("invalid_json", "The request body is not valid JSON: " + parsed.problem + " (at byte " +
+        return make_error(api_error::k_invalid_json, "The request body is not valid JSON: " + parsed.problem + " (at byte " +
                                               std::to_string(parsed.at_byte) + ").");
     }
     return std::move(parsed.value);

@@ -4,6 +4,7 @@
 // on it). Pure.
 #pragma once
 
+#include "common/api_error_codes.hpp"
 #include "common/error.hpp"
 
 #include <boost/json/value.hpp>
@@ -18,6 +19,6 @@ namespace pybox::proto {
 // "invalid_request" (a repeated key, named in the message).
 Expected<boost::json::value> parse_request_json(std::string_view body);
 // The error of a request whose JSON does not have the request's shape: "invalid_request".
-inline Error invalid_request(std::string message) { return make_error("invalid_request", std::move(message)); }
+inline Error invalid_request(std::string message) { return make_error(api_error::k_invalid_request, std::move(message)); }
 
 }  // namespace pybox::proto

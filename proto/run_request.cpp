@@ -1,5 +1,6 @@
 #include "proto/run_request.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/request_json.hpp"
@@ -32,7 +33,7 @@ std::string accepted_images_text()
 
 Error output_limit_error(const std::string& got)
 {
-    return make_error("output_limit_out_of_range",
+    return make_error(api_error::k_output_limit_out_of_range,
                       "output_limit_bytes must be an integer between " +
                           std::to_string(limits::k_min_output_limit_bytes) + " and " +
                           std::to_string(limits::k_max_output_limit_bytes) + " (got " + got + ").");
@@ -60,7 +61,7 @@ Expected<RunRequest::Files> parse_files(const json::value& value)
                     return invalid_request(k_files_shape);
                 }
                 if (files.inputs.size() == limits::k_max_input_files) {
-                    return make_error("input_files_invalid", "At most " + std::to_string(limits::k_max_input_files) +
+                    return make_error(api_error::k_input_files_invalid, "At most " + std::to_string(limits::k_max_input_files) +
                                                                  " input files are allowed.");
                 }
                 auto bytes = util::base64_decode(base64->get_string());
@@ -153,7 +154,7 @@ namespace {
 Expected<void> check_source(const std::string& source)
 {
     if (source.size() > limits::k_max_source_bytes) {
-        return make_error("source_too_large", "source must be at most " +
+        return make_error(api_error::k_source_too_large, "source must be at most " +
                                                   std::to_string(limits::k_max_source_bytes) +
                                                   " bytes (got " + std::to_string(source.size()) +
                                                   ").");
@@ -173,7 +174,7 @@ Expected<ValidRunRequest> validated_run_request(RunRequest request)
     }
     if (!std::isfinite(request.timeout_s) || request.timeout_s < limits::k_min_timeout_s ||
         request.timeout_s > limits::k_max_timeout_s) {
-        return make_error("timeout_out_of_range", "timeout_s must be between " +
+        return make_error(api_error::k_timeout_out_of_range, "timeout_s must be between " +
                                                       util::format_number(limits::k_min_timeout_s) + " and " +
                                                       util::format_number(limits::k_max_timeout_s) +
                                                       " seconds (got " + util::format_number(request.timeout_s) +
@@ -185,19 +186,19 @@ Expected<ValidRunRequest> validated_run_request(RunRequest request)
     }
     auto policy = policy_for_image(request.image);
     if (!policy) {
-        return make_error("unknown_image", "image must be one of " + accepted_images_text() + " (got \"" +
+        return make_error(api_error::k_unknown_image, "image must be one of " + accepted_images_text() + " (got \"" +
                                                util::printable_excerpt(request.image) + "\").");
     }
     if (request.files) {
         const auto& inputs = request.files->inputs;
         auto checked = check_file_set(inputs, {limits::k_max_input_files, limits::k_max_input_bytes},
-                                      "input_files_invalid", "input");
+                                      api_error::k_input_files_invalid, "input");
         if (!checked) {
             return checked.error();
         }
         for (const FileContent& input : inputs) {
             if (is_in_output_folder(input.name)) {
-                return make_error("input_files_invalid",
+                return make_error(api_error::k_input_files_invalid,
                                   "input \"" + util::printable_excerpt(input.name) + "\": \"" + std::string(k_output_folder_name) +
                                       "\" is the output folder; rename the input.");
             }

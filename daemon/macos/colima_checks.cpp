@@ -1,5 +1,6 @@
 #include "daemon/macos/colima_checks.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/request_json.hpp"
 #include "util/text.hpp"
 
@@ -16,7 +17,7 @@ namespace {
 
 Error invalid(const std::string& what, const std::string& why)
 {
-    return make_error("colima_output_invalid", what + " is not what PyBox expects: " + why + ".");
+    return make_error(api_error::k_colima_output_invalid, what + " is not what PyBox expects: " + why + ".");
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator)

@@ -1,5 +1,6 @@
 #include "daemon/macos/colima_ssh_config.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/sha256.hpp"
 #include "util/text.hpp"
 
@@ -14,7 +15,7 @@ namespace {
 
 Error invalid(const std::string& why)
 {
-    return make_error("colima_output_invalid", "colima ssh-config is not what PyBox expects: " + why + ".");
+    return make_error(api_error::k_colima_output_invalid, "colima ssh-config is not what PyBox expects: " + why + ".");
 }
 
 std::string lower(std::string_view text)
@@ -122,7 +123,7 @@ namespace {
 
 Error bad_key(const std::string& why)
 {
-    return make_error("colima_output_invalid", "The VM's ssh host key is not an ed25519 public key: " + why + ".");
+    return make_error(api_error::k_colima_output_invalid, "The VM's ssh host key is not an ed25519 public key: " + why + ".");
 }
 
 std::string hex_to_bytes(std::string_view hex)
@@ -161,7 +162,7 @@ std::string host_key_pin_text(std::string_view fingerprint) { return std::string
 Expected<std::string> parse_host_key_pin(std::string_view text)
 {
     if (!text.ends_with('\n') || !engine::is_sha256_fingerprint(text.substr(0, text.size() - 1)))
-        return make_error("host_key_pin_invalid",
+        return make_error(api_error::k_host_key_pin_invalid,
                           "The pinned host key of the colima VM is not one SHA256: fingerprint line; "
                           "`pybox vm stop`, delete the pin file and start again to pin the VM's key anew.");
     return std::string(text.substr(0, text.size() - 1));
@@ -179,7 +180,7 @@ Expected<engine::SshEngine> colima_ssh_engine(const ColimaSshConfig& config,
     } else if (pinned_fingerprint && engine::is_sha256_fingerprint(*pinned_fingerprint)) {
         target.host_key_sha256 = pinned_fingerprint;
     } else {
-        return make_error("host_key_unpinned",
+        return make_error(api_error::k_host_key_unpinned,
                           "The colima VM's ssh host key is not pinned yet: `pybox vm start` pins it.");
     }
     return target;
