@@ -9,8 +9,8 @@
 #include "client/daemon_connection.hpp"
 #include "common/error.hpp"
 #include "proto/answers.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt_signature.hpp"
+#include "util/json_writer.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -65,13 +65,13 @@ void write_bytes(std::FILE* stream, std::string_view bytes);
 // build does not know are ignored or kept, never fatal); "invalid_answer" only when a key it
 // needs is missing or of the wrong type.
 template <class Answer>
-using AnswerReader = Expected<Answer> (*)(const boost::json::value&, proto::ReadMode);
+using AnswerReader = Expected<Answer> (*)(const boost::json::value&, util::ReadMode);
 
 template <class Answer>
 Expected<Answer> read_answer(const Expected<boost::json::value>& answer, AnswerReader<Answer> read)
 {
     if (!answer) return answer.error();
-    return read(*answer, proto::ReadMode::tolerant);
+    return read(*answer, util::ReadMode::tolerant);
 }
 
 // exec.cpp: the program from a file or, for "-", from `input`; at most 65,536 bytes.
@@ -167,7 +167,7 @@ int print_answer(const Expected<boost::json::value>& document, bool json, Answer
     if (!answer) return fail(answer.error());
     const auto rendered = render(*answer);
     if (!json) return print(rendered);
-    write_bytes(stdout, proto::to_json_text(*document) + "\n");
+    write_bytes(stdout, util::to_json_text(*document) + "\n");
     return rendered.exit_code;
 }
 

@@ -1,11 +1,12 @@
 #include "client/daemon_connection.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/paths.hpp"
 #include "common/process.hpp"
 #include "common/version.hpp"
 #include "proto/api.hpp"
-#include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/strict_json.hpp"
+#include "util/text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -79,7 +80,7 @@ net::awaitable<Expected<void>> connect_to(Stream& stream, const fs::path& socket
     if (connect_ec == net::error::connection_refused || connect_ec == boost::system::errc::no_such_file_or_directory)
         co_return make_error("daemon_not_running", not_running_message(sibling_pyboxd()));
     if (connect_ec == boost::system::errc::permission_denied)
-        co_return make_error("forbidden", "You may not use " + socket.string() + " (permission denied). The system "
+        co_return make_error(api_error::k_forbidden, "You may not use " + socket.string() + " (permission denied). The system "
                                           "pyboxd serves root and the members of the pybox group: ask an "
                                           "administrator to add you (adduser USER pybox), then log in again.");
     if (connect_ec) co_return transport_error(connect_ec, "connecting to " + socket.string());
@@ -119,10 +120,10 @@ Expected<json::value> read_reply(const Expected<DaemonReply>& reply)
     if (reply->status != 200) return proto::parse_error_body(reply->status, reply->body);
     // Read strictly, so that doubles read back exactly as pyboxd wrote them (a receipt printed
     // with --json then canonicalizes as pyboxd signed it).
-    auto document = proto::parse_json_strictly(reply->body, k_max_answer_depth);
+    auto document = util::parse_json_strictly(reply->body, k_max_answer_depth);
     if (!document.ok())
         return make_error("daemon_io", "pyboxd answered with JSON that cannot be read: " +
-                                           (document.duplicate_key ? "it repeats the key \"" + proto::printable_excerpt(*document.duplicate_key) + "\""
+                                           (document.duplicate_key ? "it repeats the key \"" + util::printable_excerpt(*document.duplicate_key) + "\""
                                                                    : document.problem) + ".");
     return std::move(document.value);
 }
@@ -160,7 +161,7 @@ private:
             return false;
         }
         // Tolerant: a newer daemon may add keys and events; an unknown event is skipped.
-        auto event = proto::parse_run_event(line, proto::ReadMode::tolerant);
+        auto event = proto::parse_run_event(line, util::ReadMode::tolerant);
         if (!event) {
             m_outcome = make_error("daemon_io", event.error().message);
             return false;

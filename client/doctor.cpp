@@ -106,7 +106,7 @@ std::string render_doctor_json(const std::vector<proto::DoctorCheck>& checks)
         items.push_back(json::object{
             {"name", check.name}, {"verdict", check.verdict}, {"detail", check.detail}, {"fix", check.fix}});
     const int code = doctor_exit_code(checks);
-    return proto::to_json_text(json::object{{"ok", code == 0}, {"exit_code", code}, {"checks", std::move(items)}}) +
+    return util::to_json_text(json::object{{"ok", code == 0}, {"exit_code", code}, {"checks", std::move(items)}}) +
            "\n";
 }
 

@@ -4,14 +4,15 @@
 #include "client/files_in.hpp"
 #include "client/files_out.hpp"
 #include "client/unsealed/unsealed_run.hpp"
+#include "common/api_error_codes.hpp"
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 #include "proto/short_view.hpp"
+#include "util/json_writer.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -57,7 +58,7 @@ struct ExecOptions {
 
 Error too_large()
 {
-    return make_error("source_too_large",
+    return make_error(api_error::k_source_too_large,
                       "The program is larger than " + std::to_string(limits::k_max_source_bytes) + " bytes.");
 }
 
@@ -99,7 +100,7 @@ int run_exec_unsealed(const ExecOptions& options, const proto::RunRequest& reque
     auto receipt = unsealed::run_unsealed({request.source, request.timeout_s, request.output_limit_bytes});
     if (!receipt) return fail(receipt.error());
     if (options.json)
-        write_bytes(stdout, proto::to_json_text(proto::receipt_to_json(*receipt)) + "\n");
+        write_bytes(stdout, util::to_json_text(proto::receipt_to_json(*receipt)) + "\n");
     else
         RunOutput().finish(*receipt);
     return proto::exit_code_for(*receipt);
@@ -141,12 +142,12 @@ int run_exec(const ExecOptions& options)
         return fail(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
     if (!answer) return fail(answer.error());
     // Tolerant: a newer daemon's receipt may carry keys and values this client does not know.
-    auto run = proto::run_answer_from_json(*answer, proto::ReadMode::tolerant, moves_files);
+    auto run = proto::run_answer_from_json(*answer, util::ReadMode::tolerant, moves_files);
     if (!run) return fail(make_error("daemon_io", "The daemon's answer cannot be read: " + run.error().message));
     const proto::Receipt* receipt = &run->receipt;
 
     if (options.json) {
-        write_bytes(stdout, proto::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
+        write_bytes(stdout, util::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
     } else {
         output.finish(*receipt);
     }
@@ -171,12 +172,12 @@ Expected<std::string> read_program(const std::string& name, std::istream& input)
 {
     if (name != "-") {
         auto bytes = read_file_capped(name, limits::k_max_source_bytes);
-        if (!bytes && bytes.error().code == "too_large") return too_large();
+        if (!bytes && bytes.error().code == api_error::k_too_large) return too_large();
         return bytes;
     }
     std::string bytes(limits::k_max_source_bytes + 1, '\0');
     input.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (input.bad()) return make_error("file_unreadable", "Cannot read the program from standard input.");
+    if (input.bad()) return make_error(api_error::k_file_unreadable, "Cannot read the program from standard input.");
     bytes.resize(static_cast<std::size_t>(input.gcount()));
     if (bytes.size() > limits::k_max_source_bytes) return too_large();
     return bytes;

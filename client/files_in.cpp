@@ -1,8 +1,9 @@
 #include "client/files_in.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "common/limits.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <string>
@@ -24,12 +25,12 @@ struct InputSource {
 
 std::string shown(const fs::path& path)
 {
-    return "\"" + proto::printable_excerpt(path.string(), 200) + "\"";
+    return "\"" + util::printable_excerpt(path.string(), 200) + "\"";
 }
 
 Error invalid(std::string message)
 {
-    return make_error("input_files_invalid", std::move(message));
+    return make_error(api_error::k_input_files_invalid, std::move(message));
 }
 
 std::string kind_of(fs::file_type type)
@@ -68,7 +69,7 @@ Expected<std::string> folder_name(const fs::path& path)
         std::error_code error;
         const fs::path real = fs::canonical(path, error);
         if (error) {
-            return make_error("file_unreadable", "Cannot find the real name of the input folder " + shown(path) + ": " +
+            return make_error(api_error::k_file_unreadable, "Cannot find the real name of the input folder " + shown(path) + ": " +
                                                      error.message() + ".");
         }
         name = real.filename().string();
@@ -90,7 +91,7 @@ Expected<void> add_folder(const fs::path& folder, const std::string& name, const
         entries.push_back(*it);
     }
     if (error) {
-        return make_error("file_unreadable", "Cannot list the input folder " + shown(folder) + ": " + error.message() + ".");
+        return make_error(api_error::k_file_unreadable, "Cannot list the input folder " + shown(folder) + ": " + error.message() + ".");
     }
     std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
         return a.path().filename().string() < b.path().filename().string();
@@ -99,7 +100,7 @@ Expected<void> add_folder(const fs::path& folder, const std::string& name, const
         const std::string entry_name = name + "/" + entry.path().filename().string();
         const fs::file_type type = entry.symlink_status(error).type();
         if (error) {
-            return make_error("file_unreadable", "Cannot look at " + shown(entry.path()) + ": " + error.message() + ".");
+            return make_error(api_error::k_file_unreadable, "Cannot look at " + shown(entry.path()) + ": " + error.message() + ".");
         }
         Expected<void> added;
         if (type == fs::file_type::regular) {
@@ -123,10 +124,10 @@ Expected<void> add_path(const fs::path& path, std::vector<InputSource>& sources)
     std::error_code error;
     const fs::file_type type = fs::status(path, error).type();  // follows a link: the user named it
     if (type == fs::file_type::not_found) {
-        return make_error("file_missing", "The input " + shown(path) + " does not exist.");
+        return make_error(api_error::k_file_missing, "The input " + shown(path) + " does not exist.");
     }
     if (error) {
-        return make_error("file_unreadable", "Cannot look at the input " + shown(path) + ": " + error.message() + ".");
+        return make_error(api_error::k_file_unreadable, "Cannot look at the input " + shown(path) + ": " + error.message() + ".");
     }
     if (type == fs::file_type::regular) {
         return add_source(sources, {path.filename().string(), path, false});
@@ -151,13 +152,13 @@ Expected<void> add_path(const fs::path& path, std::vector<InputSource>& sources)
 Expected<void> check_input_names(const std::vector<proto::FileContent>& files)
 {
     auto checked = proto::check_file_set(files, {limits::k_max_input_files, limits::k_max_input_bytes},
-                                         "input_files_invalid", "input");
+                                         api_error::k_input_files_invalid, "input");
     if (!checked) {
         return checked;
     }
     for (const proto::FileContent& file : files) {
         if (proto::is_in_output_folder(file.name)) {
-            return invalid("input \"" + proto::printable_excerpt(file.name, 80) + "\": \"" +
+            return invalid("input \"" + util::printable_excerpt(file.name, 80) + "\": \"" +
                            std::string(proto::k_output_folder_name) +
                            "\" is the output folder inside the box; rename the input.");
         }
@@ -186,7 +187,7 @@ Expected<std::vector<proto::FileContent>> collect_input_files(const std::vector<
     std::size_t total = 0;
     for (std::size_t i = 0; i < sources.size(); ++i) {
         auto bytes = read_regular_file_capped(sources[i].path, limits::k_max_input_bytes - total, !sources[i].in_folder);
-        if (!bytes && bytes.error().code == "too_large") {
+        if (!bytes && bytes.error().code == api_error::k_too_large) {
             return invalid("The input files hold more than " + std::to_string(limits::k_max_input_bytes) +
                            " bytes in all, the most a run takes; reading stopped at " + shown(sources[i].path) + ".");
         }

@@ -1,8 +1,9 @@
 #include "client/files_out.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "common/limits.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -93,7 +94,7 @@ std::string shown_target(const fs::path& dir, const std::string& name)
     if (!shown.empty() && shown.back() != '/') {
         shown += '/';
     }
-    return shown + proto::printable_excerpt(name, limits::k_max_file_name_bytes);
+    return shown + util::printable_excerpt(name, limits::k_max_file_name_bytes);
 }
 
 }  // namespace
@@ -101,7 +102,7 @@ std::string shown_target(const fs::path& dir, const std::string& name)
 Expected<void> check_output_folder(const std::filesystem::path& dir)
 {
     auto folder = Folder::open(dir);
-    if (!folder && folder.error().code == "file_missing") {
+    if (!folder && folder.error().code == api_error::k_file_missing) {
         return unusable("The output folder " + dir.string() + " does not exist; make it first.");
     }
     if (!folder) {
@@ -149,7 +150,7 @@ std::string render_output_report(const std::filesystem::path& dir, const OutputW
             text += "pybox: kept existing " + target + ": use --force to replace it\n";
             break;
         case Outcome::failed:
-            text += "pybox: could not write " + target + ": " + proto::printable_excerpt(file.reason, 1024) + "\n";
+            text += "pybox: could not write " + target + ": " + util::printable_excerpt(file.reason, 1024) + "\n";
             break;
         }
     }

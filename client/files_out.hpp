@@ -26,7 +26,7 @@ Expected<void> check_output_folder(const std::filesystem::path& dir);
 // What became of one output file.
 struct OutputFileResult {
     enum class Outcome { written, kept_existing, failed };
-    std::string name;       // as the box named it (untrusted: show it with proto::printable_excerpt)
+    std::string name;       // as the box named it (untrusted: show it with util::printable_excerpt)
     Outcome outcome = Outcome::failed;
     std::size_t bytes = 0;  // written: how many
     std::string reason;     // failed: one sentence
@@ -52,7 +52,7 @@ OutputWriteReport write_output_files(const std::filesystem::path& dir, const std
 //   "pybox: wrote DIR/NAME (N bytes)"
 //   "pybox: kept existing DIR/NAME: use --force to replace it"
 //   "pybox: could not write DIR/NAME: REASON"
-// Names and reasons are shown with proto::printable_excerpt (they may come from the box).
+// Names and reasons are shown with util::printable_excerpt (they may come from the box).
 std::string render_output_report(const std::filesystem::path& dir, const OutputWriteReport& report);
 
 }  // namespace pybox::client

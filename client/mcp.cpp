@@ -188,7 +188,7 @@ private:
         if (!answer && answer.error().code == "daemon_lost")
             co_return mcp::failed_call_result(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
         if (!answer) co_return mcp::failed_call_result(answer.error());
-        auto run = proto::run_answer_from_json(*answer, proto::ReadMode::tolerant, true);
+        auto run = proto::run_answer_from_json(*answer, util::ReadMode::tolerant, true);
         if (!run) co_return mcp::failed_call_result(make_error("daemon_io", "The daemon's answer cannot be read: " + run.error().message));
         log("run " + run->receipt.identity.run_id.substr(0, 8) + " answered");
         co_return mcp::run_python_result(*run);

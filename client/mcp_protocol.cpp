@@ -1,5 +1,6 @@
 #include "client/mcp_protocol.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "proto/request_json.hpp"
 
@@ -122,7 +123,7 @@ Reaction Session::on_message(std::string_view text)
 {
     auto document = proto::parse_request_json(text);
     if (!document) {
-        if (document.error().code == "invalid_json")
+        if (document.error().code == api_error::k_invalid_json)
             return answer(error_line(k_null_id, k_parse_error, "Parse error: " + document.error().message));
         return answer(error_line(k_null_id, k_invalid_request, "Invalid request: " + document.error().message));
     }

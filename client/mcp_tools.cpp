@@ -3,9 +3,9 @@
 #include "client/commands.hpp"
 #include "client/mcp_protocol.hpp"
 #include "common/limits.hpp"
-#include "proto/json_text.hpp"
 #include "proto/short_view.hpp"
-#include "proto/text.hpp"
+#include "util/json_writer.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -105,7 +105,7 @@ Expected<std::vector<proto::FileContent>> read_files(const json::value& value)
     std::size_t total = 0;
     for (const auto& [key, entry] : files) {
         const std::string name(key);
-        const std::string shown = "file \"" + proto::printable_excerpt(name) + "\"";
+        const std::string shown = "file \"" + util::printable_excerpt(name) + "\"";
         const auto* object = entry.if_object();
         if (!object || object->size() != 1 || (!object->contains("text") && !object->contains("base64")))
             return bad_argument(shown + ": give exactly one of {\"text\": ...} or {\"base64\": ...}.");
@@ -113,7 +113,7 @@ Expected<std::vector<proto::FileContent>> read_files(const json::value& value)
         if (!content.is_string()) return bad_argument(shown + ": \"" + std::string(kind) + "\" must be a string.");
         std::string bytes(content.as_string());
         if (kind == "base64") {
-            auto decoded = proto::base64_decode(bytes);
+            auto decoded = util::base64_decode(bytes);
             if (!decoded) return bad_argument(shown + ": \"base64\" is not valid standard base64.");
             bytes = std::move(*decoded);
         }
@@ -156,12 +156,12 @@ std::string percent_encoded(std::string_view name)
 json::array file_blocks(const proto::FileContent& file)
 {
     const bool png = file.bytes.starts_with(k_png_signature);
-    const bool text = !png && proto::is_valid_utf8(file.bytes);
+    const bool text = !png && util::is_valid_utf8(file.bytes);
     json::array blocks;
     blocks.push_back(json::object{{"type", "text"},
                                   {"text", "out/" + file.name + " (" + std::to_string(file.bytes.size()) + " bytes):"}});
     if (png) {
-        blocks.push_back(json::object{{"type", "image"}, {"data", proto::base64_encode(file.bytes)}, {"mimeType", "image/png"}});
+        blocks.push_back(json::object{{"type", "image"}, {"data", util::base64_encode(file.bytes)}, {"mimeType", "image/png"}});
         return blocks;
     }
     json::object resource{{"uri", "pybox://out/" + percent_encoded(file.name)},
@@ -169,7 +169,7 @@ json::array file_blocks(const proto::FileContent& file)
     if (text)
         resource["text"] = file.bytes;
     else
-        resource["blob"] = proto::base64_encode(file.bytes);
+        resource["blob"] = util::base64_encode(file.bytes);
     blocks.push_back(json::object{{"type", "resource"}, {"resource", std::move(resource)}});
     return blocks;
 }
@@ -181,7 +181,7 @@ std::size_t serialized_size(const json::value& value)
 
 std::size_t receipt_size(const proto::Receipt& receipt)
 {
-    return proto::to_json_text(proto::receipt_to_json(receipt)).size();
+    return util::to_json_text(proto::receipt_to_json(receipt)).size();
 }
 
 // The largest prefix of at most `keep` bytes that does not split a UTF-8 sequence.
@@ -282,7 +282,7 @@ Expected<proto::RunRequest> run_python_request(const json::object& arguments)
     for (const auto& entry : arguments) {
         static constexpr std::string_view k_known[] = {"program", "timeout_s", "image", "files", "output_limit"};
         if (std::find(std::begin(k_known), std::end(k_known), std::string_view(entry.key())) == std::end(k_known))
-            return bad_argument("Unknown argument \"" + proto::printable_excerpt(std::string_view(entry.key())) + "\".");
+            return bad_argument("Unknown argument \"" + util::printable_excerpt(std::string_view(entry.key())) + "\".");
     }
     proto::RunRequest request;
     request.output_limit_bytes = limits::k_mcp_default_output_limit_bytes;
@@ -370,7 +370,7 @@ json::object run_python_result(const proto::RunAnswer& answer)
 {
     const auto receipt = fit_receipt(answer.receipt);
     auto receipt_json = proto::receipt_to_json(receipt);
-    const auto receipt_text = proto::to_json_text(receipt_json);
+    const auto receipt_text = util::to_json_text(receipt_json);
     const auto short_view = proto::render_short_receipt(receipt);
     if (receipt_text.size() > limits::k_mcp_max_receipt_bytes)
         return tool_error(short_view + "\nThe receipt does not fit in " +
@@ -426,7 +426,7 @@ std::optional<std::string> ProgressReporter::line_for(const proto::RunEvent& eve
         std::string_view shown = event.bytes;
         if (shown.size() > limits::k_mcp_max_progress_message_bytes)
             shown = shown.substr(0, proto::utf8_complete_prefix(shown.substr(0, limits::k_mcp_max_progress_message_bytes)));
-        message = (event.stream == proto::OutputStream::stdout_stream ? "stdout: " : "stderr: ") + proto::utf8_lossy(shown);
+        message = (event.stream == proto::OutputStream::stdout_stream ? "stdout: " : "stderr: ") + util::utf8_lossy(shown);
     } else {
         return std::nullopt;
     }

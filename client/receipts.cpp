@@ -7,7 +7,7 @@
 #include "proto/attempts.hpp"
 #include "proto/receipt.hpp"
 #include "proto/short_view.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -42,23 +42,23 @@ Rendered render_receipt_list(const proto::ReceiptList& answer)
     std::string text = padded("RUN ID", 34) + padded("TIME", 29) + padded("IMAGE", 12) + padded("EXIT", 6) +
                        padded("MECHANISM", 24) + "BYTES\n";
     for (const auto& kept : answer.receipts)
-        text += padded(kept.run_id, 34) + padded(proto::printable_excerpt(kept.created_at, 27), 29) +
-                padded(proto::printable_excerpt(kept.image, 10), 12) +
+        text += padded(kept.run_id, 34) + padded(util::printable_excerpt(kept.created_at, 27), 29) +
+                padded(util::printable_excerpt(kept.image, 10), 12) +
                 padded(kept.exit_code ? std::to_string(*kept.exit_code) : "-", 6) +
-                padded(proto::printable_excerpt(kept.mechanism, 22), 24) + std::to_string(kept.bytes) +
+                padded(util::printable_excerpt(kept.mechanism, 22), 24) + std::to_string(kept.bytes) +
                 (kept.signed_receipt ? "" : "  (unsigned)") + "\n";
     return {text, 0};
 }
 
 Rendered render_kept_receipt(const boost::json::value& document)
 {
-    auto receipt = proto::receipt_from_json(document, proto::ReadMode::tolerant);
+    auto receipt = proto::receipt_from_json(document, util::ReadMode::tolerant);
     if (!receipt) return {"pybox: the kept receipt cannot be read: " + receipt.error().message + "\n", k_exit_pybox_failed};
     std::string signer = "none (unsigned)";
     if (const auto* object = document.if_object())
         if (const auto* block = object->if_contains("signature"); block != nullptr && block->is_object())
             if (const auto* id = block->get_object().if_contains("key_id"); id != nullptr && id->is_string())
-                signer = "key " + proto::printable_excerpt(id->get_string(), 64) +
+                signer = "key " + util::printable_excerpt(id->get_string(), 64) +
                          " (check it: pybox receipts show ID --json > r.json; pybox verify r.json)";
     return {proto::render_short_receipt(*receipt) + "Signature\n  Signed by             " + signer + "\n", 0};
 }
@@ -81,7 +81,7 @@ Action configure_receipts(CLI::App& command)
         auto document = call_daemon("GET", "/v1/receipts/" + options->run_id, "", k_receipts_timeout);
         if (!document) return fail(document.error());
         if (options->show_json) {
-            write_bytes(stdout, proto::to_json_text(*document) + "\n");
+            write_bytes(stdout, util::to_json_text(*document) + "\n");
             return 0;
         }
         return print(render_kept_receipt(*document));

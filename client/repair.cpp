@@ -6,9 +6,9 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
-#include "proto/json_text.hpp"
 #include "proto/repair.hpp"
-#include "proto/text.hpp"
+#include "util/json_writer.hpp"
+#include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -59,8 +59,8 @@ std::string step_line(const proto::RepairStep& step)
         line += "the original";
     } else if (step.model_call) {
         const auto& call = *step.model_call;
-        line += "model " + proto::printable_excerpt(call.model, 48) + " (" + std::to_string(call.prompt_tokens) + "+" +
-                std::to_string(call.completion_tokens) + " tokens, " + proto::format_number(call.latency_s) + " s)";
+        line += "model " + util::printable_excerpt(call.model, 48) + " (" + std::to_string(call.prompt_tokens) + "+" +
+                std::to_string(call.completion_tokens) + " tokens, " + util::format_number(call.latency_s) + " s)";
     } else {
         line += "model";
     }
@@ -138,9 +138,9 @@ int run_repair(const RepairOptions& options)
         k_answer_margin);
     auto answer = call_daemon("POST", "/v1/repair", proto::serialize_repair_request(request), timeout);
     if (!answer) return fail(answer.error());
-    auto record = proto::repair_record_from_json(*answer, proto::ReadMode::tolerant);
+    auto record = proto::repair_record_from_json(*answer, util::ReadMode::tolerant);
     if (!record) return fail(record.error());
-    if (options.json) write_bytes(stdout, proto::to_json_text(*answer) + "\n");
+    if (options.json) write_bytes(stdout, util::to_json_text(*answer) + "\n");
 
     std::string report;
     for (const auto& step : record->steps) report += step_line(step);

@@ -1,5 +1,6 @@
 #include "common/files.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/ids.hpp"
 #include "common/posix.hpp"
 
@@ -28,11 +29,11 @@ Expected<std::string> read_open_file_capped(const UniqueFd& fd, const std::files
         const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
         if (got < 0) {
             if (errno == EINTR) continue;
-            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text(errno) + ".");
+            return make_error(api_error::k_file_unreadable, "Reading " + file.string() + " failed: " + errno_text(errno) + ".");
         }
         if (got == 0) break;
         if (bytes.size() + static_cast<std::size_t>(got) > max_bytes)
-            return make_error("too_large", file.string() + " is larger than " + std::to_string(max_bytes) + " bytes.");
+            return make_error(api_error::k_too_large, file.string() + " is larger than " + std::to_string(max_bytes) + " bytes.");
         bytes.append(buffer, static_cast<std::size_t>(got));
     }
     return bytes;
@@ -40,8 +41,8 @@ Expected<std::string> read_open_file_capped(const UniqueFd& fd, const std::files
 
 Error open_failed(const std::filesystem::path& file)
 {
-    if (errno == ENOENT) return make_error("file_missing", file.string() + " does not exist.");
-    return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text(errno) + ".");
+    if (errno == ENOENT) return make_error(api_error::k_file_missing, file.string() + " does not exist.");
+    return make_error(api_error::k_file_unreadable, "Cannot read " + file.string() + ": " + errno_text(errno) + ".");
 }
 
 }  // namespace
@@ -59,12 +60,12 @@ Expected<std::string> read_regular_file_capped(const std::filesystem::path& file
     // O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused below.
     UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | (follow_link ? 0 : O_NOFOLLOW)));
     if (fd.get() < 0 && errno == ELOOP && !follow_link)
-        return make_error("file_unreadable", file.string() + " is a symbolic link, which is not followed here.");
+        return make_error(api_error::k_file_unreadable, file.string() + " is a symbolic link, which is not followed here.");
     if (fd.get() < 0) return open_failed(file);
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
-        return make_error("file_unreadable", "Cannot look at " + file.string() + ": " + errno_text(errno) + ".");
-    if (!S_ISREG(status.st_mode)) return make_error("file_unreadable", file.string() + " is not a regular file.");
+        return make_error(api_error::k_file_unreadable, "Cannot look at " + file.string() + ": " + errno_text(errno) + ".");
+    if (!S_ISREG(status.st_mode)) return make_error(api_error::k_file_unreadable, file.string() + " is not a regular file.");
     return read_open_file_capped(fd, file, max_bytes);
 }
 
@@ -74,7 +75,7 @@ Expected<void> write_file_atomic(const std::filesystem::path& file, std::string_
     UniqueFd fd(::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                  static_cast<mode_t>(mode)));
     if (fd.get() < 0)
-        return make_error("file_unwritable", "Cannot write " + temporary.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot write " + temporary.string() + ": " + errno_text(errno) + ".");
     std::size_t written = 0;
     while (written < bytes.size()) {
         const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
@@ -82,20 +83,20 @@ Expected<void> write_file_atomic(const std::filesystem::path& file, std::string_
             if (errno == EINTR) continue;
             const std::string why = errno_text(errno);
             ::unlink(temporary.c_str());
-            return make_error("file_unwritable", "Writing " + temporary.string() + " failed: " + why + ".");
+            return make_error(api_error::k_file_unwritable, "Writing " + temporary.string() + " failed: " + why + ".");
         }
         written += static_cast<std::size_t>(put);
     }
     if (::fchmod(fd.get(), static_cast<mode_t>(mode)) != 0 || ::fsync(fd.get()) != 0) {
         const std::string why = errno_text(errno);
         ::unlink(temporary.c_str());
-        return make_error("file_unwritable", "Syncing " + temporary.string() + " failed: " + why + ".");
+        return make_error(api_error::k_file_unwritable, "Syncing " + temporary.string() + " failed: " + why + ".");
     }
     ::close(fd.release());
     if (::rename(temporary.c_str(), file.c_str()) != 0) {
         const std::string why = errno_text(errno);
         ::unlink(temporary.c_str());
-        return make_error("file_unwritable", "Cannot replace " + file.string() + ": " + why + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot replace " + file.string() + ": " + why + ".");
     }
     return {};
 }
@@ -104,7 +105,7 @@ Expected<void> sync_folder(const std::filesystem::path& folder)
 {
     UniqueFd fd(::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (fd.get() < 0 || ::fsync(fd.get()) != 0)
-        return make_error("file_unwritable", "Cannot sync the folder " + folder.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot sync the folder " + folder.string() + ": " + errno_text(errno) + ".");
     return {};
 }
 
@@ -113,14 +114,14 @@ Expected<void> append_line_synced(const std::filesystem::path& file, std::string
     const bool existed = ::access(file.c_str(), F_OK) == 0;
     UniqueFd fd(::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (fd.get() < 0)
-        return make_error("file_unwritable", "Cannot open " + file.string() + " to append: " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot open " + file.string() + " to append: " + errno_text(errno) + ".");
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
-        return make_error("file_unwritable", "Cannot read the size of " + file.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot read the size of " + file.string() + ": " + errno_text(errno) + ".");
     std::string bytes;
     char last = '\n';
     if (status.st_size > 0 && ::pread(fd.get(), &last, 1, status.st_size - 1) != 1)
-        return make_error("file_unwritable", "Cannot read the end of " + file.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot read the end of " + file.string() + ": " + errno_text(errno) + ".");
     if (last != '\n') bytes += '\n';
     bytes.append(line);
     bytes += '\n';
@@ -129,12 +130,12 @@ Expected<void> append_line_synced(const std::filesystem::path& file, std::string
         const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
         if (put < 0) {
             if (errno == EINTR) continue;
-            return make_error("file_unwritable", "Appending to " + file.string() + " failed: " + errno_text(errno) + ".");
+            return make_error(api_error::k_file_unwritable, "Appending to " + file.string() + " failed: " + errno_text(errno) + ".");
         }
         written += static_cast<std::size_t>(put);
     }
     if (::fsync(fd.get()) != 0)
-        return make_error("file_unwritable", "Syncing " + file.string() + " failed: " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Syncing " + file.string() + " failed: " + errno_text(errno) + ".");
     if (!existed) return sync_folder(file.parent_path());
     return {};
 }
@@ -143,12 +144,12 @@ Expected<FileTail> read_file_tail(const std::filesystem::path& file, std::size_t
 {
     UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) {
-        if (errno == ENOENT) return make_error("file_missing", file.string() + " does not exist.");
-        return make_error("file_unreadable", "Cannot read " + file.string() + ": " + errno_text(errno) + ".");
+        if (errno == ENOENT) return make_error(api_error::k_file_missing, file.string() + " does not exist.");
+        return make_error(api_error::k_file_unreadable, "Cannot read " + file.string() + ": " + errno_text(errno) + ".");
     }
     struct stat status {};
     if (::fstat(fd.get(), &status) != 0)
-        return make_error("file_unreadable", "Cannot read the size of " + file.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unreadable, "Cannot read the size of " + file.string() + ": " + errno_text(errno) + ".");
     const auto size = static_cast<std::size_t>(status.st_size);
     FileTail tail;
     tail.cut = size > max_bytes;
@@ -160,7 +161,7 @@ Expected<FileTail> read_file_tail(const std::filesystem::path& file, std::size_t
                                      start + static_cast<off_t>(got));
         if (read < 0 && errno == EINTR) continue;
         if (read < 0)
-            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + errno_text(errno) + ".");
+            return make_error(api_error::k_file_unreadable, "Reading " + file.string() + " failed: " + errno_text(errno) + ".");
         if (read == 0) break;  // the file shrank meanwhile
         got += static_cast<std::size_t>(read);
     }
@@ -175,15 +176,15 @@ Expected<int> lock_file(const std::filesystem::path& file, bool wait)
 {
     UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
     if (fd.get() < 0)
-        return make_error("lock_unavailable", "Cannot open " + file.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_lock_unavailable, "Cannot open " + file.string() + ": " + errno_text(errno) + ".");
     int result;
     do {
         result = ::flock(fd.get(), LOCK_EX | (wait ? 0 : LOCK_NB));
     } while (result != 0 && errno == EINTR);
     if (result != 0) {
         if (errno == EWOULDBLOCK)
-            return make_error("lock_busy", file.string() + " is held by another process.");
-        return make_error("lock_unavailable", "Cannot lock " + file.string() + ": " + errno_text(errno) + ".");
+            return make_error(api_error::k_lock_busy, file.string() + " is held by another process.");
+        return make_error(api_error::k_lock_unavailable, "Cannot lock " + file.string() + ": " + errno_text(errno) + ".");
     }
     return fd.release();
 }
@@ -223,7 +224,7 @@ FileLock::~FileLock()
 Expected<Folder> Folder::open(const std::filesystem::path& path)
 {
     const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 && errno == ENOTDIR) return make_error("file_unreadable", path.string() + " is not a folder.");
+    if (fd < 0 && errno == ENOTDIR) return make_error(api_error::k_file_unreadable, path.string() + " is not a folder.");
     if (fd < 0) return open_failed(path);
     return Folder(fd, path);
 }
@@ -242,15 +243,15 @@ Expected<Folder> Folder::open_or_make_folder(const std::string& name) const
 {
     const std::filesystem::path path = m_path / name;
     if (::mkdirat(m_fd, name.c_str(), 0755) != 0 && errno != EEXIST)
-        return make_error("file_unwritable", "Cannot make the folder " + path.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot make the folder " + path.string() + ": " + errno_text(errno) + ".");
     const int fd = ::openat(m_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0 && (errno == ELOOP || errno == ENOTDIR)) {
         // Linux says ENOTDIR for a link here too; tell the two apart for the message.
         if (entry_kind(name) == EntryKind::symbolic_link)
-            return make_error("file_unwritable", path.string() + " is a symbolic link, which is not followed.");
-        return make_error("file_unwritable", path.string() + " is not a folder.");
+            return make_error(api_error::k_file_unwritable, path.string() + " is a symbolic link, which is not followed.");
+        return make_error(api_error::k_file_unwritable, path.string() + " is not a folder.");
     }
-    if (fd < 0) return make_error("file_unwritable", "Cannot open the folder " + path.string() + ": " + errno_text(errno) + ".");
+    if (fd < 0) return make_error(api_error::k_file_unwritable, "Cannot open the folder " + path.string() + ": " + errno_text(errno) + ".");
     return Folder(fd, path);
 }
 
@@ -267,7 +268,7 @@ Expected<std::string> Folder::write_new_file(std::string_view prefix, std::strin
     }
     UniqueFd fd(created);
     if (fd.get() < 0)
-        return make_error("file_unwritable", "Cannot create a file in " + m_path.string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot create a file in " + m_path.string() + ": " + errno_text(errno) + ".");
     std::size_t written = 0;
     while (written < bytes.size()) {
         const ssize_t put = ::write(fd.get(), bytes.data() + written, bytes.size() - written);
@@ -275,14 +276,14 @@ Expected<std::string> Folder::write_new_file(std::string_view prefix, std::strin
         if (put < 0) {
             const std::string why = errno_text(errno);
             remove_file(name);
-            return make_error("file_unwritable", "Writing a file in " + m_path.string() + " failed: " + why + ".");
+            return make_error(api_error::k_file_unwritable, "Writing a file in " + m_path.string() + " failed: " + why + ".");
         }
         written += static_cast<std::size_t>(put);
     }
     if (::close(fd.release()) != 0) {
         const std::string why = errno_text(errno);
         remove_file(name);
-        return make_error("file_unwritable", "Writing a file in " + m_path.string() + " failed: " + why + ".");
+        return make_error(api_error::k_file_unwritable, "Writing a file in " + m_path.string() + " failed: " + why + ".");
     }
     return name;
 }
@@ -290,7 +291,7 @@ Expected<std::string> Folder::write_new_file(std::string_view prefix, std::strin
 Expected<bool> Folder::rename_entry(const std::string& from, const std::string& to, bool replace) const
 {
     const auto failed = [&] {
-        return make_error("file_unwritable", "Cannot rename a file to " + (m_path / to).string() + ": " + errno_text(errno) + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot rename a file to " + (m_path / to).string() + ": " + errno_text(errno) + ".");
     };
     if (replace) {
         if (::renameat(m_fd, from.c_str(), m_fd, to.c_str()) != 0) return failed();

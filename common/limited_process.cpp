@@ -1,5 +1,6 @@
 #include "common/limited_process.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/posix.hpp"
 #include "common/process.hpp"
 
@@ -148,10 +149,10 @@ int wait_status(int pid)
 Expected<LimitedResult> run_limited(const LimitedRun& run)
 {
     if (run.argv.empty() || run.argv[0].empty() || run.argv[0][0] != '/')
-        return make_error("spawn_failed", "A program to run must be named by an absolute path.");
+        return make_error(api_error::k_spawn_failed, "A program to run must be named by an absolute path.");
     Pipe input, output, error, report;
     if (!open_pipe(input) || !open_pipe(output) || !open_pipe(error) || !open_pipe(report))
-        return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot create a pipe: " + errno_text(errno) + ".");
     std::vector<PreparedLimit> limits;
     for (const auto& limit : run.limits)
         limits.push_back({resource_of(limit.kind),
@@ -164,7 +165,7 @@ Expected<LimitedResult> run_limited(const LimitedRun& run)
     LimitedResult result;
     result.started = std::chrono::steady_clock::now();
     const pid_t pid = ::fork();
-    if (pid < 0) return make_error("spawn_failed", "Cannot fork: " + errno_text(errno) + ".");
+    if (pid < 0) return make_error(api_error::k_spawn_failed, "Cannot fork: " + errno_text(errno) + ".");
     if (pid == 0)
         become_program(argv.get(), envp.get(), working_dir.c_str(), limits, input.read.get(), output.write.get(),
                        error.write.get(), report.write.get());
@@ -179,13 +180,13 @@ Expected<LimitedResult> run_limited(const LimitedRun& run)
     } while (got < 0 && errno == EINTR);
     if (got == static_cast<ssize_t>(sizeof failed)) {
         wait_status(pid);
-        return make_error("spawn_failed", "Cannot start " + run.argv[0] + ": " + errno_text(failed) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot start " + run.argv[0] + ": " + errno_text(failed) + ".");
     }
     UniqueFd exited(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (exited.get() < 0) {
         ::kill(-pid, SIGKILL);
         wait_status(pid);
-        return make_error("spawn_failed", "Cannot watch the program: " + errno_text(errno) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot watch the program: " + errno_text(errno) + ".");
     }
 
     std::string_view pending = run.input;
@@ -283,7 +284,7 @@ Expected<std::filesystem::path> make_temporary_folder(const std::filesystem::pat
 {
     std::string name = (parent / (prefix + "XXXXXX")).string();
     if (::mkdtemp(name.data()) == nullptr)
-        return make_error("file_unwritable", "Cannot make a temporary folder in " + parent.string() + ": " +
+        return make_error(api_error::k_file_unwritable, "Cannot make a temporary folder in " + parent.string() + ": " +
                                                  errno_text(errno) + ".");
     return std::filesystem::path(name);
 }

@@ -1,5 +1,7 @@
 #include "common/private_file.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -46,12 +48,12 @@ Expected<std::string> read_private_file(const std::filesystem::path& file, std::
     OpenFile fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (fd.get() < 0) {
         const int error = errno;
-        if (error == ENOENT) return make_error("file_missing", file.string() + " does not exist.");
-        return make_error("file_unreadable", "Cannot open " + file.string() + ": " + std::strerror(error) + ".");
+        if (error == ENOENT) return make_error(api_error::k_file_missing, file.string() + " does not exist.");
+        return make_error(api_error::k_file_unreadable, "Cannot open " + file.string() + ": " + std::strerror(error) + ".");
     }
     struct stat info {};
     if (::fstat(fd.get(), &info) != 0)
-        return make_error("file_unreadable", "Cannot look at " + file.string() + ": " + std::strerror(errno) + ".");
+        return make_error(api_error::k_file_unreadable, "Cannot look at " + file.string() + ": " + std::strerror(errno) + ".");
     const auto problem = private_file_problem(S_ISREG(info.st_mode), static_cast<unsigned>(info.st_mode) & 07777u,
                                               info.st_uid == ::geteuid());
     if (!problem.empty()) return make_error("file_not_private", file.string() + " is refused: " + problem + ".");
@@ -61,10 +63,10 @@ Expected<std::string> read_private_file(const std::filesystem::path& file, std::
         const ssize_t got = ::read(fd.get(), buffer, sizeof buffer);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0)
-            return make_error("file_unreadable", "Reading " + file.string() + " failed: " + std::strerror(errno) + ".");
+            return make_error(api_error::k_file_unreadable, "Reading " + file.string() + " failed: " + std::strerror(errno) + ".");
         if (got == 0) return bytes;
         if (bytes.size() + static_cast<std::size_t>(got) > max_bytes)
-            return make_error("too_large", file.string() + " holds more than " + std::to_string(max_bytes) + " bytes.");
+            return make_error(api_error::k_too_large, file.string() + " holds more than " + std::to_string(max_bytes) + " bytes.");
         bytes.append(buffer, static_cast<std::size_t>(got));
     }
 }

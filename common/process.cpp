@@ -1,5 +1,6 @@
 #include "common/process.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/posix.hpp"
 #include <dirent.h>
 #include <fcntl.h>
@@ -40,7 +41,7 @@ std::vector<std::string> merged_environment(const std::map<std::string, std::str
 Expected<void> require_absolute(const std::vector<std::string>& argv)
 {
     if (argv.empty() || argv[0].empty() || argv[0][0] != '/')
-        return make_error("spawn_failed", "A program to run must be named by an absolute path.");
+        return make_error(api_error::k_spawn_failed, "A program to run must be named by an absolute path.");
     return {};
 }
 
@@ -98,7 +99,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
     int out_pipe[2], err_pipe[2] = {-1, -1}, in_pipe[2] = {-1, -1};
     if (!make_pipe(out_pipe) || (options.separate_stderr && !make_pipe(err_pipe)) ||
         (options.input && !make_pipe(in_pipe)))
-        return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot create a pipe: " + errno_text(errno) + ".");
     ChildPipes pipes;
     pipes.output = out_pipe[0];
     pipes.error = err_pipe[0];
@@ -129,7 +130,7 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv, const 
     for (int child_end : {out_pipe[1], err_pipe[1], in_pipe[0]})
         if (child_end >= 0) ::close(child_end);
     if (spawned != 0)
-        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
 
     if (options.input) ::signal(SIGPIPE, SIG_IGN);  // a child that exits early must not kill us
     ProcessResult result;
@@ -197,7 +198,7 @@ Expected<int> spawn_orphan(const std::vector<std::string>& argv, posix_spawn_fil
     if (::pipe2(report, O_CLOEXEC) != 0) {
         posix_spawn_file_actions_destroy(&actions);
         posix_spawnattr_destroy(&attributes);
-        return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot create a pipe: " + errno_text(errno) + ".");
     }
     // Everything the child needs was allocated above; it only calls posix_spawn, write and _exit.
     const pid_t intermediate = ::fork();
@@ -214,7 +215,7 @@ Expected<int> spawn_orphan(const std::vector<std::string>& argv, posix_spawn_fil
     posix_spawnattr_destroy(&attributes);
     if (intermediate < 0) {
         ::close(report[0]);
-        return make_error("spawn_failed", "Cannot fork: " + errno_text(errno) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot fork: " + errno_text(errno) + ".");
     }
     int message[2] = {ECHILD, -1};
     ssize_t got;
@@ -225,7 +226,7 @@ Expected<int> spawn_orphan(const std::vector<std::string>& argv, posix_spawn_fil
     int status = 0;
     while (::waitpid(intermediate, &status, 0) < 0 && errno == EINTR) {}
     if (got != static_cast<ssize_t>(sizeof message) || message[0] != 0)
-        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(message[0]) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot start " + argv[0] + ": " + errno_text(message[0]) + ".");
     return message[1];
 }
 
@@ -258,7 +259,7 @@ Expected<PipedChild> spawn_with_stdout_pipe(const std::vector<std::string>& argv
 {
     if (auto ok = require_absolute(argv); !ok) return ok.error();
     int out_pipe[2];
-    if (!make_pipe(out_pipe)) return make_error("spawn_failed", "Cannot create a pipe: " + errno_text(errno) + ".");
+    if (!make_pipe(out_pipe)) return make_error(api_error::k_spawn_failed, "Cannot create a pipe: " + errno_text(errno) + ".");
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -277,7 +278,7 @@ Expected<PipedChild> spawn_with_stdout_pipe(const std::vector<std::string>& argv
     ::close(out_pipe[1]);
     if (spawned != 0) {
         ::close(out_pipe[0]);
-        return make_error("spawn_failed", "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
+        return make_error(api_error::k_spawn_failed, "Cannot start " + argv[0] + ": " + errno_text(spawned) + ".");
     }
     return PipedChild{static_cast<int>(pid), out_pipe[0]};
 }
@@ -334,7 +335,7 @@ Expected<int> open_process_handle(int pid)
 {
     const long fd = ::syscall(SYS_pidfd_open, pid, 0);
     if (fd < 0)
-        return make_error(errno == ESRCH ? "process_gone" : "process_handle_failed",
+        return make_error(errno == ESRCH ? api_error::k_process_gone : api_error::k_process_handle_failed,
                           "Cannot watch process " + std::to_string(pid) + ": " + errno_text(errno) + ".");
     return static_cast<int>(fd);
 }
@@ -396,7 +397,7 @@ std::optional<unsigned> group_id(const std::string& name)
 Expected<void> set_file_group(const std::filesystem::path& path, unsigned gid)
 {
     if (::lchown(path.c_str(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0)
-        return make_error("file_unwritable", "Cannot give " + path.string() + " the group " + std::to_string(gid) +
+        return make_error(api_error::k_file_unwritable, "Cannot give " + path.string() + " the group " + std::to_string(gid) +
                                                  ": " + errno_text(errno) + ".");
     return {};
 }

@@ -1,5 +1,7 @@
 #include "common/sha256.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <openssl/evp.h>
 
 #include <array>
@@ -55,7 +57,7 @@ Expected<std::string> sha256_file_hex(const std::filesystem::path& file)
 {
     std::ifstream in(file, std::ios::binary);
     if (!in)
-        return make_error("file_unreadable", "Cannot read " + file.string() + ".");
+        return make_error(api_error::k_file_unreadable, "Cannot read " + file.string() + ".");
     Sha256 hash;
     std::array<char, 64 * 1024> buffer{};
     while (in) {
@@ -63,7 +65,7 @@ Expected<std::string> sha256_file_hex(const std::filesystem::path& file)
         hash.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
     }
     if (in.bad())
-        return make_error("file_unreadable", "Reading " + file.string() + " failed.");
+        return make_error(api_error::k_file_unreadable, "Reading " + file.string() + " failed.");
     return hash.finish_hex();
 }
 

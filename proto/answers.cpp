@@ -1,7 +1,8 @@
 #include "proto/answers.hpp"
 
-#include "proto/json_reader.hpp"
-#include "proto/text.hpp"
+#include "proto/read_answer.hpp"
+#include "util/json_reader.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -25,7 +26,7 @@ json::array strings_to_json(const std::vector<std::string>& strings)
     return json::array(strings.begin(), strings.end());
 }
 
-std::optional<int> optional_small_int(ObjectReader& reader, std::string_view key)
+std::optional<int> optional_small_int(util::ObjectReader& reader, std::string_view key)
 {
     std::optional<int> value;
     reader.small_int(key, &value);
@@ -40,7 +41,7 @@ json::array problems_to_json(const std::vector<EngineProblem>& problems)
     return array;
 }
 
-std::vector<EngineProblem> read_problems(ObjectReader& reader)
+std::vector<EngineProblem> read_problems(util::ObjectReader& reader)
 {
     std::vector<EngineProblem> problems;
     for (auto& problem : reader.objects("problems")) {
@@ -63,7 +64,7 @@ json::object pool_engine_object(const PoolEngine& engine)
             {"api_version", optional_to_json(engine.api_version)}};
 }
 
-PoolEngine read_pool_engine(ObjectReader& reader)
+PoolEngine read_pool_engine(util::ObjectReader& reader)
 {
     PoolEngine engine;
     engine.id = reader.string("id");
@@ -97,7 +98,7 @@ json::object engine_status_object(const EngineStatus& status)
     return object;
 }
 
-EngineStatus read_engine_status(ObjectReader& reader)
+EngineStatus read_engine_status(util::ObjectReader& reader)
 {
     EngineStatus status;
     status.running = reader.boolean("running");
@@ -120,7 +121,7 @@ EngineStatus read_engine_status(ObjectReader& reader)
 
 // A key written only in some answers: absent and null both read as nullopt.
 template <class T, class Read>
-std::optional<T> when_present(ObjectReader& reader, std::string_view key, Read read)
+std::optional<T> when_present(util::ObjectReader& reader, std::string_view key, Read read)
 {
     const auto* value = reader.if_present(key);
     if (value == nullptr || value->is_null()) return std::nullopt;
@@ -250,21 +251,21 @@ json::value to_json(const ErrorAnswer& answer)
         {"error", json::object{{"code", answer.code}, {"message", answer.message}, {"retryable", answer.retryable}}}};
 }
 
-Expected<PingAnswer> ping_answer_from_json(const json::value& document, ReadMode mode)
+Expected<PingAnswer> ping_answer_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<PingAnswer>(document, mode, "ping answer", [](ObjectReader& reader) {
+    return read_answer<PingAnswer>(document, mode, "ping answer", [](util::ObjectReader& reader) {
         return PingAnswer{reader.boolean("ok"), reader.string("daemon"), reader.string("version"), reader.string("api")};
     });
 }
 
-Expected<EngineStatus> engine_status_from_json(const json::value& document, ReadMode mode)
+Expected<EngineStatus> engine_status_from_json(const json::value& document, util::ReadMode mode)
 {
     return read_answer<EngineStatus>(document, mode, "engine status", read_engine_status);
 }
 
-Expected<EngineStartAnswer> engine_start_from_json(const json::value& document, ReadMode mode)
+Expected<EngineStartAnswer> engine_start_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<EngineStartAnswer>(document, mode, "engine start answer", [](ObjectReader& reader) {
+    return read_answer<EngineStartAnswer>(document, mode, "engine start answer", [](util::ObjectReader& reader) {
         EngineStartAnswer answer{read_engine_status(reader)};
         answer.started = reader.boolean("started");
         answer.seconds = reader.number("seconds");
@@ -272,9 +273,9 @@ Expected<EngineStartAnswer> engine_start_from_json(const json::value& document, 
     });
 }
 
-Expected<EngineStopAnswer> engine_stop_from_json(const json::value& document, ReadMode mode)
+Expected<EngineStopAnswer> engine_stop_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<EngineStopAnswer>(document, mode, "engine stop answer", [](ObjectReader& reader) {
+    return read_answer<EngineStopAnswer>(document, mode, "engine stop answer", [](util::ObjectReader& reader) {
         EngineStopAnswer answer;
         answer.running = reader.boolean("running");
         answer.stopped = reader.boolean("stopped");
@@ -286,9 +287,9 @@ Expected<EngineStopAnswer> engine_stop_from_json(const json::value& document, Re
     });
 }
 
-Expected<SetupAnswer> setup_answer_from_json(const json::value& document, ReadMode mode)
+Expected<SetupAnswer> setup_answer_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<SetupAnswer>(document, mode, "setup answer", [mode](ObjectReader& reader) {
+    return read_answer<SetupAnswer>(document, mode, "setup answer", [mode](util::ObjectReader& reader) {
         SetupAnswer answer;
         for (auto& item : reader.objects("images")) {
             SetupImage image;
@@ -296,7 +297,7 @@ Expected<SetupAnswer> setup_answer_from_json(const json::value& document, ReadMo
             image.image_id = item.string("image_id");
             image.recipe_sha256 = item.string("recipe_sha256");
             image.status = item.string("status");
-            if (mode == ReadMode::strict && image.status != k_setup_built && image.status != k_setup_up_to_date &&
+            if (mode == util::ReadMode::strict && image.status != k_setup_built && image.status != k_setup_up_to_date &&
                 image.status != k_setup_from_cache)
                 item.fail("status", "is not a known value");
             image.seconds = item.number("seconds");
@@ -315,9 +316,9 @@ Expected<SetupAnswer> setup_answer_from_json(const json::value& document, ReadMo
     });
 }
 
-Expected<SetupProgress> setup_progress_from_json(const json::value& document, ReadMode mode)
+Expected<SetupProgress> setup_progress_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<SetupProgress>(document, mode, "setup progress", [](ObjectReader& reader) {
+    return read_answer<SetupProgress>(document, mode, "setup progress", [](util::ObjectReader& reader) {
         SetupProgress answer;
         answer.building = reader.optional_string("building");
         answer.phase = reader.string("phase");
@@ -328,9 +329,9 @@ Expected<SetupProgress> setup_progress_from_json(const json::value& document, Re
     });
 }
 
-Expected<ImageList> image_list_from_json(const json::value& document, ReadMode mode)
+Expected<ImageList> image_list_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<ImageList>(document, mode, "image list", [](ObjectReader& reader) {
+    return read_answer<ImageList>(document, mode, "image list", [](util::ObjectReader& reader) {
         ImageList answer;
         for (auto& item : reader.objects("images")) {
             ImageListEntry image;
@@ -353,9 +354,9 @@ Expected<ImageList> image_list_from_json(const json::value& document, ReadMode m
     });
 }
 
-Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, ReadMode mode)
+Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<AttemptsAnswer>(document, mode, "attempts answer", [](ObjectReader& reader) {
+    return read_answer<AttemptsAnswer>(document, mode, "attempts answer", [](util::ObjectReader& reader) {
         AttemptsAnswer answer;
         for (auto& item : reader.objects("unsettled")) {
             UnsettledAttempt note;
@@ -366,7 +367,7 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             note.readable = item.boolean("readable");
             note.in_progress = item.boolean("in_progress");
             // A daemon older than warm boxes does not send the key.
-            if (item.mode() == ReadMode::strict || item.if_present("warm") != nullptr) note.warm = item.boolean("warm");
+            if (item.mode() == util::ReadMode::strict || item.if_present("warm") != nullptr) note.warm = item.boolean("warm");
             if (item.if_present("owner_uid") != nullptr) note.owner_uid = item.uint32("owner_uid");
             item.finish();
             answer.unsettled.push_back(std::move(note));
@@ -380,7 +381,7 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
             entry.container_id = item.string("container_id");
             entry.settled_at = item.string("settled_at");
             entry.box = item.string("box");
-            if (item.mode() == ReadMode::strict && entry.box != k_box_removed_by_sweep && entry.box != k_box_not_found)
+            if (item.mode() == util::ReadMode::strict && entry.box != k_box_removed_by_sweep && entry.box != k_box_not_found)
                 item.fail("box", "must be REMOVED_BY_SWEEP or NOT_FOUND");
             entry.box_removed_at = item.optional_string("box_removed_at");
             entry.run_parent_released = item.boolean("run_parent_released");
@@ -395,13 +396,13 @@ Expected<AttemptsAnswer> attempts_answer_from_json(const json::value& document, 
     });
 }
 
-Expected<DoctorAnswer> doctor_answer_from_json(const json::value& document, ReadMode mode)
+Expected<DoctorAnswer> doctor_answer_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<DoctorAnswer>(document, mode, "doctor answer", [mode](ObjectReader& reader) {
+    return read_answer<DoctorAnswer>(document, mode, "doctor answer", [mode](util::ObjectReader& reader) {
         DoctorAnswer answer;
         for (auto& item : reader.objects("checks")) {
             DoctorCheck check{item.string("name"), item.string("verdict"), item.string("detail"), item.string("fix")};
-            if (mode == ReadMode::strict && check.verdict != k_verdict_ok && check.verdict != k_verdict_problem &&
+            if (mode == util::ReadMode::strict && check.verdict != k_verdict_ok && check.verdict != k_verdict_problem &&
                 check.verdict != k_verdict_unknown)
                 item.fail("verdict", "is not a known value");
             item.finish();
@@ -411,9 +412,9 @@ Expected<DoctorAnswer> doctor_answer_from_json(const json::value& document, Read
     });
 }
 
-Expected<ReceiptList> receipt_list_from_json(const json::value& document, ReadMode mode)
+Expected<ReceiptList> receipt_list_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<ReceiptList>(document, mode, "receipt list", [](ObjectReader& reader) {
+    return read_answer<ReceiptList>(document, mode, "receipt list", [](util::ObjectReader& reader) {
         ReceiptList answer;
         for (auto& item : reader.objects("receipts")) {
             KeptReceipt kept;
@@ -434,9 +435,9 @@ Expected<ReceiptList> receipt_list_from_json(const json::value& document, ReadMo
     });
 }
 
-Expected<ErrorAnswer> error_answer_from_json(const json::value& document, ReadMode mode)
+Expected<ErrorAnswer> error_answer_from_json(const json::value& document, util::ReadMode mode)
 {
-    return read_answer<ErrorAnswer>(document, mode, "error answer", [](ObjectReader& reader) {
+    return read_answer<ErrorAnswer>(document, mode, "error answer", [](util::ObjectReader& reader) {
         auto error = reader.object("error");
         ErrorAnswer answer{error.string("code"), error.string("message"), error.boolean("retryable")};
         error.finish();

@@ -10,7 +10,7 @@
 
 #include "common/error.hpp"
 #include "proto/attempts.hpp"
-#include "proto/read_mode.hpp"
+#include "util/read_mode.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -262,17 +262,17 @@ boost::json::value to_json(const DoctorAnswer& answer);
 boost::json::value to_json(const ReceiptList& answer);
 boost::json::value to_json(const ErrorAnswer& answer);
 
-Expected<PingAnswer> ping_answer_from_json(const boost::json::value& document, ReadMode mode);
-Expected<EngineStatus> engine_status_from_json(const boost::json::value& document, ReadMode mode);
-Expected<EngineStartAnswer> engine_start_from_json(const boost::json::value& document, ReadMode mode);
-Expected<EngineStopAnswer> engine_stop_from_json(const boost::json::value& document, ReadMode mode);
-Expected<SetupAnswer> setup_answer_from_json(const boost::json::value& document, ReadMode mode);
-Expected<SetupProgress> setup_progress_from_json(const boost::json::value& document, ReadMode mode);
-Expected<ImageList> image_list_from_json(const boost::json::value& document, ReadMode mode);
+Expected<PingAnswer> ping_answer_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<EngineStatus> engine_status_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<EngineStartAnswer> engine_start_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<EngineStopAnswer> engine_stop_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<SetupAnswer> setup_answer_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<SetupProgress> setup_progress_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<ImageList> image_list_from_json(const boost::json::value& document, util::ReadMode mode);
 // A settled attempt's `box` the client does not know is kept as its text (tolerant mode).
-Expected<AttemptsAnswer> attempts_answer_from_json(const boost::json::value& document, ReadMode mode);
-Expected<DoctorAnswer> doctor_answer_from_json(const boost::json::value& document, ReadMode mode);
-Expected<ReceiptList> receipt_list_from_json(const boost::json::value& document, ReadMode mode);
-Expected<ErrorAnswer> error_answer_from_json(const boost::json::value& document, ReadMode mode);
+Expected<AttemptsAnswer> attempts_answer_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<DoctorAnswer> doctor_answer_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<ReceiptList> receipt_list_from_json(const boost::json::value& document, util::ReadMode mode);
+Expected<ErrorAnswer> error_answer_from_json(const boost::json::value& document, util::ReadMode mode);
 
 }  // namespace pybox::proto

@@ -1,7 +1,7 @@
 #include "proto/api.hpp"
 
 #include "proto/answers.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -21,14 +21,14 @@ Error parse_error_body(unsigned http_status, std::string_view body)
     json::error_code ec;
     const json::value document = json::parse(body, ec);
     if (!ec) {
-        if (auto answer = error_answer_from_json(document, ReadMode::tolerant)) {
+        if (auto answer = error_answer_from_json(document, util::ReadMode::tolerant)) {
             return make_error(std::move(answer->code), std::move(answer->message));
         }
     }
     return make_error("http_" + std::to_string(http_status),
                       "The daemon answered HTTP " + std::to_string(http_status) +
                           (body.empty() ? std::string(" with an empty body.")
-                                        : ": " + printable_excerpt(body, k_max_raw_text_shown)));
+                                        : ": " + util::printable_excerpt(body, k_max_raw_text_shown)));
 }
 
 }  // namespace pybox::proto

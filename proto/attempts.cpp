@@ -1,6 +1,6 @@
 #include "proto/attempts.hpp"
 
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
@@ -32,7 +32,7 @@ Expected<std::string> bounded_string(const json::object& object, std::string_vie
     if (value == nullptr || !value->is_string()) return invalid(key, "must be a string");
     const std::string_view text = value->get_string();
     if (text.size() > max_bytes) return invalid(key, "is longer than " + std::to_string(max_bytes) + " bytes");
-    if (!is_valid_utf8(text)) return invalid(key, "is not UTF-8");
+    if (!util::is_valid_utf8(text)) return invalid(key, "is not UTF-8");
     return std::string(text);
 }
 
@@ -104,7 +104,7 @@ Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)
         return invalid("errors", "holds more than " + std::to_string(k_max_attempt_errors) + " entries");
     for (const auto& error : *errors) {
         if (!error.is_string() || error.get_string().size() > k_max_attempt_error_bytes ||
-            !is_valid_utf8(error.get_string()))
+            !util::is_valid_utf8(error.get_string()))
             return invalid("errors", "must hold UTF-8 strings of at most " +
                                          std::to_string(k_max_attempt_error_bytes) + " bytes");
         attempt.errors.emplace_back(error.get_string());

@@ -2,7 +2,7 @@
 
 #include "common/limits.hpp"
 #include "proto/seccomp_profile.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 
@@ -58,7 +58,7 @@ std::string own_image_name_problem(std::string_view name)
     if (!charset)
         return "An own image's name is 1 to " + std::to_string(k_max_own_image_name_bytes) +
                " characters: a lower-case letter, then lower-case letters, digits and '-' (got \"" +
-               printable_excerpt(name) + "\").";
+               util::printable_excerpt(name) + "\").";
     const auto builtin = known_images();
     if (std::find(builtin.begin(), builtin.end(), name) != builtin.end())
         return "\"" + std::string(name) + "\" is a built-in image; choose another name for an own image.";
@@ -67,7 +67,7 @@ std::string own_image_name_problem(std::string_view name)
 
 std::vector<std::string> box_command(double timeout_s)
 {
-    return {"timeout", "-s", "KILL", format_number(timeout_s + limits::k_box_timer_margin_s),
+    return {"timeout", "-s", "KILL", util::format_number(timeout_s + limits::k_box_timer_margin_s),
             "python3", "-I", "-B", "-u", "-"};
 }
 
@@ -116,6 +116,6 @@ exit 137;
 )PL"};
 }
 
-std::string warm_box_timer_line(double guest_timer_s) { return format_number(guest_timer_s) + "\n"; }
+std::string warm_box_timer_line(double guest_timer_s) { return util::format_number(guest_timer_s) + "\n"; }
 
 }  // namespace pybox::proto

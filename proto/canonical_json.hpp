@@ -1,9 +1,6 @@
 // The canonical form of a JSON value: RFC 8785, the JSON Canonicalization Scheme (JCS), which
-// the receipt's signature covers (docs/receipt.md "Signature"). Object members sorted by their
-// keys as UTF-16 code units, no whitespace, numbers as ECMAScript's Number.prototype.toString
-// writes the IEEE 754 double they denote (shortest round trip; "1e+30", "4.5", "0.002", "1e-7",
-// "-0" as "0"), strings escaped only where JSON requires it ("\"", "\\", \b \f \n \r \t, other
-// control characters as lower-case \u00xx), everything else as its UTF-8 bytes. Pure.
+// the receipt's signature covers (docs/receipt.md "Signature"), as util/json_writer.hpp writes
+// it (JsonForm::canonical), with PyBox's error for a value that has none. Pure.
 #pragma once
 
 #include "common/error.hpp"

@@ -1,7 +1,7 @@
 #include "proto/files.hpp"
 
 #include "common/limits.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <set>
 
@@ -16,7 +16,7 @@ std::string file_name_problem(std::string_view name)
         return "A file name must be at most " + std::to_string(limits::k_max_file_name_bytes) + " bytes (got " +
                std::to_string(name.size()) + ").";
     }
-    if (!is_valid_utf8(name)) {
+    if (!util::is_valid_utf8(name)) {
         return "A file name must be UTF-8 text.";
     }
     for (const char c : name) {
@@ -55,7 +55,7 @@ Expected<void> check_file_set(const std::vector<FileContent>& files, FileSetCaps
 {
     const std::string error_code(code);
     const auto named = [&](const std::string& name, const std::string& problem) {
-        return make_error(error_code, std::string(what) + " \"" + printable_excerpt(name, 80) + "\": " + problem);
+        return make_error(error_code, std::string(what) + " \"" + util::printable_excerpt(name, 80) + "\": " + problem);
     };
     if (files.size() > caps.max_files) {
         return make_error(error_code, "At most " + std::to_string(caps.max_files) + " " + std::string(what) +
@@ -76,7 +76,7 @@ Expected<void> check_file_set(const std::vector<FileContent>& files, FileSetCaps
     for (const std::string& name : names) {
         for (std::size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1)) {
             if (names.contains(name.substr(0, slash))) {
-                return named(name.substr(0, slash), "The name is also a folder of \"" + printable_excerpt(name, 80) + "\".");
+                return named(name.substr(0, slash), "The name is also a folder of \"" + util::printable_excerpt(name, 80) + "\".");
             }
         }
     }

@@ -1,8 +1,9 @@
 #include "proto/image_request.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -29,7 +30,7 @@ Expected<std::map<std::string, std::string>> string_fields(std::string_view body
     std::map<std::string, std::string> fields;
     for (const auto& [key, value] : document->get_object()) {
         if (std::find(keys.begin(), keys.end(), std::string_view(key)) == keys.end())
-            return invalid_request("Unknown key \"" + printable_excerpt(key) + "\"; the accepted keys are " + accepted + ".");
+            return invalid_request("Unknown key \"" + util::printable_excerpt(key) + "\"; the accepted keys are " + accepted + ".");
         if (!value.is_string()) return invalid_request("\"" + std::string(key) + "\" must be a string.");
         fields.emplace(std::string(key), std::string(value.get_string()));
     }
@@ -41,7 +42,7 @@ Expected<std::map<std::string, std::string>> string_fields(std::string_view body
 Expected<std::string> own_image_name(std::string name)
 {
     if (auto problem = own_image_name_problem(name); !problem.empty())
-        return make_error("image_name_invalid", std::move(problem));
+        return make_error(api_error::k_image_name_invalid, std::move(problem));
     return name;
 }
 

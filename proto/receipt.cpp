@@ -1,8 +1,8 @@
 #include "proto/receipt.hpp"
 
-#include "proto/name_table.hpp"
 #include "proto/receipt_encoding.hpp"
-#include "proto/text.hpp"
+#include "util/name_table.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/string.hpp>
@@ -142,9 +142,9 @@ json::array strings_to_json(const std::vector<std::string>& strings)
 
 void put_stream(json::object& capture, const std::string& name, const StreamRecord& stream)
 {
-    const bool utf8 = is_valid_utf8(stream.bytes);
+    const bool utf8 = util::is_valid_utf8(stream.bytes);
     const std::uint64_t kept = stream.bytes.size();
-    capture[name] = utf8 ? stream.bytes : base64_encode(stream.bytes);
+    capture[name] = utf8 ? stream.bytes : util::base64_encode(stream.bytes);
     capture[name + "_encoding"] = utf8 ? k_encoding_utf8 : k_encoding_base64;
     capture[name + "_bytes"] = stream.total_bytes;
     capture[name + "_bytes_kept"] = kept;
@@ -243,27 +243,27 @@ const std::vector<SealedOnlyField>& sealed_only_fields()
     return fields;
 }
 
-std::string_view to_string(TerminationMechanism mechanism) { return name_of(k_mechanism_names, mechanism); }
+std::string_view to_string(TerminationMechanism mechanism) { return util::name_of(k_mechanism_names, mechanism); }
 
 std::optional<TerminationMechanism> termination_from_string(std::string_view text)
 {
-    return value_of(k_mechanism_names, text);
+    return util::value_of(k_mechanism_names, text);
 }
 
-std::string_view to_string(KillAnswer answer) { return name_of(k_kill_answer_names, answer); }
+std::string_view to_string(KillAnswer answer) { return util::name_of(k_kill_answer_names, answer); }
 
-std::optional<KillAnswer> kill_answer_from_string(std::string_view text) { return value_of(k_kill_answer_names, text); }
+std::optional<KillAnswer> kill_answer_from_string(std::string_view text) { return util::value_of(k_kill_answer_names, text); }
 
-std::string_view to_string(SignalSource source) { return name_of(k_signal_source_names, source); }
+std::string_view to_string(SignalSource source) { return util::name_of(k_signal_source_names, source); }
 
 std::optional<SignalSource> signal_source_from_string(std::string_view text)
 {
-    return value_of(k_signal_source_names, text);
+    return util::value_of(k_signal_source_names, text);
 }
 
-std::string_view to_string(CleanupStatus status) { return name_of(k_cleanup_names, status); }
+std::string_view to_string(CleanupStatus status) { return util::name_of(k_cleanup_names, status); }
 
-std::optional<CleanupStatus> cleanup_from_string(std::string_view text) { return value_of(k_cleanup_names, text); }
+std::optional<CleanupStatus> cleanup_from_string(std::string_view text) { return util::value_of(k_cleanup_names, text); }
 
 json::value receipt_to_json(const Receipt& receipt)
 {

@@ -9,7 +9,7 @@
 
 #include "common/error.hpp"
 #include "proto/box_policy.hpp"
-#include "proto/read_mode.hpp"
+#include "util/read_mode.hpp"
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -293,7 +293,7 @@ struct SignatureBlock {
 boost::json::object to_json(const SignatureBlock& block);
 
 struct Receipt;
-Expected<Receipt> receipt_from_json(const boost::json::value& document, ReadMode mode = ReadMode::strict);
+Expected<Receipt> receipt_from_json(const boost::json::value& document, util::ReadMode mode = util::ReadMode::strict);
 Receipt make_unsealed_receipt(UnsealedFacts facts);
 
 // A receipt is a sealed run's unless it was made by make_unsealed_receipt() (defined in
@@ -333,7 +333,7 @@ struct Receipt {
 private:
     std::optional<UnsealedFacts> m_unsealed;
     friend Receipt make_unsealed_receipt(UnsealedFacts facts);
-    friend Expected<Receipt> receipt_from_json(const boost::json::value& document, ReadMode mode);
+    friend Expected<Receipt> receipt_from_json(const boost::json::value& document, util::ReadMode mode);
 };
 
 // The fields only a sealed run has (dotted paths): an unsealed run's receipt writes each as null

@@ -1,8 +1,8 @@
 #include "proto/receipt.hpp"
 
-#include "proto/json_reader.hpp"
 #include "proto/receipt_encoding.hpp"
-#include "proto/text.hpp"
+#include "util/json_reader.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/string.hpp>
@@ -18,18 +18,18 @@ namespace {
 using detail::k_encoding_base64;
 using detail::k_encoding_utf8;
 
-StreamRecord read_stream(ObjectReader& capture, const std::string& name)
+StreamRecord read_stream(util::ObjectReader& capture, const std::string& name)
 {
     StreamRecord stream;
     const std::string text = capture.string(name);
     const std::string encoding = capture.string(name + "_encoding");
     if (encoding == k_encoding_utf8) {
-        if (!is_valid_utf8(text)) {
+        if (!util::is_valid_utf8(text)) {
             capture.fail(name, "is not valid UTF-8");
         }
         stream.bytes = text;
     } else if (encoding == k_encoding_base64) {
-        auto decoded = base64_decode(text);
+        auto decoded = util::base64_decode(text);
         if (!decoded) {
             capture.fail(name, "is not valid base64");
         } else {
@@ -52,7 +52,7 @@ StreamRecord read_stream(ObjectReader& capture, const std::string& name)
     return stream;
 }
 
-BoxPolicy read_policy(ObjectReader& configured)
+BoxPolicy read_policy(util::ObjectReader& configured)
 {
     BoxPolicy policy;
     policy.memory_bytes = configured.int64("memory_bytes");
@@ -83,13 +83,13 @@ BoxPolicy read_policy(ObjectReader& configured)
 // An enum value written by name. A name this build does not know is refused in strict mode; in
 // tolerant mode it reads as Enum::unrecognized and is kept in `unrecognized` under its path.
 template <class Enum>
-Enum enum_value(ObjectReader& reader, std::string_view key, const std::string& text,
+Enum enum_value(util::ObjectReader& reader, std::string_view key, const std::string& text,
                 std::optional<Enum> (*from_string)(std::string_view), Receipt& receipt)
 {
     if (const auto value = from_string(text)) {
         return *value;
     }
-    if (reader.mode() == ReadMode::strict) {
+    if (reader.mode() == util::ReadMode::strict) {
         reader.fail(key, "is not a known value");
     } else {
         receipt.unrecognized[reader.child_path(key)] = text;
@@ -98,7 +98,7 @@ Enum enum_value(ObjectReader& reader, std::string_view key, const std::string& t
 }
 
 template <class Enum>
-Enum required_name(ObjectReader& reader, std::string_view key, std::optional<Enum> (*from_string)(std::string_view),
+Enum required_name(util::ObjectReader& reader, std::string_view key, std::optional<Enum> (*from_string)(std::string_view),
                    Receipt& receipt)
 {
     return enum_value(reader, key, reader.string(key), from_string, receipt);
@@ -106,7 +106,7 @@ Enum required_name(ObjectReader& reader, std::string_view key, std::optional<Enu
 
 // Null, or a name as for required_name().
 template <class Enum>
-std::optional<Enum> optional_name(ObjectReader& reader, std::string_view key,
+std::optional<Enum> optional_name(util::ObjectReader& reader, std::string_view key,
                                   std::optional<Enum> (*from_string)(std::string_view), Receipt& receipt)
 {
     const auto text = reader.optional_string(key);
@@ -116,7 +116,7 @@ std::optional<Enum> optional_name(ObjectReader& reader, std::string_view key,
     return enum_value(reader, key, *text, from_string, receipt);
 }
 
-void read_termination(ObjectReader& reader, Receipt& receipt)
+void read_termination(util::ObjectReader& reader, Receipt& receipt)
 {
     Termination& termination = receipt.observed.termination;
     termination.mechanism = required_name(reader, "mechanism", &termination_from_string, receipt);
@@ -138,7 +138,7 @@ void read_termination(ObjectReader& reader, Receipt& receipt)
 }
 
 // The descriptions are text for people (any string); engine_offset_ns is the measurement.
-std::vector<Phase> read_phases(ObjectReader& reader)
+std::vector<Phase> read_phases(util::ObjectReader& reader)
 {
     std::vector<Phase> phases;
     for (auto& phase_reader : reader.objects("phases")) {
@@ -153,10 +153,10 @@ std::vector<Phase> read_phases(ObjectReader& reader)
     return phases;
 }
 
-ClockDomains read_clock_domains(ObjectReader& reader)
+ClockDomains read_clock_domains(util::ObjectReader& reader)
 {
     ClockDomains domains;
-    if (reader.mode() == ReadMode::strict) {
+    if (reader.mode() == util::ReadMode::strict) {
         for (const auto& key : reader.keys()) {
             if (key != "engine_offset_ns") {
                 reader.string(key);
@@ -177,7 +177,7 @@ ClockDomains read_clock_domains(ObjectReader& reader)
     return domains;
 }
 
-std::vector<FileRecord> read_file_records(ObjectReader& files, std::string_view key)
+std::vector<FileRecord> read_file_records(util::ObjectReader& files, std::string_view key)
 {
     std::vector<FileRecord> records;
     for (auto& item : files.objects(key)) {
@@ -191,7 +191,7 @@ std::vector<FileRecord> read_file_records(ObjectReader& files, std::string_view 
     return records;
 }
 
-FilesRecord read_files(ObjectReader& files)
+FilesRecord read_files(util::ObjectReader& files)
 {
     FilesRecord record;
     record.source = files.string("source");
@@ -233,7 +233,7 @@ const json::value& sealed_defaults()
 // not_applicable (nothing else is), then fills those fields with a sealed receipt's defaults, so
 // that the typed reading below stays one path. The filled values mean nothing: Receipt::sealed()
 // is false.
-Expected<json::value> fill_not_applicable(const json::value& document, ReadMode mode)
+Expected<json::value> fill_not_applicable(const json::value& document, util::ReadMode mode)
 {
     const auto invalid = [](const std::string& why) {
         return make_error("invalid_receipt", "The receipt is not valid: " + why + ".");
@@ -250,12 +250,12 @@ Expected<json::value> fill_not_applicable(const json::value& document, ReadMode 
             return invalid("not_applicable: must name " + std::string(field.path) + " with a reason");
         *value = *at_path(sealed_defaults(), field.path);
     }
-    if (mode == ReadMode::strict && named->as_object().size() != sealed_only_fields().size())
+    if (mode == util::ReadMode::strict && named->as_object().size() != sealed_only_fields().size())
         return invalid("not_applicable: must name exactly the sealed-only fields");
     return filled;
 }
 
-UnsealedFacts read_unsealed(ObjectReader& reader)
+UnsealedFacts read_unsealed(util::ObjectReader& reader)
 {
     UnsealedFacts facts;
     facts.python = reader.string("python");
@@ -277,7 +277,7 @@ UnsealedFacts read_unsealed(ObjectReader& reader)
 
 }  // namespace
 
-Expected<Receipt> receipt_from_json(const json::value& original, ReadMode mode)
+Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode mode)
 {
     // Whether the run was sealed decides how its other fields read (docs/receipt.md "sealed").
     bool sealed = true;
@@ -296,7 +296,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, ReadMode mode)
 
     std::string error;
     Receipt receipt;
-    ObjectReader root(document, "", error, mode);
+    util::ObjectReader root(document, "", error, mode);
 
     const auto& version = root.any("schema_version");
     if (!version.is_int64() || version.get_int64() != k_receipt_schema_version) {
@@ -312,7 +312,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, ReadMode mode)
     }
     if (root.if_present("not_applicable") != nullptr) {
         auto named = root.object("not_applicable");
-        if (named.mode() == ReadMode::strict) {
+        if (named.mode() == util::ReadMode::strict) {
             for (const auto& key : named.keys()) named.string(key);
             if (sealed && !named.keys().empty()) root.fail("not_applicable", "must be empty in a sealed run's receipt");
         }
@@ -390,7 +390,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, ReadMode mode)
 
     auto lifecycle = root.object("lifecycle");
     // A daemon older than warm boxes sends none of warm, box_started_at and preparation.
-    const bool has_warm = lifecycle.mode() == ReadMode::strict || lifecycle.if_present("warm") != nullptr;
+    const bool has_warm = lifecycle.mode() == util::ReadMode::strict || lifecycle.if_present("warm") != nullptr;
     if (has_warm) {
         receipt.lifecycle.warm = lifecycle.boolean("warm");
         receipt.lifecycle.box_started_at = lifecycle.optional_string("box_started_at");
@@ -404,7 +404,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, ReadMode mode)
         preparation_reader.finish();
         receipt.lifecycle.preparation = std::move(preparation);
     }
-    if (lifecycle.mode() == ReadMode::strict && receipt.lifecycle.warm != receipt.lifecycle.preparation.has_value())
+    if (lifecycle.mode() == util::ReadMode::strict && receipt.lifecycle.warm != receipt.lifecycle.preparation.has_value())
         lifecycle.fail("preparation", "must be an object exactly when warm is true");
     receipt.lifecycle.last_phase = lifecycle.string("last_phase");
     receipt.lifecycle.cancelled = lifecycle.boolean("cancelled");
@@ -459,7 +459,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, ReadMode mode)
     root.finish();
 
     if (!error.empty()) {
-        return make_error("invalid_receipt", "The receipt is not valid: " + printable_excerpt(error, 200) + ".");
+        return make_error("invalid_receipt", "The receipt is not valid: " + util::printable_excerpt(error, 200) + ".");
     }
     return receipt;
 }

@@ -1,8 +1,8 @@
 #include "proto/receipt_signature.hpp"
 
 #include "proto/canonical_json.hpp"
-#include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/strict_json.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -32,8 +32,8 @@ Expected<SignatureBlock> signature_over(const json::object& unsigned_receipt, co
     auto canonical = canonical_json(unsigned_receipt);
     if (!canonical) return canonical.error();
     const std::string public_key = key.public_key();
-    return SignatureBlock{std::string(k_signature_algorithm), pybox::key_id(public_key), base64_encode(public_key),
-                          base64_encode(key.sign(*canonical))};
+    return SignatureBlock{std::string(k_signature_algorithm), pybox::key_id(public_key), util::base64_encode(public_key),
+                          util::base64_encode(key.sign(*canonical))};
 }
 
 }  // namespace
@@ -58,9 +58,9 @@ Expected<void> sign_receipt(json::object& receipt, const SigningKey& key)
 
 Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view trusted_public_key)
 {
-    auto parsed = parse_json_strictly(text, k_max_receipt_depth);
+    auto parsed = util::parse_json_strictly(text, k_max_receipt_depth);
     if (parsed.duplicate_key)
-        return make_error("not_json", "The receipt repeats the key \"" + printable_excerpt(*parsed.duplicate_key) +
+        return make_error("not_json", "The receipt repeats the key \"" + util::printable_excerpt(*parsed.duplicate_key) +
                                           "\", so it has no single meaning.");
     if (!parsed.ok())
         return make_error("not_json", "The receipt is not JSON: " + parsed.problem + " (at byte " +
@@ -76,15 +76,15 @@ Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view
     for (const auto& member : *block)
         if (member.key() != "algorithm" && member.key() != "key_id" && member.key() != "public_key" &&
             member.key() != "value")
-            return bad_block("it has the unknown key \"" + printable_excerpt(member.key(), 64) + "\"");
+            return bad_block("it has the unknown key \"" + util::printable_excerpt(member.key(), 64) + "\"");
     const std::string algorithm = string_at(*block, "algorithm");
     if (algorithm != k_signature_algorithm)
-        return make_error("unknown_algorithm", "The receipt is signed with \"" + printable_excerpt(algorithm, 64) +
+        return make_error("unknown_algorithm", "The receipt is signed with \"" + util::printable_excerpt(algorithm, 64) +
                                                    "\", which this pybox does not know (it knows Ed25519).");
-    const auto public_key = base64_decode(string_at(*block, "public_key"));
+    const auto public_key = util::base64_decode(string_at(*block, "public_key"));
     if (!public_key || public_key->size() != k_ed25519_public_key_bytes)
         return bad_block("public_key is not the base64 of 32 bytes");
-    const auto signature = base64_decode(string_at(*block, "value"));
+    const auto signature = util::base64_decode(string_at(*block, "value"));
     if (!signature || signature->size() != k_ed25519_signature_bytes)
         return bad_block("value is not the base64 of 64 bytes");
     const std::string signer = key_id(*public_key);

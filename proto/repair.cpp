@@ -1,10 +1,12 @@
 #include "proto/repair.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
-#include "proto/json_reader.hpp"
-#include "proto/name_table.hpp"
+#include "proto/read_answer.hpp"
 #include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/json_reader.hpp"
+#include "util/name_table.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -23,7 +25,7 @@ namespace {
 
 constexpr std::array<std::string_view, 5> k_request_keys{"source", "timeout_s", "image", "output_limit_bytes", "rounds"};
 
-constexpr NameTable<StepOutcome, 7> k_outcome_names{{
+constexpr util::NameTable<StepOutcome, 7> k_outcome_names{{
     {StepOutcome::succeeded, "succeeded"},
     {StepOutcome::failed, "failed"},
     {StepOutcome::no_usable_block, "no_usable_block"},
@@ -33,7 +35,7 @@ constexpr NameTable<StepOutcome, 7> k_outcome_names{{
     {StepOutcome::not_run, "not_run"},
 }};
 
-constexpr NameTable<StopReason, 9> k_stop_names{{
+constexpr util::NameTable<StopReason, 9> k_stop_names{{
     {StopReason::original_succeeded, "original_succeeded"},
     {StopReason::fixed, "fixed"},
     {StopReason::rounds_used, "rounds_used"},
@@ -48,10 +50,10 @@ constexpr NameTable<StopReason, 9> k_stop_names{{
 // The enum named `key`: strict mode refuses a name it does not know, tolerant mode keeps it as
 // Enum::unrecognized.
 template <class Enum, std::size_t N>
-Enum read_name(ObjectReader& reader, std::string_view key, const NameTable<Enum, N>& names)
+Enum read_name(util::ObjectReader& reader, std::string_view key, const util::NameTable<Enum, N>& names)
 {
-    if (auto value = value_of(names, reader.string(key))) return *value;
-    if (reader.mode() == ReadMode::strict) reader.fail(key, "is not a known name");
+    if (auto value = util::value_of(names, reader.string(key))) return *value;
+    if (reader.mode() == util::ReadMode::strict) reader.fail(key, "is not a known name");
     return Enum::unrecognized;
 }
 
@@ -84,7 +86,7 @@ json::object step_to_json(const RepairStep& step)
                         {"error", std::move(error)}};
 }
 
-RepairStep read_step(ObjectReader& reader, std::string& error)
+RepairStep read_step(util::ObjectReader& reader, std::string& error)
 {
     RepairStep step;
     step.step = reader.small_int("step");
@@ -125,12 +127,12 @@ RepairStep read_step(ObjectReader& reader, std::string& error)
 
 std::string_view to_string(StepOutcome outcome)
 {
-    return name_of(k_outcome_names, outcome);
+    return util::name_of(k_outcome_names, outcome);
 }
 
 std::string_view to_string(StopReason reason)
 {
-    return name_of(k_stop_names, reason);
+    return util::name_of(k_stop_names, reason);
 }
 
 Expected<RepairRequest> parse_repair_request(std::string_view body)
@@ -142,15 +144,15 @@ Expected<RepairRequest> parse_repair_request(std::string_view body)
     json::object run = document->get_object();
     for (const auto& [key, value] : run)
         if (std::find(k_request_keys.begin(), k_request_keys.end(), std::string_view(key)) == k_request_keys.end())
-            return invalid_request("Unknown key \"" + printable_excerpt(key) +
+            return invalid_request("Unknown key \"" + util::printable_excerpt(key) +
                                    "\"; the accepted keys are source, timeout_s, image, output_limit_bytes and rounds "
                                    "(a repair moves no files).");
     int rounds_allowed = limits::k_default_repair_rounds;
     if (const auto* rounds = run.if_contains("rounds")) {
         if (!rounds->is_int64() || rounds->get_int64() < 1 || rounds->get_int64() > limits::k_max_repair_rounds)
-            return make_error("rounds_out_of_range", "rounds must be a whole number from 1 to " +
+            return make_error(api_error::k_rounds_out_of_range, "rounds must be a whole number from 1 to " +
                                                          std::to_string(limits::k_max_repair_rounds) + " (got " +
-                                                         printable_excerpt(json::serialize(*rounds)) + ").");
+                                                         util::printable_excerpt(json::serialize(*rounds)) + ").");
         rounds_allowed = static_cast<int>(rounds->get_int64());
         run.erase("rounds");
     }
@@ -177,10 +179,10 @@ json::value to_json(const RepairRecord& record)
                         {"final_step", record.final_step ? json::value(*record.final_step) : json::value(nullptr)}};
 }
 
-Expected<RepairRecord> repair_record_from_json(const json::value& document, ReadMode mode)
+Expected<RepairRecord> repair_record_from_json(const json::value& document, util::ReadMode mode)
 {
     std::string receipt_error;
-    auto record = read_answer<RepairRecord>(document, mode, "repair record", [&](ObjectReader& reader) {
+    auto record = read_answer<RepairRecord>(document, mode, "repair record", [&](util::ObjectReader& reader) {
         RepairRecord read;
         read.rounds_allowed = reader.small_int("rounds_allowed");
         read.original_sha256 = reader.string("original_sha256");
@@ -193,7 +195,7 @@ Expected<RepairRecord> repair_record_from_json(const json::value& document, Read
     });
     if (!record) return record.error();
     if (!receipt_error.empty())
-        return make_error("invalid_answer", "The daemon's repair record cannot be read: " + printable_excerpt(receipt_error, 200) + ".");
+        return make_error("invalid_answer", "The daemon's repair record cannot be read: " + util::printable_excerpt(receipt_error, 200) + ".");
     return record;
 }
 

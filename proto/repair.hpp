@@ -13,9 +13,9 @@
 
 #include "common/error.hpp"
 #include "common/limits.hpp"
-#include "proto/read_mode.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
+#include "util/read_mode.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -111,6 +111,6 @@ struct RepairRecord {
 boost::json::value to_json(const RepairRecord& record);
 // Strict mode refuses unknown keys and names; tolerant mode (the client) keeps unknown names as
 // "unrecognized". Receipts inside are read with the same mode.
-Expected<RepairRecord> repair_record_from_json(const boost::json::value& document, ReadMode mode);
+Expected<RepairRecord> repair_record_from_json(const boost::json::value& document, util::ReadMode mode);
 
 }  // namespace pybox::proto

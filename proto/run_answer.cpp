@@ -1,8 +1,8 @@
 #include "proto/run_answer.hpp"
 
 #include "common/limits.hpp"
-#include "proto/json_reader.hpp"
-#include "proto/text.hpp"
+#include "util/json_reader.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -19,12 +19,12 @@ json::value to_json(const RunAnswer& answer)
     }
     json::array outputs;
     for (const FileContent& file : answer.outputs) {
-        outputs.push_back(json::object{{"name", file.name}, {"base64", base64_encode(file.bytes)}});
+        outputs.push_back(json::object{{"name", file.name}, {"base64", util::base64_encode(file.bytes)}});
     }
     return json::object{{"receipt", std::move(receipt)}, {"outputs", std::move(outputs)}};
 }
 
-Expected<RunAnswer> run_answer_from_json(const json::value& document, ReadMode mode, bool moved_files)
+Expected<RunAnswer> run_answer_from_json(const json::value& document, util::ReadMode mode, bool moved_files)
 {
     RunAnswer answer;
     if (!moved_files) {
@@ -34,11 +34,11 @@ Expected<RunAnswer> run_answer_from_json(const json::value& document, ReadMode m
         return answer;
     }
     std::string error;
-    ObjectReader root(document, "", error, mode);
+    util::ObjectReader root(document, "", error, mode);
     auto receipt = receipt_from_json(root.any("receipt"), mode);
     for (auto& item : root.objects("outputs")) {
         FileContent file{item.string("name"), {}};
-        if (auto bytes = base64_decode(item.string("base64"))) {
+        if (auto bytes = util::base64_decode(item.string("base64"))) {
             file.bytes = std::move(*bytes);
         } else {
             item.fail("base64", "is not valid base64");
@@ -49,7 +49,7 @@ Expected<RunAnswer> run_answer_from_json(const json::value& document, ReadMode m
     }
     root.finish();
     if (!receipt) return receipt.error();
-    if (!error.empty()) return make_error("invalid_answer", "The run's answer is not valid: " + printable_excerpt(error, 200) + ".");
+    if (!error.empty()) return make_error("invalid_answer", "The run's answer is not valid: " + util::printable_excerpt(error, 200) + ".");
     auto checked = check_file_set(answer.outputs, {limits::k_max_output_files, limits::k_max_output_bytes}, "invalid_answer",
                                   "output");
     if (!checked) return checked.error();

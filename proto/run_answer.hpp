@@ -7,8 +7,8 @@
 
 #include "common/error.hpp"
 #include "proto/files.hpp"
-#include "proto/read_mode.hpp"
 #include "proto/receipt.hpp"
+#include "util/read_mode.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -26,6 +26,6 @@ struct RunAnswer {
 // The receipt alone when receipt.files is null, else the object with "receipt" and "outputs".
 boost::json::value to_json(const RunAnswer& answer);
 // `moved_files`: whether the request had "files" (so the answer has the second shape).
-Expected<RunAnswer> run_answer_from_json(const boost::json::value& document, ReadMode mode, bool moved_files);
+Expected<RunAnswer> run_answer_from_json(const boost::json::value& document, util::ReadMode mode, bool moved_files);
 
 }  // namespace pybox::proto

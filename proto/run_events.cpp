@@ -1,10 +1,10 @@
 #include "proto/run_events.hpp"
 
-#include "proto/json_reader.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt_encoding.hpp"
-#include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/json_reader.hpp"
+#include "util/json_writer.hpp"
+#include "util/strict_json.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -24,7 +24,7 @@ std::string_view stream_name(OutputStream stream)
     return stream == OutputStream::stdout_stream ? "stdout" : "stderr";
 }
 
-std::string line_of(const json::value& value) { return to_json_text(value) + "\n"; }
+std::string line_of(const json::value& value) { return util::to_json_text(value) + "\n"; }
 
 // How many bytes a UTF-8 sequence that begins with `lead` has; 0 when it cannot begin one.
 std::size_t sequence_length(unsigned char lead)
@@ -67,10 +67,10 @@ void append_output_events(std::string& lines, OutputStream stream, std::string_v
     while (!bytes.empty()) {
         const std::string_view piece = bytes.substr(0, piece_length(bytes));
         bytes.remove_prefix(piece.size());
-        const bool text = is_valid_utf8(piece);
+        const bool text = util::is_valid_utf8(piece);
         lines += line_of(json::object{{"event", stream_name(stream)},
                                       {"encoding", text ? detail::k_encoding_utf8 : detail::k_encoding_base64},
-                                      {"data", text ? std::string(piece) : base64_encode(piece)}});
+                                      {"data", text ? std::string(piece) : util::base64_encode(piece)}});
     }
 }
 
@@ -99,15 +99,15 @@ std::size_t utf8_complete_prefix(std::string_view bytes)
     return size;
 }
 
-Expected<RunEvent> parse_run_event(std::string_view line, ReadMode mode)
+Expected<RunEvent> parse_run_event(std::string_view line, util::ReadMode mode)
 {
-    auto document = parse_json_strictly(line, k_max_event_depth);
+    auto document = util::parse_json_strictly(line, k_max_event_depth);
     if (!document.ok())
-        return invalid_event(document.duplicate_key ? "it repeats the key \"" + printable_excerpt(*document.duplicate_key) + "\""
+        return invalid_event(document.duplicate_key ? "it repeats the key \"" + util::printable_excerpt(*document.duplicate_key) + "\""
                                                     : document.problem);
     if (!document.value.is_object()) return invalid_event("it is not a JSON object");
     std::string error;
-    ObjectReader reader(document.value, "", error, mode);
+    util::ObjectReader reader(document.value, "", error, mode);
     RunEvent event;
     const std::string kind = reader.string("event");
     if (kind == "started") {
@@ -121,7 +121,7 @@ Expected<RunEvent> parse_run_event(std::string_view line, ReadMode mode)
         if (encoding == detail::k_encoding_utf8) {
             event.bytes = std::move(data);
         } else if (encoding == detail::k_encoding_base64) {
-            auto decoded = base64_decode(data);
+            auto decoded = util::base64_decode(data);
             if (!decoded) reader.fail("data", "is not strict base64");
             event.bytes = decoded.value_or(std::string());
         } else if (error.empty()) {
@@ -137,13 +137,13 @@ Expected<RunEvent> parse_run_event(std::string_view line, ReadMode mode)
         auto inner = reader.object("error");
         event.error = ErrorAnswer{inner.string("code"), inner.string("message"), inner.boolean("retryable")};
         inner.finish();
-    } else if (error.empty() && mode == ReadMode::tolerant) {
+    } else if (error.empty() && mode == util::ReadMode::tolerant) {
         return event;  // Kind::unknown: a newer daemon's event, skipped by a tolerant client
     } else if (error.empty()) {
         reader.fail("event", "names no event of this version");
     }
     reader.finish();
-    if (!error.empty()) return invalid_event(printable_excerpt(error, 200));
+    if (!error.empty()) return invalid_event(util::printable_excerpt(error, 200));
     return event;
 }
 

@@ -16,7 +16,7 @@
 
 #include "common/error.hpp"
 #include "proto/answers.hpp"
-#include "proto/read_mode.hpp"
+#include "util/read_mode.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -56,6 +56,6 @@ struct RunEvent {
 // tolerant (a client of a newer daemon): unknown keys are ignored and an unknown event is
 // Kind::unknown. Both refuse a wrong type, an unknown encoding, bad base64 and data over the
 // bound: "invalid_answer".
-Expected<RunEvent> parse_run_event(std::string_view line, ReadMode mode);
+Expected<RunEvent> parse_run_event(std::string_view line, util::ReadMode mode);
 
 }  // namespace pybox::proto

@@ -1,10 +1,11 @@
 #include "proto/run_request.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "proto/box_policy.hpp"
-#include "proto/json_text.hpp"
 #include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/json_writer.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/error.hpp>
 #include <boost/json/value.hpp>
@@ -32,7 +33,7 @@ std::string accepted_images_text()
 
 Error output_limit_error(const std::string& got)
 {
-    return make_error("output_limit_out_of_range",
+    return make_error(api_error::k_output_limit_out_of_range,
                       "output_limit_bytes must be an integer between " +
                           std::to_string(limits::k_min_output_limit_bytes) + " and " +
                           std::to_string(limits::k_max_output_limit_bytes) + " (got " + got + ").");
@@ -60,12 +61,12 @@ Expected<RunRequest::Files> parse_files(const json::value& value)
                     return invalid_request(k_files_shape);
                 }
                 if (files.inputs.size() == limits::k_max_input_files) {
-                    return make_error("input_files_invalid", "At most " + std::to_string(limits::k_max_input_files) +
+                    return make_error(api_error::k_input_files_invalid, "At most " + std::to_string(limits::k_max_input_files) +
                                                                  " input files are allowed.");
                 }
-                auto bytes = base64_decode(base64->get_string());
+                auto bytes = util::base64_decode(base64->get_string());
                 if (!bytes) {
-                    return invalid_request("files.inputs: the bytes of \"" + printable_excerpt(name->get_string()) +
+                    return invalid_request("files.inputs: the bytes of \"" + util::printable_excerpt(name->get_string()) +
                                            "\" are not valid base64.");
                 }
                 files.inputs.push_back(FileContent{std::string(name->get_string()), std::move(*bytes)});
@@ -105,8 +106,8 @@ Expected<ValidRunRequest> run_request_from_json(const json::value& document)
         } else if (key == "timeout_s") {
             if (!value.is_number()) {
                 return invalid_request("timeout_s must be a number of seconds between " +
-                                       format_number(limits::k_min_timeout_s) + " and " +
-                                       format_number(limits::k_max_timeout_s) + ".");
+                                       util::format_number(limits::k_min_timeout_s) + " and " +
+                                       util::format_number(limits::k_max_timeout_s) + ".");
             }
             request.timeout_s = value.to_number<double>();
         } else if (key == "image") {
@@ -116,7 +117,7 @@ Expected<ValidRunRequest> run_request_from_json(const json::value& document)
             request.image.assign(value.get_string().data(), value.get_string().size());
         } else if (key == "output_limit_bytes") {
             if (value.is_double()) {
-                return output_limit_error(format_number(value.get_double()));
+                return output_limit_error(util::format_number(value.get_double()));
             }
             if (value.is_int64()) {
                 if (value.get_int64() < 0) {
@@ -137,7 +138,7 @@ Expected<ValidRunRequest> run_request_from_json(const json::value& document)
             }
             request.files = std::move(*files);
         } else {
-            return invalid_request("Unknown key \"" + printable_excerpt(key) +
+            return invalid_request("Unknown key \"" + util::printable_excerpt(key) +
                                    "\"; the accepted keys are source, timeout_s, image, "
                                    "output_limit_bytes and files.");
         }
@@ -153,12 +154,12 @@ namespace {
 Expected<void> check_source(const std::string& source)
 {
     if (source.size() > limits::k_max_source_bytes) {
-        return make_error("source_too_large", "source must be at most " +
+        return make_error(api_error::k_source_too_large, "source must be at most " +
                                                   std::to_string(limits::k_max_source_bytes) +
                                                   " bytes (got " + std::to_string(source.size()) +
                                                   ").");
     }
-    if (!is_valid_utf8(source)) {
+    if (!util::is_valid_utf8(source)) {
         return invalid_request("source must be UTF-8 text.");
     }
     return {};
@@ -173,10 +174,10 @@ Expected<ValidRunRequest> validated_run_request(RunRequest request)
     }
     if (!std::isfinite(request.timeout_s) || request.timeout_s < limits::k_min_timeout_s ||
         request.timeout_s > limits::k_max_timeout_s) {
-        return make_error("timeout_out_of_range", "timeout_s must be between " +
-                                                      format_number(limits::k_min_timeout_s) + " and " +
-                                                      format_number(limits::k_max_timeout_s) +
-                                                      " seconds (got " + format_number(request.timeout_s) +
+        return make_error(api_error::k_timeout_out_of_range, "timeout_s must be between " +
+                                                      util::format_number(limits::k_min_timeout_s) + " and " +
+                                                      util::format_number(limits::k_max_timeout_s) +
+                                                      " seconds (got " + util::format_number(request.timeout_s) +
                                                       ").");
     }
     if (request.output_limit_bytes < limits::k_min_output_limit_bytes ||
@@ -185,20 +186,20 @@ Expected<ValidRunRequest> validated_run_request(RunRequest request)
     }
     auto policy = policy_for_image(request.image);
     if (!policy) {
-        return make_error("unknown_image", "image must be one of " + accepted_images_text() + " (got \"" +
-                                               printable_excerpt(request.image) + "\").");
+        return make_error(api_error::k_unknown_image, "image must be one of " + accepted_images_text() + " (got \"" +
+                                               util::printable_excerpt(request.image) + "\").");
     }
     if (request.files) {
         const auto& inputs = request.files->inputs;
         auto checked = check_file_set(inputs, {limits::k_max_input_files, limits::k_max_input_bytes},
-                                      "input_files_invalid", "input");
+                                      api_error::k_input_files_invalid, "input");
         if (!checked) {
             return checked.error();
         }
         for (const FileContent& input : inputs) {
             if (is_in_output_folder(input.name)) {
-                return make_error("input_files_invalid",
-                                  "input \"" + printable_excerpt(input.name) + "\": \"" + std::string(k_output_folder_name) +
+                return make_error(api_error::k_input_files_invalid,
+                                  "input \"" + util::printable_excerpt(input.name) + "\": \"" + std::string(k_output_folder_name) +
                                       "\" is the output folder; rename the input.");
             }
         }
@@ -228,11 +229,11 @@ std::string serialize_run_request(const RunRequest& request)
     if (request.files) {
         json::array inputs;
         for (const FileContent& input : request.files->inputs) {
-            inputs.push_back(json::object{{"name", input.name}, {"base64", base64_encode(input.bytes)}});
+            inputs.push_back(json::object{{"name", input.name}, {"base64", util::base64_encode(input.bytes)}});
         }
         body["files"] = json::object{{"inputs", std::move(inputs)}, {"outputs", request.files->outputs}};
     }
-    return to_json_text(body);
+    return util::to_json_text(body);
 }
 
 }  // namespace pybox::proto

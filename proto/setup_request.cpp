@@ -1,5 +1,6 @@
 #include "proto/setup_request.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/request_json.hpp"
 
@@ -27,7 +28,7 @@ Expected<std::vector<std::string>> parse_images(const json::value& value)
         if (!name.is_string()) return invalid_request("\"images\" must hold only strings.");
         std::string text(name.get_string());
         if (std::find(known.begin(), known.end(), text) == known.end())
-            return make_error("unknown_image", "There is no image named \"" + text + "\".");
+            return make_error(api_error::k_unknown_image, "There is no image named \"" + text + "\".");
         if (std::find(images.begin(), images.end(), text) == images.end()) images.push_back(text);
     }
     return images;

@@ -1,6 +1,6 @@
 #include "proto/short_view.hpp"
 
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -22,8 +22,8 @@ constexpr std::size_t k_max_shown_bytes = 300;
 // '?', and text that is not UTF-8 is shown as escaped bytes.
 std::string terminal_safe(std::string_view text)
 {
-    if (!is_valid_utf8(text)) {
-        return printable_excerpt(text, k_max_shown_bytes);
+    if (!util::is_valid_utf8(text)) {
+        return util::printable_excerpt(text, k_max_shown_bytes);
     }
     std::string out;
     const std::string_view shown = text.substr(0, k_max_shown_bytes);
@@ -334,7 +334,7 @@ std::string render_unsealed(const Receipt& receipt, const UnsealedFacts& facts)
 {
     std::string out = "PyBox receipt · UNSEALED run " + terminal_safe(receipt.identity.run_id.substr(0, 8)) +
                       " · host python · " + seconds_3(shown_duration(receipt)) + " s of " +
-                      format_number(receipt.configured.wall_timeout_s) + " s\n\n";
+                      util::format_number(receipt.configured.wall_timeout_s) + " s\n\n";
     out += "UNSEALED  no container: the program ran as you, with your files and your network\n";
     add_line(out, "Exit code", exit_code_text(receipt));
     add_line(out, "Interpreter", terminal_safe(facts.python));
@@ -360,7 +360,7 @@ std::string render_short_receipt(const Receipt& receipt)
     const auto& identity = receipt.identity;
     std::string out = "PyBox receipt · run " + terminal_safe(identity.run_id.substr(0, 8)) + " · image " +
                       terminal_safe(identity.image) + " · " + seconds_3(shown_duration(receipt)) + " s of " +
-                      format_number(receipt.configured.wall_timeout_s) + " s\n\n";
+                      util::format_number(receipt.configured.wall_timeout_s) + " s\n\n";
 
     const bool verified = receipt.observed.policy_verified_before_start;
     out += "From the container engine  checked before start, read back after\n";

@@ -1,5 +1,6 @@
 #include "daemon/doctor/doctor_checks.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/vm/engine_checks.hpp"
@@ -80,8 +81,8 @@ DoctorCheck image_problem(const Error& error)
 
 bool image_check_failed(std::string_view code)
 {
-    return code == "image_not_built" || code == "image_mismatch" || code == "image_missing" ||
-           code == "images_file_invalid";
+    return code == api_error::k_image_not_built || code == api_error::k_image_mismatch || code == api_error::k_image_missing ||
+           code == api_error::k_images_file_invalid;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "daemon/doctor/doctor_service.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/file_facts.hpp"
 #include "common/limits.hpp"
@@ -52,7 +53,7 @@ net::awaitable<proto::DoctorAnswer> DoctorService::check(std::optional<std::uint
     answer.checks.push_back(check_attempts(m_sources.attempts.list(viewer), m_sources.paths.attempts_dir()));
     answer.checks.push_back(check_clock(
         info ? engine_clock_offset(before_ns, *info, after_ns)
-             : Expected<proto::ClockOffset>(make_error("clock_unmeasured", "the engine's /info was not read: " +
+             : Expected<proto::ClockOffset>(make_error(api_error::k_clock_unmeasured, "the engine's /info was not read: " +
                                                                                info.error().message))));
     co_return answer;
 }

@@ -1,5 +1,6 @@
 #include "daemon/engine/engine_client.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "daemon/engine/docker_facts.hpp"
 #include "daemon/engine/engine_http.hpp"
@@ -51,7 +52,7 @@ net::awaitable<Expected<PingResult>> EngineClient::ping(Timeout timeout)
     const auto engine_version = parse_api_version(result.api_version);
     const auto max_version = parse_api_version(k_max_api_version);
     if (!engine_version || !max_version) {
-        co_return make_error("engine_protocol",
+        co_return make_error(api_error::k_engine_protocol,
                              what + ": the engine advertised no usable Api-Version ('" + result.api_version + "')");
     }
     result.negotiated = *engine_version < *max_version ? result.api_version : std::string(k_max_api_version);
@@ -95,12 +96,12 @@ net::awaitable<Expected<CreateResult>> EngineClient::create_container(const json
     }
     const auto* id = object->get_object().if_contains("Id");
     if (id == nullptr || !id->is_string() || id->get_string().empty()) {
-        co_return make_error("engine_protocol", reply->what + ": the engine's answer has no Id");
+        co_return make_error(api_error::k_engine_protocol, reply->what + ": the engine's answer has no Id");
     }
     CreateResult result{std::string(id->get_string()), {}};
     if (const auto* warnings = object->get_object().if_contains("Warnings"); warnings && !warnings->is_null()) {
         if (!warnings->is_array()) {
-            co_return make_error("engine_protocol", reply->what + ": Warnings is neither null nor an array");
+            co_return make_error(api_error::k_engine_protocol, reply->what + ": Warnings is neither null nor an array");
         }
         for (const auto& warning : warnings->get_array()) {
             result.warnings.push_back(warning.is_string() ? std::string(warning.get_string()) : json::serialize(warning));
@@ -263,7 +264,7 @@ net::awaitable<Expected<std::string>> EngineClient::upload_tar(const std::string
     const std::uintmax_t size = std::filesystem::file_size(tar_file, size_ec);
     std::ifstream file(tar_file, std::ios::binary);
     if (size_ec || !file) {
-        co_return make_error("io_error", "cannot read " + tar_file.string() +
+        co_return make_error(api_error::k_io_error, "cannot read " + tar_file.string() +
                                              (size_ec ? ": " + size_ec.message() : std::string()));
     }
 
@@ -285,7 +286,7 @@ net::awaitable<Expected<std::string>> EngineClient::upload_tar(const std::string
         file.read(chunk.data(), static_cast<std::streamsize>(std::min<std::uintmax_t>(chunk.size(), size - sent)));
         const auto got = static_cast<std::size_t>(file.gcount());
         if (got == 0) {
-            co_return make_error("io_error", tar_file.string() + " became shorter while it was uploaded");
+            co_return make_error(api_error::k_io_error, tar_file.string() + " became shorter while it was uploaded");
         }
         if (auto [ec, n] = co_await net::async_write(*stream, net::buffer(chunk.data(), got), use_tuple); ec) {
             co_return io_error(ec, what);
@@ -323,10 +324,10 @@ Expected<std::string> EngineClient::image_id_from_progress(std::string_view what
         const json::value event = parse_lenient(line);
         const auto* object = event.if_object();
         if (object == nullptr) {
-            return make_error("engine_protocol", std::string(what) + ": the progress stream holds a line that is not JSON");
+            return make_error(api_error::k_engine_protocol, std::string(what) + ": the progress stream holds a line that is not JSON");
         }
         if (const auto* error = object->if_contains("error")) {
-            return make_error("engine_error", std::string(what) + ": " +
+            return make_error(api_error::k_engine_error, std::string(what) + ": " +
                                                   (error->is_string() ? std::string(error->get_string())
                                                                       : json::serialize(*error)));
         }
@@ -342,7 +343,7 @@ Expected<std::string> EngineClient::image_id_from_progress(std::string_view what
         }
     }
     if (!image_id.starts_with("sha256:")) {
-        return make_error("engine_protocol", std::string(what) + ": the progress stream named no image ID");
+        return make_error(api_error::k_engine_protocol, std::string(what) + ": the progress stream named no image ID");
     }
     return image_id;
 }
@@ -381,11 +382,11 @@ net::awaitable<Expected<void>> EngineClient::export_image(std::string_view ref, 
     beast::error_code open_ec;
     parser.get().body().open(tar_file.c_str(), beast::file_mode::write, open_ec);
     if (open_ec) {
-        co_return make_error("io_error", "cannot write " + tar_file.string() + ": " + open_ec.message());
+        co_return make_error(api_error::k_io_error, "cannot write " + tar_file.string() + ": " + open_ec.message());
     }
     if (auto [ec, n] = co_await http::async_read(*stream, buffer, parser, use_tuple); ec) {
         if (ec == http::error::body_limit) {
-            co_return make_error("engine_protocol", what + ": the image is larger than " + std::to_string(max_bytes) +
+            co_return make_error(api_error::k_engine_protocol, what + ": the image is larger than " + std::to_string(max_bytes) +
                                                         " bytes");
         }
         co_return io_error(ec, what);

@@ -1,5 +1,6 @@
 #include "daemon/engine/engine_http.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -35,7 +36,7 @@ Error status_error(const Reply& reply)
     }
     const std::string sentence =
         reply.what + ": the engine answered " + std::to_string(reply.status) + (message.empty() ? "" : ": " + message);
-    return make_error(reply.status == 404 ? "engine_no_such_object" : "engine_error", sentence);
+    return make_error(reply.status == 404 ? api_error::k_engine_no_such_object : api_error::k_engine_error, sentence);
 }
 
 // TimedStream's catch-all constructor hides result's converting constructor from Error.
@@ -68,18 +69,18 @@ std::string url_encode(std::string_view text)
 Error io_error(const beast::error_code& ec, std::string_view what)
 {
     if (ec == beast::error::timeout || ec == net::error::timed_out) {
-        return make_error("engine_timeout", std::string(what) + ": the engine did not answer in time");
+        return make_error(api_error::k_engine_timeout, std::string(what) + ": the engine did not answer in time");
     }
     if (ec == http::error::body_limit) {
-        return make_error("engine_protocol", std::string(what) + ": the engine's answer is larger than " +
+        return make_error(api_error::k_engine_protocol, std::string(what) + ": the engine's answer is larger than " +
                                                  std::to_string(limits::k_max_engine_response_bytes) + " bytes");
     }
-    return make_error("engine_protocol", std::string(what) + ": " + ec.message());
+    return make_error(api_error::k_engine_protocol, std::string(what) + ": " + ec.message());
 }
 
 Error cancelled_error(std::string_view what)
 {
-    return make_error("cancelled", std::string(what) + ": cancelled");
+    return make_error(api_error::k_cancelled, std::string(what) + ": cancelled");
 }
 
 json::value parse_lenient(std::string_view text)
@@ -110,7 +111,7 @@ Expected<json::value> require_json(const Reply& reply, json::kind kind)
         return ok.error();
     }
     if (reply.body.kind() != kind) {
-        return make_error("engine_protocol", reply.what + ": the engine's answer is not the expected JSON");
+        return make_error(api_error::k_engine_protocol, reply.what + ": the engine's answer is not the expected JSON");
     }
     return reply.body;
 }
@@ -287,16 +288,16 @@ public:
         try {
             endpoint = net::local::stream_protocol::endpoint(m_socket_path.string());
         } catch (const boost::system::system_error& e) {
-            co_return make_error("engine_unreachable", "cannot use " + describe() + ": " + e.code().message());
+            co_return make_error(api_error::k_engine_unreachable, "cannot use " + describe() + ": " + e.code().message());
         }
         Stream socket(m_executor);
         net::steady_timer timer(m_executor, timeout);
         auto outcome = co_await (socket.async_connect(endpoint, use_tuple) || timer.async_wait(use_tuple));
         if (outcome.index() == 1) {
-            co_return make_error("engine_timeout", "connecting to " + describe() + " timed out");
+            co_return make_error(api_error::k_engine_timeout, "connecting to " + describe() + " timed out");
         }
         if (const auto [ec] = std::get<0>(outcome); ec) {
-            co_return make_error("engine_unreachable", "cannot connect to " + describe() + ": " + ec.message());
+            co_return make_error(api_error::k_engine_unreachable, "cannot connect to " + describe() + ": " + ec.message());
         }
         co_return socket;
     }

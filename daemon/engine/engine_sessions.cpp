@@ -1,5 +1,7 @@
 #include "daemon/engine/engine_sessions.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
@@ -38,7 +40,7 @@ public:
         boost::system::error_code number_ec;
         const auto status_code = code ? code->to_number<std::int64_t>(number_ec) : std::int64_t{0};
         if (code == nullptr || number_ec) {
-            co_return make_error("engine_protocol", m_what + ": the engine's answer has no StatusCode");
+            co_return make_error(api_error::k_engine_protocol, m_what + ": the engine's answer has no StatusCode");
         }
         WaitResult result{status_code, {}};
         if (const auto* error = object->if_contains("Error"); error && error->is_object()) {
@@ -72,7 +74,7 @@ public:
         auto outcome =
             co_await (net::async_write(m_socket, net::buffer(bytes), use_tuple) || timer.async_wait(use_tuple));
         if (outcome.index() == 1) {
-            co_return make_error("engine_timeout", m_what + ": writing stdin timed out");
+            co_return make_error(api_error::k_engine_timeout, m_what + ": writing stdin timed out");
         }
         if (const auto [ec, n] = std::get<0>(outcome); ec) {
             co_return m_cancelled ? cancelled_error(m_what) : io_error(ec, m_what + ": writing stdin");

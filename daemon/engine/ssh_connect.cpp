@@ -1,5 +1,6 @@
 #include "daemon/engine/ssh_connect.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "daemon/engine/ssh_rules.hpp"
 
 #include <algorithm>
@@ -73,11 +74,11 @@ public:
         struct stat info {};
         const auto& file = m_engine.identity_file;
         if (::stat(file.c_str(), &info) != 0)
-            return make_error("engine_auth_refused", "cannot use identity_file " + file.string() + " for " +
+            return make_error(api_error::k_engine_auth_refused, "cannot use identity_file " + file.string() + " for " +
                                                          m_describe + ": " + std::strerror(errno));
         const auto problem = identity_file_problem(S_ISREG(info.st_mode), info.st_mode & 07777);
         if (!problem.empty())
-            return make_error("engine_auth_refused", "PyBox does not offer identity_file " + file.string() + " to " +
+            return make_error(api_error::k_engine_auth_refused, "PyBox does not offer identity_file " + file.string() + " to " +
                                                          m_describe + ": " + problem + ".");
         return {};
     }
@@ -133,7 +134,7 @@ public:
         const char* key = libssh2_session_hostkey(m_link.session, &key_length, &key_type);
         const char* hash = libssh2_hostkey_hash(m_link.session, LIBSSH2_HOSTKEY_HASH_SHA256);
         if (key == nullptr || hash == nullptr)
-            return make_error("engine_host_key_refused", m_describe + " offered no host key PyBox can check");
+            return make_error(api_error::k_engine_host_key_refused, m_describe + " offered no host key PyBox can check");
         const auto seen = format_sha256_fingerprint(std::string_view(hash, 32));
         const auto offered = m_describe + " offered the host key " + seen + " (" + key_type_name(key_type) + ")";
         const auto advice = "; nothing was sent to it. If that is the host's key (compare `ssh-keygen -lf` of the "
@@ -141,15 +142,15 @@ public:
                             seen + "\".";
         if (m_engine.host_key_sha256) {
             if (seen == *m_engine.host_key_sha256) return {};
-            return make_error("engine_host_key_refused",
+            return make_error(api_error::k_engine_host_key_refused,
                               offered + ", not the pinned " + *m_engine.host_key_sha256 + advice);
         }
         const auto& file = m_engine.known_hosts.value();
         std::unique_ptr<LIBSSH2_KNOWNHOSTS, void (*)(LIBSSH2_KNOWNHOSTS*)> hosts(libssh2_knownhost_init(m_link.session),
                                                                                libssh2_knownhost_free);
-        if (!hosts) return make_error("engine_host_key_refused", "cannot check the host key of " + m_describe);
+        if (!hosts) return make_error(api_error::k_engine_host_key_refused, "cannot check the host key of " + m_describe);
         if (libssh2_knownhost_readfile(hosts.get(), file.c_str(), LIBSSH2_KNOWNHOST_FILE_OPENSSH) < 0)
-            return make_error("engine_host_key_refused", "cannot read the known_hosts file " + file.string() +
+            return make_error(api_error::k_engine_host_key_refused, "cannot read the known_hosts file " + file.string() +
                                                              " for " + m_describe + ": " + last_ssh_error(m_link.session));
         const int check = libssh2_knownhost_checkp(
             hosts.get(), m_engine.address.host.c_str(), m_engine.address.port, key, key_length,
@@ -159,7 +160,7 @@ public:
         const std::string what = check == LIBSSH2_KNOWNHOST_CHECK_MISMATCH
                                      ? ", but " + file.string() + " lists another key for " + name
                                      : ", which " + file.string() + " does not list for " + name;
-        return make_error("engine_host_key_refused", offered + what + advice);
+        return make_error(api_error::k_engine_host_key_refused, offered + what + advice);
     }
 
     Expected<void> connect(Clock::time_point deadline, unsigned keepalive_s, void* abstract, SshReceive receive)
@@ -191,7 +192,7 @@ public:
         if (rc != 0) {
             if (rc == LIBSSH2_ERROR_TIMEOUT) return failed(unreachable("authentication timed out"));
             if (is_session_error(rc)) return failed(unreachable("the connection failed during authentication: " + last_ssh_error(m_link.session)));
-            return failed(make_error("engine_auth_refused", m_describe + " refused the key in " + identity +
+            return failed(make_error(api_error::k_engine_auth_refused, m_describe + " refused the key in " + identity +
                                                                 " for user " + user + " (" + last_ssh_error(m_link.session) + ")."));
         }
         libssh2_keepalive_config(m_link.session, 1, keepalive_s);
@@ -201,7 +202,7 @@ public:
 private:
     Error unreachable(const std::string& why) const
     {
-        return make_error("engine_unreachable", "cannot reach " + m_describe + ": " + why);
+        return make_error(api_error::k_engine_unreachable, "cannot reach " + m_describe + ": " + why);
     }
 
     const SshEngine& m_engine;

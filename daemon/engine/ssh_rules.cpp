@@ -1,7 +1,7 @@
 #include "daemon/engine/ssh_rules.hpp"
 
 #include "common/private_file.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@ namespace pybox::engine {
 
 std::string format_sha256_fingerprint(std::string_view digest)
 {
-    std::string text = proto::base64_encode(digest);
+    std::string text = util::base64_encode(digest);
     while (!text.empty() && text.back() == '=') text.pop_back();
     return "SHA256:" + text;
 }

@@ -1,5 +1,6 @@
 #include "daemon/engine/ssh_session.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "daemon/engine/ssh_connect.hpp"
 #include "daemon/engine/ssh_rules.hpp"
 
@@ -119,7 +120,7 @@ public:
                 return;
             }
         }
-        fail(request, make_error("engine_unreachable", m_describe + ": the ssh session is shutting down"));
+        fail(request, make_error(api_error::k_engine_unreachable, m_describe + ": the ssh session is shutting down"));
         close_fd(request.fd);
     }
 
@@ -152,7 +153,7 @@ private:
 
     Error unreachable(const std::string& why) const
     {
-        return make_error("engine_unreachable", "cannot reach " + m_describe + ": " + why);
+        return make_error(api_error::k_engine_unreachable, "cannot reach " + m_describe + ": " + why);
     }
 
     Expected<void> connect(Clock::time_point deadline)
@@ -187,8 +188,8 @@ private:
     {
         const auto wait = std::chrono::duration_cast<milliseconds>(m_next_attempt - Clock::now());
         const auto& last = m_last_error.value();
-        const bool refused = last.code == "engine_host_key_refused" || last.code == "engine_auth_refused";
-        return make_error(refused ? last.code : "engine_unreachable",
+        const bool refused = last.code == api_error::k_engine_host_key_refused || last.code == api_error::k_engine_auth_refused;
+        return make_error(refused ? last.code : api_error::k_engine_unreachable,
                           last.message + " (PyBox tries " + m_describe + " again in " + seconds_text(wait) + ")");
     }
 
@@ -236,9 +237,9 @@ private:
         }
         session_broken = rc == LIBSSH2_ERROR_TIMEOUT || is_session_error(rc);
         if (rc == LIBSSH2_ERROR_TIMEOUT)
-            error = make_error("engine_timeout", "opening an ssh channel to " + m_describe + " timed out");
+            error = make_error(api_error::k_engine_timeout, "opening an ssh channel to " + m_describe + " timed out");
         else if (rc == LIBSSH2_ERROR_CHANNEL_FAILURE)
-            error = make_error("engine_unreachable", m_describe + " refused a new ssh channel (" + last_ssh_error(m_link.session) +
+            error = make_error(api_error::k_engine_unreachable, m_describe + " refused a new ssh channel (" + last_ssh_error(m_link.session) +
                                                          "; its sshd's MaxSessions may be too low)");
         else
             error = unreachable("cannot open an ssh channel: " + last_ssh_error(m_link.session));
@@ -251,7 +252,7 @@ private:
     void start(Request& request)
     {
         if (Clock::now() >= request.deadline) {
-            fail(request, make_error("engine_timeout", "no ssh channel to " + m_describe + " in time"));
+            fail(request, make_error(api_error::k_engine_timeout, "no ssh channel to " + m_describe + " in time"));
             close_fd(request.fd);
             return;
         }
@@ -530,7 +531,7 @@ private:
             pending.swap(m_queue);
         }
         for (auto& request : pending) {
-            fail(request, make_error("engine_unreachable", m_describe + ": the ssh session is shutting down"));
+            fail(request, make_error(api_error::k_engine_unreachable, m_describe + ": the ssh session is shutting down"));
             close_fd(request.fd);
         }
         drop_session();
@@ -618,7 +619,7 @@ net::awaitable<Expected<void>> SshSession::ready(net::any_io_executor executor, 
     request.on_ready = Handoff<Expected<void>>::deliver(handoff, executor);
     m_impl->submit(std::move(request));
     co_await handoff->done.async_wait(net::as_tuple(net::use_awaitable));
-    if (!handoff->result) co_return make_error("engine_timeout", "connecting to " + describe() + " was cancelled");
+    if (!handoff->result) co_return make_error(api_error::k_engine_timeout, "connecting to " + describe() + " was cancelled");
     co_return std::move(*handoff->result);
 }
 
@@ -648,7 +649,7 @@ net::awaitable<Expected<Stream>> SshSession::open_stream(net::any_io_executor ex
     request.on_ready = Handoff<Expected<void>>::deliver(handoff, executor);
     m_impl->submit(std::move(request));
     co_await handoff->done.async_wait(net::as_tuple(net::use_awaitable));
-    if (!handoff->result) co_return make_error("engine_timeout", "opening a channel to " + describe() + " was cancelled");
+    if (!handoff->result) co_return make_error(api_error::k_engine_timeout, "opening a channel to " + describe() + " was cancelled");
     if (!*handoff->result) co_return handoff->result->error();
     co_return std::move(pair->first);
 }

@@ -1,5 +1,6 @@
 #include "daemon/images/image_recipe.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/data_dir.hpp"
 #include "common/files.hpp"
 #include "common/sha256.hpp"
@@ -113,17 +114,17 @@ Expected<AptSource> parse_source(std::string_view value, std::size_t number)
 {
     const auto words = split_words(value);
     if (words.size() < 3 || words.size() > 2 + k_max_components) {
-        return line_error("recipe_invalid", "recipe", number,
+        return line_error(api_error::k_recipe_invalid, "recipe", number,
                           "a source is `URI SUITE COMPONENT...` separated by single spaces.");
     }
     if (!is_valid_uri(words[0])) {
-        return line_error("recipe_invalid", "recipe", number,
+        return line_error(api_error::k_recipe_invalid, "recipe", number,
                           "the source URI must be http:// or https:// without spaces or quotes.");
     }
     AptSource source{std::string(words[0]), std::string(words[1]), {}};
     for (std::size_t i = 1; i < words.size(); ++i) {
         if (!is_valid_archive_word(words[i])) {
-            return line_error("recipe_invalid", "recipe", number,
+            return line_error(api_error::k_recipe_invalid, "recipe", number,
                               "suite and component names are lower-case letters, digits, '-', '.' and '/'.");
         }
         if (i >= 2) {
@@ -178,10 +179,10 @@ bool is_valid_sha256_hex(std::string_view text)
 Expected<Recipe> parse_recipe(std::string_view text)
 {
     if (text.size() > k_max_recipe_bytes) {
-        return make_error("recipe_invalid", "The recipe is larger than " +
+        return make_error(api_error::k_recipe_invalid, "The recipe is larger than " +
                                                 std::to_string(k_max_recipe_bytes) + " bytes.");
     }
-    auto lines = significant_lines(text, "recipe", "recipe_invalid");
+    auto lines = significant_lines(text, "recipe", api_error::k_recipe_invalid);
     if (!lines) {
         return lines.error();
     }
@@ -191,32 +192,32 @@ Expected<Recipe> parse_recipe(std::string_view text)
     for (const Line& line : *lines) {
         const std::size_t eq = line.text.find('=');
         if (eq == std::string_view::npos) {
-            return line_error("recipe_invalid", "recipe", line.number, "expected key=value.");
+            return line_error(api_error::k_recipe_invalid, "recipe", line.number, "expected key=value.");
         }
         const std::string_view key = line.text.substr(0, eq);
         const std::string_view value = line.text.substr(eq + 1);
         if (std::find(std::begin(k_recipe_keys), std::end(k_recipe_keys), key) == std::end(k_recipe_keys)) {
-            return line_error("recipe_invalid", "recipe", line.number,
+            return line_error(api_error::k_recipe_invalid, "recipe", line.number,
                               "unknown key \"" + std::string(key) + "\".");
         }
         const bool repeatable = key == "source" || key == "include";
         if (!seen.insert(key).second && !repeatable) {
-            return line_error("recipe_invalid", "recipe", line.number,
+            return line_error(api_error::k_recipe_invalid, "recipe", line.number,
                               "\"" + std::string(key) + "\" is given twice.");
         }
         if (key == "format") {
             if (value != "1") {
-                return line_error("recipe_invalid", "recipe", line.number, "only format=1 is known.");
+                return line_error(api_error::k_recipe_invalid, "recipe", line.number, "only format=1 is known.");
             }
         } else if (key == "variant") {
             if (std::find(std::begin(k_variants), std::end(k_variants), value) == std::end(k_variants)) {
-                return line_error("recipe_invalid", "recipe", line.number,
+                return line_error(api_error::k_recipe_invalid, "recipe", line.number,
                                   "variant must be one of essential, apt, required, minbase, important, standard.");
             }
             recipe.variant = std::string(value);
         } else if (key == "source") {
             if (recipe.sources.size() == k_max_sources) {
-                return line_error("recipe_invalid", "recipe", line.number, "too many sources.");
+                return line_error(api_error::k_recipe_invalid, "recipe", line.number, "too many sources.");
             }
             auto source = parse_source(value, line.number);
             if (!source) {
@@ -225,11 +226,11 @@ Expected<Recipe> parse_recipe(std::string_view text)
             recipe.sources.push_back(std::move(*source));
         } else if (key == "include") {
             if (!is_valid_package_name(value)) {
-                return line_error("recipe_invalid", "recipe", line.number,
+                return line_error(api_error::k_recipe_invalid, "recipe", line.number,
                                   "\"" + std::string(value) + "\" is not a Debian package name.");
             }
             if (!includes.insert(std::string(value)).second || includes.size() > k_max_includes) {
-                return line_error("recipe_invalid", "recipe", line.number,
+                return line_error(api_error::k_recipe_invalid, "recipe", line.number,
                                   "packages are included once each, at most " +
                                       std::to_string(k_max_includes) + ".");
             }
@@ -238,7 +239,7 @@ Expected<Recipe> parse_recipe(std::string_view text)
             const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), epoch);
             if (ec != std::errc{} || end != value.data() + value.size() || value.front() == '0' ||
                 epoch <= 0 || epoch > k_max_source_date_epoch) {
-                return line_error("recipe_invalid", "recipe", line.number,
+                return line_error(api_error::k_recipe_invalid, "recipe", line.number,
                                   "source_date_epoch must be a positive decimal Unix time.");
             }
             recipe.source_date_epoch = epoch;
@@ -246,7 +247,7 @@ Expected<Recipe> parse_recipe(std::string_view text)
     }
     for (const std::string_view key : k_recipe_keys) {
         if (!seen.contains(key)) {
-            return make_error("recipe_invalid", "The recipe has no \"" + std::string(key) + "\" line.");
+            return make_error(api_error::k_recipe_invalid, "The recipe has no \"" + std::string(key) + "\" line.");
         }
     }
     recipe.includes.assign(includes.begin(), includes.end());
@@ -256,9 +257,9 @@ Expected<Recipe> parse_recipe(std::string_view text)
 Expected<OwnRecipe> parse_own_recipe(std::string_view text)
 {
     if (text.size() > k_max_recipe_bytes) {
-        return make_error("own_recipe_invalid", "The recipe is larger than " + std::to_string(k_max_recipe_bytes) + " bytes.");
+        return make_error(api_error::k_own_recipe_invalid, "The recipe is larger than " + std::to_string(k_max_recipe_bytes) + " bytes.");
     }
-    auto lines = significant_lines(text, "recipe", "own_recipe_invalid");
+    auto lines = significant_lines(text, "recipe", api_error::k_own_recipe_invalid);
     if (!lines) {
         return lines.error();
     }
@@ -270,35 +271,35 @@ Expected<OwnRecipe> parse_own_recipe(std::string_view text)
         const std::string_view key = line.text.substr(0, eq);
         const std::string_view value = eq == std::string_view::npos ? "" : line.text.substr(eq + 1);
         if (eq == std::string_view::npos) {
-            return line_error("own_recipe_invalid", "recipe", line.number, "expected key=value.");
+            return line_error(api_error::k_own_recipe_invalid, "recipe", line.number, "expected key=value.");
         }
         if (key == "format") {
             if (has_format || value != "1") {
-                return line_error("own_recipe_invalid", "recipe", line.number, "format=1 is given once.");
+                return line_error(api_error::k_own_recipe_invalid, "recipe", line.number, "format=1 is given once.");
             }
             has_format = true;
         } else if (key == "base") {
             if (!recipe.base.empty() || value != "stdlib") {
-                return line_error("own_recipe_invalid", "recipe", line.number, "base=stdlib is given once (the only base).");
+                return line_error(api_error::k_own_recipe_invalid, "recipe", line.number, "base=stdlib is given once (the only base).");
             }
             recipe.base = std::string(value);
         } else if (key == "include") {
             if (!is_valid_package_name(value)) {
-                return line_error("own_recipe_invalid", "recipe", line.number,
+                return line_error(api_error::k_own_recipe_invalid, "recipe", line.number,
                                   "\"" + std::string(value) + "\" is not a Debian package name.");
             }
             if (!includes.insert(std::string(value)).second || includes.size() > k_max_own_includes) {
-                return line_error("own_recipe_invalid", "recipe", line.number,
+                return line_error(api_error::k_own_recipe_invalid, "recipe", line.number,
                                   "packages are included once each, at most " +
                                       std::to_string(k_max_own_includes) + ".");
             }
         } else {
-            return line_error("own_recipe_invalid", "recipe", line.number,
+            return line_error(api_error::k_own_recipe_invalid, "recipe", line.number,
                               "unknown key \"" + std::string(key) + "\"; an own recipe has format, base and include.");
         }
     }
     if (!has_format || recipe.base.empty() || includes.empty()) {
-        return make_error("own_recipe_invalid", "An own recipe needs format=1, base=stdlib and at least one include= line.");
+        return make_error(api_error::k_own_recipe_invalid, "An own recipe needs format=1, base=stdlib and at least one include= line.");
     }
     recipe.includes.assign(includes.begin(), includes.end());
     return recipe;
@@ -316,10 +317,10 @@ Recipe own_image_recipe(const Recipe& base, const OwnRecipe& own)
 Expected<Lock> parse_lock(std::string_view text)
 {
     if (text.size() > k_max_lock_bytes) {
-        return make_error("lock_invalid", "The lock file is larger than " +
+        return make_error(api_error::k_lock_invalid, "The lock file is larger than " +
                                               std::to_string(k_max_lock_bytes) + " bytes.");
     }
-    auto lines = significant_lines(text, "lock file", "lock_invalid");
+    auto lines = significant_lines(text, "lock file", api_error::k_lock_invalid);
     if (!lines) {
         return lines.error();
     }
@@ -328,29 +329,29 @@ Expected<Lock> parse_lock(std::string_view text)
         const std::size_t eq = line.text.find('=');
         const std::size_t space = line.text.find(' ');
         if (eq == std::string_view::npos || space == std::string_view::npos || space < eq) {
-            return line_error("lock_invalid", "lock file", line.number, "expected package=version SHA256.");
+            return line_error(api_error::k_lock_invalid, "lock file", line.number, "expected package=version SHA256.");
         }
         const std::string_view name = line.text.substr(0, eq);
         const std::string_view version = line.text.substr(eq + 1, space - eq - 1);
         const std::string_view sha256 = line.text.substr(space + 1);
         if (!is_valid_package_name(name) || !is_valid_package_version(version)) {
-            return line_error("lock_invalid", "lock file", line.number,
+            return line_error(api_error::k_lock_invalid, "lock file", line.number,
                               "\"" + std::string(line.text.substr(0, space)) + "\" is not a Debian package=version.");
         }
         if (!is_valid_sha256_hex(sha256)) {
-            return line_error("lock_invalid", "lock file", line.number,
+            return line_error(api_error::k_lock_invalid, "lock file", line.number,
                               "the SHA-256 of " + std::string(name) + " is not 64 lower-case hex digits.");
         }
         if (lock.size() == k_max_lock_entries) {
-            return line_error("lock_invalid", "lock file", line.number, "too many packages.");
+            return line_error(api_error::k_lock_invalid, "lock file", line.number, "too many packages.");
         }
         if (!lock.emplace(name, LockedPackage{std::string(version), std::string(sha256)}).second) {
-            return line_error("lock_invalid", "lock file", line.number,
+            return line_error(api_error::k_lock_invalid, "lock file", line.number,
                               "\"" + std::string(name) + "\" is pinned twice.");
         }
     }
     if (lock.empty()) {
-        return make_error("lock_invalid", "The lock file pins no packages.");
+        return make_error(api_error::k_lock_invalid, "The lock file pins no packages.");
     }
     return lock;
 }
@@ -412,12 +413,12 @@ Expected<RecipeFiles> load_recipe_files(const std::filesystem::path& source_dir,
                                         std::string_view image_name)
 {
     if (!is_valid_image_name(image_name)) {
-        return make_error("unknown_image", "\"" + std::string(image_name) + "\" is not an image name.");
+        return make_error(api_error::k_unknown_image, "\"" + std::string(image_name) + "\" is not an image name.");
     }
     auto recipe_text = read_file_capped(recipe_file(source_dir, image_name), k_max_recipe_bytes);
     if (!recipe_text) {
-        if (recipe_text.error().code == "file_missing") {
-            return make_error("unknown_image", "There is no recipe for an image named \"" +
+        if (recipe_text.error().code == api_error::k_file_missing) {
+            return make_error(api_error::k_unknown_image, "There is no recipe for an image named \"" +
                                                    std::string(image_name) + "\" in " +
                                                    source_dir.string() + ".");
         }
@@ -431,7 +432,7 @@ Expected<RecipeFiles> load_recipe_files(const std::filesystem::path& source_dir,
     RecipeFiles files{std::move(*recipe), std::nullopt};
     auto lock_text = read_file_capped(lock_file(source_dir, image_name), k_max_lock_bytes);
     if (!lock_text) {
-        if (lock_text.error().code == "file_missing") {
+        if (lock_text.error().code == api_error::k_file_missing) {
             return files;
         }
         return lock_text.error();

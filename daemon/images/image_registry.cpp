@@ -1,5 +1,6 @@
 #include "daemon/images/image_registry.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
@@ -38,7 +39,7 @@ bool is_image_id(std::string_view text)
 
 Error invalid(std::string_view why)
 {
-    return make_error("images_file_invalid",
+    return make_error(api_error::k_images_file_invalid,
                       "images.json is damaged (" + std::string(why) + "). Run: pybox setup");
 }
 
@@ -142,10 +143,10 @@ Expected<std::vector<ImageRecord>> ImageRegistry::load() const
 {
     auto text = read_file_capped(m_paths.images_file(), k_max_images_file_bytes);
     if (!text) {
-        if (text.error().code == "file_missing") {
+        if (text.error().code == api_error::k_file_missing) {
             return std::vector<ImageRecord>{};
         }
-        if (text.error().code == "too_large") {
+        if (text.error().code == api_error::k_too_large) {
             return invalid("larger than " + std::to_string(k_max_images_file_bytes) + " bytes");
         }
         return text.error();
@@ -198,7 +199,7 @@ Expected<void> ImageRegistry::put(const ImageRecord& record) const
             records.push_back(record);
         }
         if (records.size() > k_max_image_records) {
-            return make_error("images_file_full", "images.json already records " +
+            return make_error(api_error::k_images_file_full, "images.json already records " +
                                                       std::to_string(k_max_image_records) + " images.");
         }
         return true;
@@ -234,7 +235,7 @@ net::awaitable<Expected<EngineImageState>> engine_image_state(engine::EngineClie
 {
     auto inspected = co_await engine.inspect_image(record.image_id, limits::k_inspect_timeout);
     if (!inspected) {
-        if (inspected.error().code == "engine_no_such_object") {
+        if (inspected.error().code == api_error::k_engine_no_such_object) {
             co_return EngineImageState::missing;
         }
         co_return inspected.error();
@@ -255,13 +256,13 @@ net::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& 
         co_return found.error();
     }
     if (!*found) {
-        co_return make_error("image_not_built", "The " + image + " image is not built yet. Run: " + rebuild);
+        co_return make_error(api_error::k_image_not_built, "The " + image + " image is not built yet. Run: " + rebuild);
     }
     const ImageRecord record = std::move(**found);
     const std::filesystem::path spec = registry.spec_file(image);
     auto spec_sha = sha256_file_hex(spec);
     if (!spec_sha || *spec_sha != record.recipe_sha256) {
-        co_return make_error("image_mismatch", "The recipe and lock of the " + image + " image (" + spec.string() +
+        co_return make_error(api_error::k_image_mismatch, "The recipe and lock of the " + image + " image (" + spec.string() +
                                                    ") do not match the recipe SHA-256 recorded in images.json. "
                                                    "Run: " + rebuild);
     }
@@ -271,11 +272,11 @@ net::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& 
     }
     const std::string short_id = record.image_id.substr(0, 19);
     if (*state == EngineImageState::missing) {
-        co_return make_error("image_missing", "The engine no longer has the " + image + " image " + short_id +
+        co_return make_error(api_error::k_image_missing, "The engine no longer has the " + image + " image " + short_id +
                                                   " recorded in images.json. Run: " + rebuild);
     }
     if (*state == EngineImageState::different) {
-        co_return make_error("image_mismatch", "The engine's image under " + short_id + " is not the " + image +
+        co_return make_error(api_error::k_image_mismatch, "The engine's image under " + short_id + " is not the " + image +
                                                    " image recorded in images.json. Run: " + rebuild);
     }
     co_return record;

@@ -1,5 +1,6 @@
 #include "daemon/images/image_service.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/files.hpp"
 #include "common/scoped_flag.hpp"
@@ -58,7 +59,7 @@ Expected<void> make_private_dir(const std::filesystem::path& dir)
         std::filesystem::permissions(dir, std::filesystem::perms::owner_all, ec);
     }
     if (ec) {
-        return make_error("file_unwritable", "Cannot create " + dir.string() + ": " + ec.message() + ".");
+        return make_error(api_error::k_file_unwritable, "Cannot create " + dir.string() + ": " + ec.message() + ".");
     }
     return {};
 }
@@ -68,11 +69,11 @@ Expected<void> make_private_dir(const std::filesystem::path& dir)
 std::optional<Error> refuse_own_name(const std::string& name, const std::filesystem::path& source_dir)
 {
     if (!proto::is_own_image_name(name)) {
-        return make_error("image_name_invalid", proto::own_image_name_problem(name));
+        return make_error(api_error::k_image_name_invalid, proto::own_image_name_problem(name));
     }
     const auto builtin = list_recipes(source_dir);
     if (std::find(builtin.begin(), builtin.end(), name) != builtin.end()) {
-        return make_error("image_name_invalid", "\"" + name + "\" has a recipe under images/: it is a built-in image.");
+        return make_error(api_error::k_image_name_invalid, "\"" + name + "\" has a recipe under images/: it is a built-in image.");
     }
     return std::nullopt;
 }
@@ -179,7 +180,7 @@ RecipeImageService::~RecipeImageService()
 net::awaitable<Expected<proto::SetupAnswer>> RecipeImageService::setup(std::vector<std::string> images, bool refresh_lock)
 {
     if (m_busy) {
-        co_return make_error("setup_busy", k_busy_message);
+        co_return make_error(api_error::k_setup_busy, k_busy_message);
     }
     ScopedFlag busy(m_busy);
     if (images.empty()) {
@@ -211,7 +212,7 @@ net::awaitable<Expected<proto::SetupImage>> RecipeImageService::setup_one(const 
 
     if (!refresh_lock) {
         if (!files->lock) {
-            co_return make_error("lock_missing", "The " + name + " image has no lock file " + lock_display +
+            co_return make_error(api_error::k_lock_missing, "The " + name + " image has no lock file " + lock_display +
                                                      ". Create it with: pybox setup --refresh-lock (then commit it).");
         }
         const std::string spec = image_spec_text(name, files->recipe, *files->lock);
@@ -348,7 +349,7 @@ net::awaitable<Expected<proto::ImageList>> RecipeImageService::list()
 net::awaitable<Expected<proto::SetupAnswer>> RecipeImageService::build_own(std::string name, std::string recipe_text)
 {
     if (m_busy) {
-        co_return make_error("setup_busy", k_busy_message);
+        co_return make_error(api_error::k_setup_busy, k_busy_message);
     }
     ScopedFlag busy(m_busy);
     if (auto refused = refuse_own_name(name, m_source_dir)) {
@@ -380,7 +381,7 @@ net::awaitable<Expected<proto::SetupAnswer>> RecipeImageService::build_own(std::
 net::awaitable<Expected<proto::ImageList>> RecipeImageService::remove_own(std::string name)
 {
     if (m_busy) {
-        co_return make_error("setup_busy", k_busy_message);
+        co_return make_error(api_error::k_setup_busy, k_busy_message);
     }
     ScopedFlag busy(m_busy);
     if (auto refused = refuse_own_name(name, m_source_dir)) {
@@ -391,7 +392,7 @@ net::awaitable<Expected<proto::ImageList>> RecipeImageService::remove_own(std::s
         co_return removed.error();
     }
     if (!*removed) {
-        co_return make_error("image_not_built", "There is no own image named " + name + ". See: pybox image ls");
+        co_return make_error(api_error::k_image_not_built, "There is no own image named " + name + ". See: pybox image ls");
     }
     const ImageRecord& record = **removed;
     std::error_code ignored;

@@ -1,5 +1,6 @@
 #include "daemon/images/mmdebstrap_build.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/process.hpp"
 
 #include <map>
@@ -122,7 +123,7 @@ std::optional<std::pair<std::string, std::string>> split_package(std::string_vie
 Error unreadable_line(std::string_view line)
 {
     constexpr std::size_t k_max_quoted = 200;
-    return make_error("image_build_failed", "The build reported an unreadable package line: " +
+    return make_error(api_error::k_image_build_failed, "The build reported an unreadable package line: " +
                                                 std::string(line.substr(0, k_max_quoted)) + ".");
 }
 
@@ -152,7 +153,7 @@ Expected<Lock> parse_build_report(std::string_view output)
             const std::string key = package->first + "=" + package->second;
             const auto [found, added] = deb_sha256.emplace(key, sha256);
             if (!added && found->second != sha256) {
-                return make_error("image_build_failed", "The build downloaded two different files for " + key + ".");
+                return make_error(api_error::k_image_build_failed, "The build downloaded two different files for " + key + ".");
             }
         } else if (line.starts_with(k_installed_prefix)) {
             const std::string_view entry = line.substr(k_installed_prefix.size());
@@ -162,27 +163,27 @@ Expected<Lock> parse_build_report(std::string_view output)
                 return unreadable_line(line);
             }
             if (status != "ii ") {
-                return make_error("image_build_failed", "The package " + package->first +
+                return make_error(api_error::k_image_build_failed, "The package " + package->first +
                                                             " is not fully installed in the image (dpkg status \"" +
                                                             std::string(status) + "\").");
             }
             if (!installed.emplace(package->first, package->second).second) {
-                return make_error("image_build_failed",
+                return make_error(api_error::k_image_build_failed,
                                   "The build reported the package " + package->first + " twice.");
             }
         }
     }
     if (installed.empty()) {
-        return make_error("image_build_failed", "The build did not report the installed packages.");
+        return make_error(api_error::k_image_build_failed, "The build did not report the installed packages.");
     }
     if (!python_ok) {
-        return make_error("image_build_failed", "python3 did not start inside the built image.");
+        return make_error(api_error::k_image_build_failed, "python3 did not start inside the built image.");
     }
     Lock lock;
     for (const auto& [name, version] : installed) {
         const auto sha256 = deb_sha256.find(name + "=" + version);
         if (sha256 == deb_sha256.end()) {
-            return make_error("image_build_failed", "The build reported no downloaded .deb for the installed package " +
+            return make_error(api_error::k_image_build_failed, "The build reported no downloaded .deb for the installed package " +
                                                         name + "=" + version + ", so its SHA-256 is unknown.");
         }
         lock.emplace(name, LockedPackage{version, sha256->second});
@@ -247,7 +248,7 @@ std::optional<Error> compare_with_lock(const Lock& pins, const Lock& built, std:
         return text;
     };
     if (!wrong_hashes.empty()) {
-        return make_error("package_hash_mismatch",
+        return make_error(api_error::k_package_hash_mismatch,
                           "The build stopped: a downloaded package does not match the SHA-256 pinned in " +
                               std::string(lock_display_path) + " (" + listed(wrong_hashes) +
                               "). Nothing was imported. The archive or a proxy served other bytes for the same "
@@ -256,7 +257,7 @@ std::optional<Error> compare_with_lock(const Lock& pins, const Lock& built, std:
     if (differences.empty()) {
         return std::nullopt;
     }
-    return make_error("lock_outdated", "The image built from " + std::string(lock_display_path) +
+    return make_error(api_error::k_lock_outdated, "The image built from " + std::string(lock_display_path) +
                                            " does not match it (" + listed(differences) + "). " +
                                            refresh_hint(lock_display_path));
 }
@@ -280,7 +281,7 @@ Expected<Lock> build_image_tar(const BuildRequest& request, const std::function<
         std::filesystem::remove(request.tar_file, ignored);
         if (request.pins) {
             if (const auto missing = find_missing_pin(result->output)) {
-                return make_error("lock_outdated", "The Debian archive no longer has " + missing->package + "=" +
+                return make_error(api_error::k_lock_outdated, "The Debian archive no longer has " + missing->package + "=" +
                                                        missing->version + " pinned in " +
                                                        request.lock_display_path + ". " +
                                                        refresh_hint(request.lock_display_path));
@@ -289,7 +290,7 @@ Expected<Lock> build_image_tar(const BuildRequest& request, const std::function<
         const std::string how = result->timed_out ? "did not finish in time"
                                 : result->signal != 0 ? "was killed by signal " + std::to_string(result->signal)
                                                       : "exited with " + std::to_string(result->exit_code);
-        return make_error("image_build_failed", "mmdebstrap " + how + " while building the " +
+        return make_error(api_error::k_image_build_failed, "mmdebstrap " + how + " while building the " +
                                                     request.image_name + " image. Its last output: " +
                                                     output_tail(result->output));
     }

@@ -1,7 +1,8 @@
 #include "daemon/macos/colima_checks.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json.hpp>
 
@@ -16,7 +17,7 @@ namespace {
 
 Error invalid(const std::string& what, const std::string& why)
 {
-    return make_error("colima_output_invalid", what + " is not what PyBox expects: " + why + ".");
+    return make_error(api_error::k_colima_output_invalid, what + " is not what PyBox expects: " + why + ".");
 }
 
 std::vector<std::string_view> split(std::string_view text, char separator)
@@ -62,7 +63,7 @@ Expected<ColimaStatus> parse_colima_status(std::string_view text)
     }};
     for (const auto& [key, value] : *object) {
         const std::string name(key);
-        const std::string quoted = "key \"" + proto::printable_excerpt(name, 32) + "\"";
+        const std::string quoted = "key \"" + util::printable_excerpt(name, 32) + "\"";
         bool known = false;
         for (const auto& [string_key, target] : strings) {
             if (key != string_key) continue;
@@ -182,7 +183,7 @@ Expected<HostagentForwards> parse_hostagent_log(std::string_view text)
         if (!text_of_message.starts_with("Forwarding ")) continue;
         if (!read_forwarding(text_of_message, forwards))
             return invalid(what, where + " forwards something in a way PyBox does not know: " +
-                                     proto::printable_excerpt(text_of_message, 120));
+                                     util::printable_excerpt(text_of_message, 120));
     }
     return forwards;
 }
@@ -214,18 +215,18 @@ ColimaVerdict check_colima(const ColimaFacts& facts, const ColimaLayout& layout)
     const std::string profile(k_colima_profile);
     const std::string expected_name = "colima [profile=" + profile + "]";
     if (status.display_name != expected_name)
-        problem("status.display_name", "colima answered for \"" + proto::printable_excerpt(status.display_name) +
+        problem("status.display_name", "colima answered for \"" + util::printable_excerpt(status.display_name) +
                                            "\", not for " + expected_name + ".");
     if (status.runtime != k_vm_runtime)
-        problem("status.runtime", "the VM runs \"" + proto::printable_excerpt(status.runtime) + "\", not docker.");
+        problem("status.runtime", "the VM runs \"" + util::printable_excerpt(status.runtime) + "\", not docker.");
     if (status.arch != k_vm_arch)
-        problem("status.arch", "the VM is \"" + proto::printable_excerpt(status.arch) + "\", not aarch64.");
+        problem("status.arch", "the VM is \"" + util::printable_excerpt(status.arch) + "\", not aarch64.");
     if (status.kubernetes) problem("status.kubernetes", "Kubernetes runs in the VM.");
     if (!status.ip_address.empty())
-        problem("status.network", "the VM has the reachable address " + proto::printable_excerpt(status.ip_address) + ".");
+        problem("status.network", "the VM has the reachable address " + util::printable_excerpt(status.ip_address) + ".");
     const std::string socket = "unix://" + layout.docker_socket.string();
     if (status.docker_socket != socket)
-        problem("status.docker_socket", "the Docker socket is \"" + proto::printable_excerpt(status.docker_socket, 200) +
+        problem("status.docker_socket", "the Docker socket is \"" + util::printable_excerpt(status.docker_socket, 200) +
                                             "\", not " + socket + ".");
     constexpr std::int64_t gib = 1024LL * 1024 * 1024;
     // A size colima could not read is reported as 0; one it reports must be the profile's.
@@ -237,12 +238,12 @@ ColimaVerdict check_colima(const ColimaFacts& facts, const ColimaLayout& layout)
                                    std::to_string(k_vm_disk_gib) + " GiB.");
     for (const auto& mount : facts.mounts)
         if (is_shared_folder_type(mount.fstype))
-            problem("mounts", "a shared folder (" + proto::printable_excerpt(mount.fstype) + " " +
-                                  proto::printable_excerpt(mount.source) + ") is mounted at " +
-                                  proto::printable_excerpt(mount.target, 200) + " in the VM.");
+            problem("mounts", "a shared folder (" + util::printable_excerpt(mount.fstype) + " " +
+                                  util::printable_excerpt(mount.source) + ") is mounted at " +
+                                  util::printable_excerpt(mount.target, 200) + " in the VM.");
     for (const auto& port : facts.forwards.ports)
-        problem("ports", "Lima forwarded " + port.proto + " " + proto::printable_excerpt(port.guest) + " of the VM to " +
-                             proto::printable_excerpt(port.host) + " on this Mac.");
+        problem("ports", "Lima forwarded " + port.proto + " " + util::printable_excerpt(port.guest) + " of the VM to " +
+                             util::printable_excerpt(port.host) + " on this Mac.");
     for (const auto& forward : facts.forwards.sockets) {
         const bool docker = forward.to_host && forward.guest == k_guest_docker_socket &&
                             forward.host == layout.docker_socket.string();
@@ -250,9 +251,9 @@ ColimaVerdict check_colima(const ColimaFacts& facts, const ColimaLayout& layout)
                                 forward.host == layout.containerd_socket.string();
         if (!docker && !containerd)
             problem("sockets", std::string(forward.to_host ? "the VM's socket " : "this Mac's socket ") +
-                                   proto::printable_excerpt(forward.to_host ? forward.guest : forward.host, 200) +
+                                   util::printable_excerpt(forward.to_host ? forward.guest : forward.host, 200) +
                                    " is forwarded to " +
-                                   proto::printable_excerpt(forward.to_host ? forward.host : forward.guest, 200) + ".");
+                                   util::printable_excerpt(forward.to_host ? forward.host : forward.guest, 200) + ".");
     }
     if (facts.override_on_disk != override_yaml())
         problem("override", layout.override_file.string() + " is not the file PyBox wrote.");

@@ -1,5 +1,6 @@
 #include "daemon/macos/colima_engine_control.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/scoped_flag.hpp"
 #include "daemon/macos/colima_ssh_channels.hpp"
@@ -20,7 +21,7 @@ vm::DaemonConfig on_colima_socket(vm::DaemonConfig config, const RuntimePaths& p
     return config;
 }
 
-Error busy_error() { return make_error("engine_busy", "Another `pybox vm start` or `stop` is in progress."); }
+Error busy_error() { return make_error(api_error::k_engine_busy, "Another `pybox vm start` or `stop` is in progress."); }
 
 }  // namespace
 

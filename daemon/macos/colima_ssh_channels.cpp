@@ -1,5 +1,6 @@
 #include "daemon/macos/colima_ssh_channels.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/process.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -71,7 +72,7 @@ net::awaitable<void> pump_from_child(std::shared_ptr<Pump> pump)
 
 Error pipe_error(const std::string& describe)
 {
-    return make_error("engine_unreachable", "cannot make a pipe for " + describe + ": " + std::strerror(errno));
+    return make_error(api_error::k_engine_unreachable, "cannot make a pipe for " + describe + ": " + std::strerror(errno));
 }
 
 }  // namespace

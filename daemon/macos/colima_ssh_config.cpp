@@ -1,7 +1,8 @@
 #include "daemon/macos/colima_ssh_config.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/sha256.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,7 +15,7 @@ namespace {
 
 Error invalid(const std::string& why)
 {
-    return make_error("colima_output_invalid", "colima ssh-config is not what PyBox expects: " + why + ".");
+    return make_error(api_error::k_colima_output_invalid, "colima ssh-config is not what PyBox expects: " + why + ".");
 }
 
 std::string lower(std::string_view text)
@@ -70,11 +71,11 @@ Expected<ColimaSshConfig> parse_colima_ssh_config(std::string_view text, const C
             return invalid(where + " is not a key and a value");
         const std::string key = lower(line.substr(0, space));
         const std::string_view value = line.substr(space + 1);
-        const auto quoted_key = "\"" + proto::printable_excerpt(line.substr(0, space), 32) + "\"";
+        const auto quoted_key = "\"" + util::printable_excerpt(line.substr(0, space), 32) + "\"";
         if (key == "host") {
             if (in_host) return invalid(where + " starts a second Host block");
             if (value != k_lima_instance)
-                return invalid(where + " names the host \"" + proto::printable_excerpt(value) + "\", not " +
+                return invalid(where + " names the host \"" + util::printable_excerpt(value) + "\", not " +
                                std::string(k_lima_instance));
             in_host = true;
             continue;
@@ -96,19 +97,19 @@ Expected<ColimaSshConfig> parse_colima_ssh_config(std::string_view text, const C
 
     ColimaSshConfig config;
     if (values["hostname"] != "127.0.0.1")
-        return invalid("the VM's ssh is at \"" + proto::printable_excerpt(values["hostname"]) + "\", not 127.0.0.1");
+        return invalid("the VM's ssh is at \"" + util::printable_excerpt(values["hostname"]) + "\", not 127.0.0.1");
     const auto& port = values["port"];
     unsigned number_value = 0;
     const auto [port_end, port_error] = std::from_chars(port.data(), port.data() + port.size(), number_value);
     if (port_error != std::errc() || port_end != port.data() + port.size() || number_value == 0 || number_value > 65535 ||
         port.front() == '0')
-        return invalid("the port \"" + proto::printable_excerpt(port) + "\" is not 1-65535");
+        return invalid("the port \"" + util::printable_excerpt(port) + "\" is not 1-65535");
     auto address = engine::parse_ssh_address("ssh://" + values["user"] + "@127.0.0.1:" + port);
-    if (!address) return invalid("the user \"" + proto::printable_excerpt(values["user"]) + "\" is not a user name");
+    if (!address) return invalid("the user \"" + util::printable_excerpt(values["user"]) + "\" is not a user name");
     config.address = *address;
     config.identity_file = values["identityfile"];
     if (config.identity_file != layout.lima_key)
-        return invalid("the key file is " + proto::printable_excerpt(values["identityfile"], 200) + ", not Lima's " +
+        return invalid("the key file is " + util::printable_excerpt(values["identityfile"], 200) + ", not Lima's " +
                        layout.lima_key.string());
     if (const auto known = values.find("userknownhostsfile"); known != values.end() && known->second != "/dev/null") {
         const std::filesystem::path file = known->second;
@@ -122,7 +123,7 @@ namespace {
 
 Error bad_key(const std::string& why)
 {
-    return make_error("colima_output_invalid", "The VM's ssh host key is not an ed25519 public key: " + why + ".");
+    return make_error(api_error::k_colima_output_invalid, "The VM's ssh host key is not an ed25519 public key: " + why + ".");
 }
 
 std::string hex_to_bytes(std::string_view hex)
@@ -146,12 +147,12 @@ Expected<std::string> host_key_fingerprint(std::string_view public_key_line)
     if (!public_key_line.starts_with(std::string(type) + " ")) return bad_key("it does not start with ssh-ed25519");
     auto rest = public_key_line.substr(type.size() + 1);
     const auto encoded = rest.substr(0, rest.find(' '));
-    const auto blob = proto::base64_decode(encoded);
+    const auto blob = util::base64_decode(encoded);
     // The blob: a 4-byte big-endian length and "ssh-ed25519", then a 4-byte length and 32 bytes.
     const std::string expected_head = std::string("\0\0\0\x0bssh-ed25519\0\0\0\x20", 19);
     if (!blob || blob->size() != expected_head.size() + 32 || !blob->starts_with(expected_head))
         return bad_key("its base64 is not an ed25519 key");
-    auto fingerprint = proto::base64_encode(hex_to_bytes(sha256_hex(*blob)));
+    auto fingerprint = util::base64_encode(hex_to_bytes(sha256_hex(*blob)));
     while (fingerprint.ends_with('=')) fingerprint.pop_back();
     return "SHA256:" + fingerprint;
 }
@@ -161,7 +162,7 @@ std::string host_key_pin_text(std::string_view fingerprint) { return std::string
 Expected<std::string> parse_host_key_pin(std::string_view text)
 {
     if (!text.ends_with('\n') || !engine::is_sha256_fingerprint(text.substr(0, text.size() - 1)))
-        return make_error("host_key_pin_invalid",
+        return make_error(api_error::k_host_key_pin_invalid,
                           "The pinned host key of the colima VM is not one SHA256: fingerprint line; "
                           "`pybox vm stop`, delete the pin file and start again to pin the VM's key anew.");
     return std::string(text.substr(0, text.size() - 1));
@@ -179,7 +180,7 @@ Expected<engine::SshEngine> colima_ssh_engine(const ColimaSshConfig& config,
     } else if (pinned_fingerprint && engine::is_sha256_fingerprint(*pinned_fingerprint)) {
         target.host_key_sha256 = pinned_fingerprint;
     } else {
-        return make_error("host_key_unpinned",
+        return make_error(api_error::k_host_key_unpinned,
                           "The colima VM's ssh host key is not pinned yet: `pybox vm start` pins it.");
     }
     return target;

@@ -1,11 +1,12 @@
 #include "daemon/macos/colima_vm.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/file_facts.hpp"
 #include "common/files.hpp"
 #include "common/process.hpp"
 #include "daemon/macos/colima_ssh_config.hpp"
 #include "daemon/macos/trusted_tools.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 namespace pybox::macos {
 
@@ -44,9 +45,9 @@ Expected<std::string> ColimaVm::run_colima(const std::vector<std::string>& argv,
     if (result->timed_out || result->signal != 0 || result->exit_code != 0) {
         const auto& said = result->error_output.empty() ? result->output : result->error_output;
         const auto tail = said.size() > 300 ? said.substr(said.size() - 300) : said;
-        return make_error("colima_failed", "`colima " + argv.at(1) + "` " +
+        return make_error(api_error::k_colima_failed, "`colima " + argv.at(1) + "` " +
                                                (result->timed_out ? "timed out" : "failed") + ": " +
-                                               proto::printable_excerpt(tail, 300));
+                                               util::printable_excerpt(tail, 300));
     }
     return std::move(result->output);
 }
@@ -82,7 +83,7 @@ Expected<std::string> ColimaVm::pinned_host_key()
 {
     auto pin = read_file_capped(m_layout.host_key_pin, 1024);
     if (pin) return parse_host_key_pin(*pin);
-    if (pin.error().code != "file_missing") return pin.error();
+    if (pin.error().code != api_error::k_file_missing) return pin.error();
     // The first start: pin what the VM presents now (trust on first use; see colima_ssh_config.hpp).
     auto key_line = run_colima(colima_ssh_argv(m_tools.colima, guest_host_key_command()), k_call_timeout);
     if (!key_line) return key_line.error();
@@ -105,7 +106,7 @@ Expected<ColimaStarted> ColimaVm::start()
     if (!version_text) return version_text.error();
     const auto version = parse_colima_version(*version_text);
     if (!version || !colima_version_supported(*version))
-        return make_error("colima_too_old", "PyBox needs colima " + std::string(k_min_colima_version) +
+        return make_error(api_error::k_colima_too_old, "PyBox needs colima " + std::string(k_min_colima_version) +
                                                 " or newer; " + m_tools.colima.string() + " is " +
                                                 (version ? *version : std::string("of an unknown version")) +
                                                 " (brew upgrade colima).");
@@ -125,7 +126,7 @@ Expected<ColimaStarted> ColimaVm::start()
     }
     if (!reason.empty()) {
         const auto stopped = stop();
-        return make_error("engine_check_failed", "The colima VM was stopped again: " + reason +
+        return make_error(api_error::k_engine_check_failed, "The colima VM was stopped again: " + reason +
                                                  (stopped ? "" : " (and stopping it failed: " + stopped.error().message + ")"));
     }
 
@@ -148,7 +149,7 @@ Expected<engine::SshEngine> ColimaVm::ssh_target(const std::optional<std::string
 Expected<engine::SshEngine> ColimaVm::watcher_target()
 {
     auto pin = read_file_capped(m_layout.host_key_pin, 1024);
-    if (!pin && pin.error().code != "file_missing") return pin.error();
+    if (!pin && pin.error().code != api_error::k_file_missing) return pin.error();
     std::optional<std::string> fingerprint;
     if (pin) {
         auto parsed = parse_host_key_pin(*pin);

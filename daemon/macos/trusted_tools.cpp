@@ -1,5 +1,7 @@
 #include "daemon/macos/trusted_tools.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <algorithm>
 #include <sstream>
 
@@ -18,7 +20,7 @@ std::string octal(unsigned mode)
 
 Error untrusted(const fs::path& tool, const std::string& why)
 {
-    return make_error("tool_untrusted", "PyBox does not run " + tool.string() + ": " + why + ".");
+    return make_error(api_error::k_tool_untrusted, "PyBox does not run " + tool.string() + ": " + why + ".");
 }
 
 // Every folder from / down to `folder` itself.
@@ -85,7 +87,7 @@ Expected<fs::path> locate_tool(std::string_view name, unsigned uid, const FactsL
         if (!lookup(tool)) continue;
         return check_tool(tool.parent_path(), name, uid, lookup);
     }
-    return make_error("tool_missing", std::string(name) + " is in neither /opt/homebrew/bin nor /usr/local/bin (" +
+    return make_error(api_error::k_tool_missing, std::string(name) + " is in neither /opt/homebrew/bin nor /usr/local/bin (" +
                                           "PyBox never searches $PATH): install it with Homebrew.");
 }
 

@@ -1,5 +1,6 @@
 #include "daemon/model/chat_completions_client.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "daemon/model/model_limits.hpp"
 #include "daemon/model/model_retry.hpp"
 
@@ -65,7 +66,7 @@ bool timed_out(const beast::error_code& ec) { return ec == beast::error::timeout
 // The caller cancelled the call (its client went away).
 Error cancelled(const ModelConfig& config)
 {
-    return make_error("cancelled", "The call to the model service at " + config.endpoint.describe() + " was cancelled.");
+    return make_error(api_error::k_cancelled, "The call to the model service at " + config.endpoint.describe() + " was cancelled.");
 }
 
 // A failure of the exchange after the connection was made.
@@ -100,7 +101,7 @@ net::awaitable<Expected<tcp::resolver::results_type>> resolve(net::any_io_execut
                                                   seconds_text(k_connect_timeout) + ".");
     auto [ec, results] = std::get<0>(std::move(outcome));
     if (ec == net::error::operation_aborted)
-        co_return make_error("cancelled", "The call to the model service at " + endpoint.describe() + " was cancelled.");
+        co_return make_error(api_error::k_cancelled, "The call to the model service at " + endpoint.describe() + " was cancelled.");
     if (ec) co_return make_error("model_unreachable", "The model service's host " + endpoint.host +
                                                           " cannot be resolved: " + ec.message() + ".");
     co_return results;
@@ -113,7 +114,7 @@ net::awaitable<Expected<void>> connect(beast::tcp_stream& stream, const tcp::res
     auto [ec, connected] = co_await stream.async_connect(addresses, use_tuple);
     (void)connected;
     if (ec == net::error::operation_aborted)
-        co_return make_error("cancelled", "The call to the model service at " + endpoint.describe() + " was cancelled.");
+        co_return make_error(api_error::k_cancelled, "The call to the model service at " + endpoint.describe() + " was cancelled.");
     if (timed_out(ec))
         co_return make_error("model_timeout", "The model service at " + endpoint.describe() + " did not accept a connection within " +
                                                   seconds_text(k_connect_timeout) + ".");

@@ -1,7 +1,7 @@
 #include "daemon/model/chat_messages.hpp"
 
-#include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/strict_json.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
@@ -53,7 +53,7 @@ Expected<std::string> chat_request_body(std::string_view model, const std::vecto
     for (const auto& message : messages) {
         if (message.role != "system" && message.role != "user" && message.role != "assistant")
             return invalid_request("A model message's role is system, user or assistant, not \"" +
-                                   proto::printable_excerpt(message.role) + "\".");
+                                   util::printable_excerpt(message.role) + "\".");
         list.push_back(json::object{{"role", message.role}, {"content", message.content}});
     }
     const json::object body{{"model", model},
@@ -72,7 +72,7 @@ Expected<ModelAnswer> parse_chat_answer(std::string_view body)
 {
     if (body.size() > k_max_answer_bytes)
         return bad_answer("is larger than " + std::to_string(k_max_answer_bytes) + " bytes");
-    const auto parsed = proto::parse_json_strictly(body, k_max_answer_depth);
+    const auto parsed = util::parse_json_strictly(body, k_max_answer_depth);
     if (parsed.duplicate_key) return bad_answer("repeats a key");
     if (!parsed.ok()) return bad_answer("is not valid JSON: " + parsed.problem + " (at byte " + std::to_string(parsed.at_byte) + ")");
     const auto* root = parsed.value.if_object();
@@ -120,7 +120,7 @@ Expected<ModelAnswer> parse_chat_answer(std::string_view body)
 std::string service_error_excerpt(std::string_view body, std::string_view key)
 {
     if (body.size() > k_max_answer_bytes) return "";
-    const auto parsed = proto::parse_json_strictly(body, k_max_answer_depth);
+    const auto parsed = util::parse_json_strictly(body, k_max_answer_depth);
     const auto* root = parsed.ok() ? parsed.value.if_object() : nullptr;
     if (root == nullptr) return "";
     const json::value* text = nullptr;
@@ -135,7 +135,7 @@ std::string service_error_excerpt(std::string_view body, std::string_view key)
     if (!key.empty())
         for (auto at = message.find(key); at != std::string::npos; at = message.find(key, at + 5))
             message.replace(at, key.size(), "[key]");
-    return proto::printable_excerpt(message, k_quoted_error_bytes);
+    return util::printable_excerpt(message, k_quoted_error_bytes);
 }
 
 }  // namespace pybox::model

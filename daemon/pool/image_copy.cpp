@@ -1,5 +1,6 @@
 #include "daemon/pool/image_copy.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/limits.hpp"
 #include "daemon/engine/engine_client.hpp"
@@ -34,7 +35,7 @@ boost::asio::awaitable<std::vector<std::string>> copy_images(engine::EngineClien
         const std::string what = "image " + image.name + " (" + image.image_id.substr(0, 19) + ")";
         const auto present = co_await to.inspect_image(image.image_id, limits::k_inspect_timeout);
         if (holds(present, image.image_id)) continue;
-        if (!present && present.error().code != "engine_no_such_object") {
+        if (!present && present.error().code != api_error::k_engine_no_such_object) {
             notes.push_back("could not check " + what + " on this engine: " + present.error().message);
             continue;
         }

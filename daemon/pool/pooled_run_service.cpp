@@ -1,5 +1,7 @@
 #include "daemon/pool/pooled_run_service.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <stdexcept>
 
 namespace pybox::daemon {
@@ -9,7 +11,7 @@ namespace {
 // An engine that could not be reached before anything was created: another may take the run.
 bool unreachable_before_start(const Error& error)
 {
-    return error.code == "engine_unreachable" || error.code == "engine_timeout";
+    return error.code == api_error::k_engine_unreachable || error.code == api_error::k_engine_timeout;
 }
 
 }  // namespace
@@ -53,8 +55,8 @@ net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::ValidRun
                                           " lost the engine mid-run.");
         co_return answer;
     }
-    if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
-    co_return make_error("engine_unreachable", m_pool.why_none());
+    if (disconnected) co_return make_error(api_error::k_client_disconnected, "The client went away before the run began.");
+    co_return make_error(api_error::k_engine_unreachable, m_pool.why_none());
 }
 
 }  // namespace pybox::daemon

@@ -1,5 +1,6 @@
 #include "daemon/reconcile/run_parent_release.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "daemon/run/run_cgroup.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -19,7 +20,7 @@ net::awaitable<Expected<void>> release(watcher::CgroupHost& host, std::string pa
 {
     auto removed = co_await host.remove_run_parent(path);
     net::steady_timer wait(co_await net::this_coro::executor);
-    for (int retry = 0; retry < k_release_retries && !removed && removed.error().code == "cgroup_busy"; ++retry) {
+    for (int retry = 0; retry < k_release_retries && !removed && removed.error().code == api_error::k_cgroup_busy; ++retry) {
         // Killed processes leave their cgroups a moment later: empty it again on every retry.
         auto killed = co_await host.empty_run_parent(path);
         if (!killed) co_return killed.error();

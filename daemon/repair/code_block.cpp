@@ -1,7 +1,7 @@
 #include "daemon/repair/code_block.hpp"
 
 #include "common/limits.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -120,7 +120,7 @@ std::variant<std::string, NoProgram> program_from_answer(std::string_view answer
     if (!block.closed)
         return NoProgram{"The answer's code block is not closed (the answer may have been cut at max_tokens)."};
     if (!is_python_info(block.info))
-        return NoProgram{"The answer's code block is marked \"" + proto::printable_excerpt(block.info, k_shown_info_bytes) +
+        return NoProgram{"The answer's code block is marked \"" + util::printable_excerpt(block.info, k_shown_info_bytes) +
                          "\", not Python."};
     std::string program;
     for (const auto line : block.lines) {
@@ -132,7 +132,7 @@ std::variant<std::string, NoProgram> program_from_answer(std::string_view answer
     if (program.size() > limits::k_max_source_bytes)
         return NoProgram{"The answer's program has " + std::to_string(program.size()) + " bytes; a program may have at most " +
                          std::to_string(limits::k_max_source_bytes) + "."};
-    if (!proto::is_valid_utf8(program)) return NoProgram{"The answer's program is not UTF-8 text."};
+    if (!util::is_valid_utf8(program)) return NoProgram{"The answer's program is not UTF-8 text."};
     if (program.find('\0') != std::string::npos) return NoProgram{"The answer's program holds a NUL byte."};
     return program;
 }

@@ -1,5 +1,6 @@
 #include "daemon/repair/repair_service.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "daemon/repair/repair_loop.hpp"
 
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -55,7 +56,7 @@ net::awaitable<Expected<proto::RepairRecord>> ModelRepairService::repair(proto::
                                                                          net::cancellation_slot cancelled)
 {
     if (m_model == nullptr)
-        co_return make_error("model_not_configured",
+        co_return make_error(api_error::k_model_not_configured,
                              "This pyboxd has no model to ask: add a \"model\" object to its config.json (docs/model.md) and "
                              "restart it.");
     auto stop = std::make_shared<RepairStop>();

@@ -1,5 +1,6 @@
 #include "daemon/run/attempt_journal.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 
 #include <boost/json/serialize.hpp>
@@ -15,7 +16,7 @@ namespace {
 Expected<void> read_journal_file(const std::filesystem::path& file, std::size_t max_bytes, JournalReading& reading)
 {
     auto tail = read_file_tail(file, max_bytes);
-    if (!tail) return tail.error().code == "file_missing" ? Expected<void>() : Expected<void>(tail.error());
+    if (!tail) return tail.error().code == api_error::k_file_missing ? Expected<void>() : Expected<void>(tail.error());
     std::string_view text = tail->bytes;
     if (tail->cut) {
         // The first line was cut by the cap: it is counted as damaged, not read.
@@ -43,7 +44,7 @@ Expected<void> AttemptJournal::append(const proto::SettledAttempt& entry) const
 {
     const std::string line = boost::json::serialize(proto::to_json(entry));
     if (line.size() + 1 > m_max_file_bytes)
-        return make_error("file_unwritable", "An attempt journal entry does not fit the journal's size limit.");
+        return make_error(api_error::k_file_unwritable, "An attempt journal entry does not fit the journal's size limit.");
     const auto current = current_file();
     struct stat status {};
     if (::stat(current.c_str(), &status) == 0 &&
@@ -51,7 +52,7 @@ Expected<void> AttemptJournal::append(const proto::SettledAttempt& entry) const
         std::error_code ec;
         std::filesystem::rename(current, previous_file(), ec);
         if (ec)
-            return make_error("file_unwritable",
+            return make_error(api_error::k_file_unwritable,
                               "Cannot rotate the attempt journal " + current.string() + ": " + ec.message() + ".");
         if (auto synced = sync_folder(m_paths.attempts_dir()); !synced) return synced.error();
     }

@@ -1,5 +1,6 @@
 #include "daemon/run/attempts.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 
 #include <boost/json/parse.hpp>
@@ -66,7 +67,7 @@ Expected<void> AttemptLog::remove(const std::string& run_id) const
 {
     std::error_code ec;
     std::filesystem::remove(m_paths.attempts_dir() / note_name(run_id), ec);
-    if (ec) return make_error("file_unwritable", "Cannot delete the attempt note of run " + run_id + ": " + ec.message() + ".");
+    if (ec) return make_error(api_error::k_file_unwritable, "Cannot delete the attempt note of run " + run_id + ": " + ec.message() + ".");
     return {};
 }
 

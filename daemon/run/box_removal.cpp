@@ -1,5 +1,6 @@
 #include "daemon/run/box_removal.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/limits.hpp"
 
@@ -18,14 +19,14 @@ engine::net::awaitable<RemovalOutcome> remove_boxes(engine::BoxEngine& engine, c
             auto removed = co_await engine.remove_box(id, limits::k_remove_timeout);
             if (!removed) {
                 outcome.error = removed.error().message;
-                outcome.timed_out = removed.error().code == "engine_timeout";
+                outcome.timed_out = removed.error().code == api_error::k_engine_timeout;
                 continue;
             }
             auto check = co_await engine.inspect_box(id, limits::k_inspect_timeout);
-            gone = !check && check.error().code == "engine_no_such_object";
+            gone = !check && check.error().code == api_error::k_engine_no_such_object;
             if (!gone) {
                 outcome.error = check ? "the box was still listed after removal" : check.error().message;
-                outcome.timed_out = !check && check.error().code == "engine_timeout";
+                outcome.timed_out = !check && check.error().code == api_error::k_engine_timeout;
             }
         }
         outcome.all_gone = outcome.all_gone && gone;

@@ -1,5 +1,6 @@
 #include "daemon/run/box_run.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/ids.hpp"
 #include "common/limits.hpp"
 #include "daemon/run/box_removal.hpp"
@@ -30,7 +31,7 @@ constexpr milliseconds k_drain_grace{2'000};
 
 milliseconds to_millis(double seconds) { return milliseconds(static_cast<std::int64_t>(seconds * 1000.0)); }
 
-std::string outcome_of(const Error& error) { return error.code == "engine_timeout" ? "timeout" : "failed"; }
+std::string outcome_of(const Error& error) { return error.code == api_error::k_engine_timeout ? "timeout" : "failed"; }
 
 }  // namespace
 
@@ -220,8 +221,8 @@ net::awaitable<bool> BoxRun::create_box()
     auto created = co_await m_engine.create_box(m_spec, limits::k_create_timeout);
     if (!created) {
         phase.done(outcome_of(created.error()));
-        m_create_uncertain = created.error().code == "engine_timeout" ||
-                             created.error().code == "engine_protocol";
+        m_create_uncertain = created.error().code == api_error::k_engine_timeout ||
+                             created.error().code == api_error::k_engine_protocol;
         note_problem(Kind::create_failed, created.error());
         co_return false;
     }
@@ -391,7 +392,7 @@ net::awaitable<void> BoxRun::wait_for_exit()
     } else {
         m_wait_error = result.error();
         note_problem(Kind::wait_failed, result.error());
-        if (result.error().code == "engine_timeout") m_evidence.timeouts.push_back("wait");
+        if (result.error().code == api_error::k_engine_timeout) m_evidence.timeouts.push_back("wait");
     }
     if (!m_evidence.stream_ended) {
         m_drain_timer.expires_after(k_drain_grace);

@@ -4,8 +4,8 @@
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
 #include "proto/box_policy.hpp"
-#include "proto/json_text.hpp"
-#include "proto/text.hpp"
+#include "util/json_writer.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -35,10 +35,10 @@ std::string files_helper_input(const proto::RunRequest& request, const std::stri
     json::array inputs;
     if (request.files) {
         for (const auto& input : request.files->inputs) {
-            inputs.push_back(json::object{{"name", input.name}, {"base64", proto::base64_encode(input.bytes)}});
+            inputs.push_back(json::object{{"name", input.name}, {"base64", util::base64_encode(input.bytes)}});
         }
     }
-    return proto::to_json_text(json::object{{"marker", marker}, {"source", request.source}, {"inputs", std::move(inputs)}});
+    return util::to_json_text(json::object{{"marker", marker}, {"source", request.source}, {"inputs", std::move(inputs)}});
 }
 
 }  // namespace pybox::daemon

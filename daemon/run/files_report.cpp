@@ -2,9 +2,9 @@
 
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
-#include "proto/json_reader.hpp"
 #include "proto/request_json.hpp"
-#include "proto/text.hpp"
+#include "util/json_reader.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 
@@ -33,7 +33,7 @@ std::string read_report(std::string_view text, const std::vector<proto::FileReco
         return document.error().message;
     }
     std::string error;
-    proto::ObjectReader root(*document, "", error, proto::ReadMode::strict);
+    util::ObjectReader root(*document, "", error, util::ReadMode::strict);
     std::vector<proto::FileRecord> placed;
     for (auto& item : root.objects("inputs")) {
         placed.push_back(proto::FileRecord{item.string("name"), item.uint64("bytes"), item.string("sha256")});
@@ -46,7 +46,7 @@ std::string read_report(std::string_view text, const std::vector<proto::FileReco
         proto::FileContent file{item.string("name"), {}};
         const auto declared_bytes = item.uint64("bytes");
         const auto declared_sha = item.string("sha256");
-        if (auto bytes = proto::base64_decode(item.string("base64"))) {
+        if (auto bytes = util::base64_decode(item.string("base64"))) {
             file.bytes = std::move(*bytes);
         } else {
             item.fail("base64", "is not valid base64");
@@ -67,7 +67,7 @@ std::string read_report(std::string_view text, const std::vector<proto::FileReco
         if (std::find(std::begin(k_skip_reasons), std::end(k_skip_reasons), skipped.reason) == std::end(k_skip_reasons)) {
             root.fail("skipped", "holds an unknown reason");
         }
-        skipped.name = proto::printable_excerpt(skipped.name, k_max_shown_name_bytes);
+        skipped.name = util::printable_excerpt(skipped.name, k_max_shown_name_bytes);
         outcome.record.skipped.push_back(std::move(skipped));
     }
     outcome.record.skipped_unlisted = root.uint64("skipped_unlisted");
@@ -85,7 +85,7 @@ std::string read_report(std::string_view text, const std::vector<proto::FileReco
         return outputs_ok.error().message;
     }
     for (auto& helper_error : helper_errors) {
-        outcome.record.errors.push_back(proto::printable_excerpt(helper_error, k_max_error_bytes));
+        outcome.record.errors.push_back(util::printable_excerpt(helper_error, k_max_error_bytes));
     }
     return "";
 }
@@ -108,7 +108,7 @@ FilesOutcome read_files_report(const FilesReportEvidence& evidence, const proto:
         problem = "The files helper's report was larger than " + std::to_string(k_max_files_report_bytes) +
                   " bytes; no output file was kept.";
     } else if (auto why = read_report(*evidence.report, sent_records, outcome); !why.empty()) {
-        problem = "The files helper's report cannot be read (" + proto::printable_excerpt(why, 200) +
+        problem = "The files helper's report cannot be read (" + util::printable_excerpt(why, 200) +
                   "); no output file was kept.";
     }
     outcome.record.inputs = sent_records;

@@ -1,5 +1,6 @@
 #include "daemon/run/installation.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "common/ids.hpp"
 #include "common/private_file.hpp"
@@ -34,12 +35,12 @@ Expected<std::string> load_or_create_installation_id(const RuntimePaths& paths)
         const json::object* object = ec ? nullptr : document.if_object();
         const json::value* id = object ? object->if_contains("installation_id") : nullptr;
         if (id == nullptr || !id->is_string() || !is_hex_id(id->as_string()))
-            return make_error("installation_corrupt",
+            return make_error(api_error::k_installation_corrupt,
                               file.string() + " is damaged; move it away and PyBox will make a new one "
                                               "(boxes labelled with the old id are then left to you).");
         return std::string(id->as_string());
     }
-    if (existing.error().code != "file_missing") return existing.error();
+    if (existing.error().code != api_error::k_file_missing) return existing.error();
     std::string id = random_id_128();
     if (auto written = write_file_atomic(file, json::serialize(json::object{{"installation_id", id}}) + "\n");
         !written)
@@ -52,7 +53,7 @@ Expected<SigningKey> load_or_create_signing_key(const RuntimePaths& paths)
     constexpr std::size_t k_max_key_file_bytes = 16 * 1024;
     const auto file = paths.signing_key_file();
     auto pem = read_private_file(file, k_max_key_file_bytes);
-    if (!pem && pem.error().code != "file_missing") return pem.error();
+    if (!pem && pem.error().code != api_error::k_file_missing) return pem.error();
     auto key = pem ? SigningKey::from_private_pem(*pem) : SigningKey::generate();
     if (!key)
         return make_error(key.error().code, file.string() + " holds no Ed25519 private key in PEM; move it away and "

@@ -1,5 +1,6 @@
 #include "daemon/run/receipt_assembly.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
 #include "common/version.hpp"
@@ -33,11 +34,11 @@ json::array names_of(const std::vector<std::string>& names)
 // The WAIT_FAILED sentence for a wait that ended without the box's exit, by what ended it.
 std::string wait_failure_sentence(const Error& error)
 {
-    if (error.code == "engine_timeout") return "The engine did not report the box's exit in time.";
-    if (error.code == "engine_protocol")
+    if (error.code == api_error::k_engine_timeout) return "The engine did not report the box's exit in time.";
+    if (error.code == api_error::k_engine_protocol)
         return "The connection waiting for the box's exit broke or carried a malformed answer before the engine "
                "reported the exit.";
-    if (error.code == "cancelled") return "PyBox stopped waiting for the box's exit.";
+    if (error.code == api_error::k_cancelled) return "PyBox stopped waiting for the box's exit.";
     return "The engine answered the wait with an error instead of the box's exit.";
 }
 

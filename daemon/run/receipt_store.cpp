@@ -1,10 +1,11 @@
 #include "daemon/run/receipt_store.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "proto/attempts.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt_signature.hpp"
-#include "proto/request_json.hpp"
+#include "util/json_writer.hpp"
+#include "util/strict_json.hpp"
 
 #include <algorithm>
 #include <system_error>
@@ -72,7 +73,7 @@ bool older(const proto::KeptReceipt& a, const proto::KeptReceipt& b)
 
 Error no_such_receipt(const std::string& run_id)
 {
-    return make_error("no_such_receipt", "pyboxd keeps no receipt of run " + (proto::is_run_id(run_id) ? run_id : "(not a run id)") +
+    return make_error(api_error::k_no_such_receipt, "pyboxd keeps no receipt of run " + (proto::is_run_id(run_id) ? run_id : "(not a run id)") +
                                              " that you may see: it was never issued, is another user's, or was "
                                              "dropped as the oldest (`pybox receipts` lists what is kept).");
 }
@@ -99,8 +100,8 @@ std::size_t ReceiptStore::load()
         const std::string run_id = name.size() > 5 ? name.substr(0, name.size() - 5) : std::string();
         auto text = proto::is_run_id(run_id) && name.ends_with(".json")
                         ? read_regular_file_capped(entry.path(), m_bounds.max_bytes, false)
-                        : Expected<std::string>(make_error("file_unreadable", name));
-        auto parsed = text ? proto::parse_json_strictly(*text, k_max_kept_depth) : proto::StrictJson{};
+                        : Expected<std::string>(make_error(api_error::k_file_unreadable, name));
+        auto parsed = text ? util::parse_json_strictly(*text, k_max_kept_depth) : util::StrictJson{};
         const json::object* document = text && parsed.ok() ? parsed.value.if_object() : nullptr;
         const json::object* receipt = document != nullptr ? object_at(*document, "receipt") : nullptr;
         const json::value* owner = document != nullptr ? document->if_contains("owner_uid") : nullptr;
@@ -149,12 +150,12 @@ Expected<void> ReceiptStore::issue(proto::Receipt& receipt, std::uint32_t owner_
 {
     if (auto signed_in_place = proto::sign_receipt(receipt, m_key); !signed_in_place) return signed_in_place.error();
     const std::string text =
-        proto::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", proto::receipt_to_json(receipt)}});
+        util::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", proto::receipt_to_json(receipt)}});
     auto kept = kept_receipt_entry(receipt, owner_uid, text.size());
     if (!proto::is_run_id(kept.run_id))
-        return make_error("internal_error", "The receipt to keep has no run id; it was not kept.");
+        return make_error(api_error::k_internal_error, "The receipt to keep has no run id; it was not kept.");
     if (text.size() > m_bounds.max_bytes)
-        return make_error("too_large", "The receipt of run " + kept.run_id + " is larger than the " +
+        return make_error(api_error::k_too_large, "The receipt of run " + kept.run_id + " is larger than the " +
                                            std::to_string(m_bounds.max_bytes) + " bytes the daemon keeps; it was not kept.");
     if (auto written = write_file_atomic(file_of(kept.run_id), text); !written) return written.error();
     keep(std::move(kept));
@@ -176,11 +177,11 @@ Expected<json::value> ReceiptStore::get(const std::string& run_id, std::optional
     if (kept == m_kept.end() || (viewer && kept->owner_uid != *viewer)) return no_such_receipt(run_id);
     auto text = read_regular_file_capped(file_of(run_id), m_bounds.max_bytes, false);
     if (!text) return text.error();
-    auto parsed = proto::parse_json_strictly(*text, k_max_kept_depth);
+    auto parsed = util::parse_json_strictly(*text, k_max_kept_depth);
     const json::object* document = parsed.ok() ? parsed.value.if_object() : nullptr;
     const json::value* receipt = document != nullptr ? document->if_contains("receipt") : nullptr;
     if (receipt == nullptr)
-        return make_error("file_unreadable", file_of(run_id).string() + " no longer holds a kept receipt.");
+        return make_error(api_error::k_file_unreadable, file_of(run_id).string() + " no longer holds a kept receipt.");
     return *receipt;
 }
 

@@ -1,5 +1,6 @@
 #include "daemon/run/run_cgroup.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/sha256.hpp"
 
 namespace pybox::daemon {
@@ -7,12 +8,12 @@ namespace pybox::daemon {
 Expected<CgroupFacts> cgroup_facts_from_info(const engine::EngineInfo& info)
 {
     if (info.cgroup_version.empty() || info.cgroup_driver.empty())
-        return make_error("cgroup_unknown", "the engine's /info names no CgroupVersion or CgroupDriver");
+        return make_error(api_error::k_cgroup_unknown, "the engine's /info names no CgroupVersion or CgroupDriver");
     CgroupFacts facts;
     if (info.cgroup_version == "1") facts.version = 1;
     else if (info.cgroup_version == "2") facts.version = 2;
     else
-        return make_error("cgroup_unknown", "the engine's cgroup version \"" + info.cgroup_version + "\" is not 1 or 2");
+        return make_error(api_error::k_cgroup_unknown, "the engine's cgroup version \"" + info.cgroup_version + "\" is not 1 or 2");
     facts.driver = info.cgroup_driver;
     return facts;
 }
@@ -30,7 +31,7 @@ std::string run_parent_path(std::string_view installation_id, std::string_view r
 Expected<RunCgroup> run_cgroup_for(const CgroupFacts& facts, std::string_view installation_id, std::string_view run_id)
 {
     if (facts.driver != "cgroupfs")
-        return make_error("cgroup_unsupported", "the engine uses the " + facts.driver +
+        return make_error(api_error::k_cgroup_unsupported, "the engine uses the " + facts.driver +
                                                     " cgroup driver; PyBox places boxes under a run parent "
                                                     "only with cgroupfs");
     return RunCgroup{facts.version, run_parent_path(installation_id, run_id)};

@@ -1,5 +1,7 @@
 #include "daemon/run/run_queue.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -30,12 +32,12 @@ net::awaitable<Expected<RunQueue::Turn>> RunQueue::wait_turn(std::uint32_t owner
         co_return Turn(this);
     }
     if (m_line.size() >= m_options.max_waiting)
-        co_return make_error("busy", "pyboxd is busy: a run is in progress and " + std::to_string(m_line.size()) +
+        co_return make_error(api_error::k_busy, "pyboxd is busy: a run is in progress and " + std::to_string(m_line.size()) +
                                          " more are waiting, as many as it queues; nothing ran." + retry_hint());
     const auto owners_waiting =
         static_cast<std::size_t>(std::ranges::count_if(m_line, [owner](const Waiter* w) { return w->owner == owner; }));
     if (owners_waiting >= m_options.max_waiting_per_owner)
-        co_return make_error("busy", "pyboxd is busy: " + std::to_string(owners_waiting) +
+        co_return make_error(api_error::k_busy, "pyboxd is busy: " + std::to_string(owners_waiting) +
                                          " runs of this user are waiting, as many as it queues for one user; "
                                          "nothing ran." + retry_hint());
 
@@ -46,9 +48,9 @@ net::awaitable<Expected<RunQueue::Turn>> RunQueue::wait_turn(std::uint32_t owner
     if (waiter.granted) co_return Turn(this);  // pass_turn() took it out of the line
     std::erase(m_line, &waiter);
     if (ec == net::error::operation_aborted)
-        co_return make_error("client_disconnected", "The client went away while its run waited for its turn.");
+        co_return make_error(api_error::k_client_disconnected, "The client went away while its run waited for its turn.");
     const auto waited_s = std::chrono::duration_cast<std::chrono::seconds>(m_options.max_wait).count();
-    co_return make_error("busy", "pyboxd is busy: the run waited " + std::to_string(waited_s) +
+    co_return make_error(api_error::k_busy, "pyboxd is busy: the run waited " + std::to_string(waited_s) +
                                      " s, the longest it queues, without its turn coming; nothing ran." +
                                      retry_hint());
 }

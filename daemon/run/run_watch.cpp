@@ -3,10 +3,10 @@
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
 #include "daemon/watcher/resource_summary.hpp"
-#include "proto/text.hpp"
 #include "daemon/watcher/watch_output.hpp"
 #include "daemon/watcher/watch_schedule.hpp"
 #include "daemon/watcher/watch_script.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/array.hpp>
 
@@ -121,7 +121,7 @@ net::awaitable<void> RunWatch::finish()
         if (output->killed) errors.emplace_back("the watcher did not end in time and was killed");
         const double ready_within_s = std::chrono::duration<double>(limits::k_watch_ready_within).count();
         if (!output->first_sample_after_s || *output->first_sample_after_s > ready_within_s)
-            errors.push_back("the watcher's first sample did not arrive within " + proto::format_number(ready_within_s) +
+            errors.push_back("the watcher's first sample did not arrive within " + util::format_number(ready_within_s) +
                              " s of the box's start");
         summary = watcher::summarize_resources(watcher::parse_watch_output(output->text, version), version, errors);
         summary.resources["ready_after_s"] =

@@ -1,5 +1,6 @@
 #include "daemon/run/sealed_run.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/limits.hpp"
 #include "daemon/run/box_removal.hpp"
@@ -17,7 +18,7 @@ namespace {
 // whichever call found it gone.
 Error with_engine_hint(Error error)
 {
-    if (error.code == "engine_unreachable") error.message += " Is the engine running? Start it with: pybox vm start";
+    if (error.code == api_error::k_engine_unreachable) error.message += " Is the engine running? Start it with: pybox vm start";
     return error;
 }
 
@@ -60,7 +61,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRun
 
     auto turn = co_await m_queue.wait_turn(owner_uid, leave_queue.slot());
     if (!turn) co_return turn.error();
-    if (disconnected) co_return make_error("client_disconnected", "The client went away before the run began.");
+    if (disconnected) co_return make_error(api_error::k_client_disconnected, "The client went away before the run began.");
     // The next warm box is made once this run has ended (its turn released), off its path.
     struct WakeKeeperAfter {
         SealedRunService& service;
@@ -74,7 +75,7 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRun
     std::unique_ptr<BoxRun> warm = co_await m_warm.take(request, owner_uid, *image);
     if (disconnected) {
         if (warm) m_warm.discard_later(std::move(warm));
-        co_return make_error("client_disconnected", "The client went away before the run began.");
+        co_return make_error(api_error::k_client_disconnected, "The client went away before the run began.");
     }
     // In a series the next box is begun now, beside this run, not after it.
     if (m_warm.in_series()) wake_warm();
@@ -129,7 +130,7 @@ net::awaitable<Expected<void>> SealedRunService::open_box(BoxRun& box, std::uint
     box.identify(m_installation_id, owner_uid, image);
     const auto cgroups =
         m_cgroup_facts ? *m_cgroup_facts
-                       : Expected<CgroupFacts>(make_error("cgroup_unknown", "the engine's /info was not read"));
+                       : Expected<CgroupFacts>(make_error(api_error::k_cgroup_unknown, "the engine's /info was not read"));
     co_await box.prepare_watch(cgroups);
     co_return box.write_attempt();
 }
@@ -138,7 +139,7 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
                                                                                      std::uint32_t owner_uid)
 {
     auto policy = proto::policy_for_image(image_name);
-    if (!policy) co_return make_error("unknown_image", "There is no image named \"" + image_name + "\".");
+    if (!policy) co_return make_error(api_error::k_unknown_image, "There is no image named \"" + image_name + "\".");
     auto image = co_await check_before_box(image_name);
     if (!image) co_return image.error();
     proto::RunRequest placeholder;
@@ -187,7 +188,7 @@ net::awaitable<void> SealedRunService::remove_unconfirmed_boxes()
             continue;
         }
         auto check = co_await m_engine.inspect_box(id, limits::k_inspect_timeout);
-        if (check || check.error().code != "engine_no_such_object") still_there.push_back(id);  // else: swept meanwhile
+        if (check || check.error().code != api_error::k_engine_no_such_object) still_there.push_back(id);  // else: swept meanwhile
     }
     for (auto& id : still_there) remember_unconfirmed_box(id);
 }

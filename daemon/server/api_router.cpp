@@ -1,14 +1,15 @@
 #include "common/version.hpp"
+#include "common/api_error_codes.hpp"
 #include "daemon/server/api_router.hpp"
 
 #include "proto/answers.hpp"
 #include "proto/api.hpp"
 #include "proto/error_codes.hpp"
 #include "proto/image_request.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
 #include "proto/setup_request.hpp"
+#include "util/json_writer.hpp"
 
 #include <iostream>
 #include <string_view>
@@ -20,7 +21,7 @@ namespace {
 
 namespace json = boost::json;
 
-ApiResponse json_response(const json::value& value) { return {200, proto::to_json_text(value)}; }
+ApiResponse json_response(const json::value& value) { return {200, util::to_json_text(value)}; }
 
 template <class Answer>
 ApiResponse from_expected(const Expected<Answer>& result)
@@ -71,11 +72,11 @@ ApiResponse error_response(const Error& error)
 {
     if (const auto* row = proto::find_api_error_code(error.code))
         return {row->http_status,
-                proto::to_json_text(proto::to_json(proto::ErrorAnswer{error.code, error.message, row->retryable})),
+                util::to_json_text(proto::to_json(proto::ErrorAnswer{error.code, error.message, row->retryable})),
                 proto::retry_after_for(error.code)};
     std::cerr << "pyboxd: error code " << error.code << " is not in the API's table (proto/error_codes.cpp); "
               << "answering internal_error\n";
-    return error_response(make_error("internal_error", error.message));
+    return error_response(make_error(api_error::k_internal_error, error.message));
 }
 
 ApiRouter::ApiRouter(DaemonServices services) : m_services(services) {}
@@ -89,15 +90,15 @@ net::awaitable<ApiResponse> ApiRouter::handle(ApiRequest request, const Caller& 
     for (const auto& candidate : k_routes)
         if (route_matches(candidate.path, path)) route = &candidate;
     if (route == nullptr)
-        co_return error_response(make_error("no_such_endpoint", "There is no endpoint " + std::string(path) +
+        co_return error_response(make_error(api_error::k_no_such_endpoint, "There is no endpoint " + std::string(path) +
                                                                     "; see docs/api.md."));
     if (request.method != method_name(route->method))
-        co_return error_response(make_error("method_not_allowed",
+        co_return error_response(make_error(api_error::k_method_not_allowed,
                                             std::string(path) + " accepts only " +
                                                 std::string(method_name(route->method)) + "."));
     if (route->access == Access::admin && !caller.admin)
         co_return error_response(make_error(
-            "forbidden", "This is the system pyboxd, whose engine and images only root manages (" + std::string(path) +
+            api_error::k_forbidden, "This is the system pyboxd, whose engine and images only root manages (" + std::string(path) +
                              "): ask an administrator to run it with sudo, or run your own pyboxd (docs/install.md)."));
     // An admin sees every user's attempts and receipts; anyone else their own.
     const std::optional<std::uint32_t> viewer = caller.admin ? std::nullopt : std::optional(caller.uid);

@@ -1,4 +1,5 @@
 #include "common/version.hpp"
+#include "common/api_error_codes.hpp"
 #include "daemon/server/http_server.hpp"
 
 #include "common/process.hpp"
@@ -57,16 +58,16 @@ void report_failure(std::exception_ptr failure)
 std::optional<Error> refusal_for(const beast::error_code& ec)
 {
     if (ec == http::error::body_limit)
-        return make_error("body_too_large", "The request body is larger than " +
+        return make_error(api_error::k_body_too_large, "The request body is larger than " +
                                                 std::to_string(limits::k_max_request_body_bytes) + " bytes (" +
                                                 std::to_string(limits::k_max_run_request_body_bytes) +
                                                 " for POST /v1/runs).");
     if (ec == http::error::header_limit)
-        return make_error("header_too_large", "The request header is larger than " +
+        return make_error(api_error::k_header_too_large, "The request header is larger than " +
                                                   std::to_string(limits::k_max_request_header_bytes) + " bytes.");
     if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
     if (ec.category() == make_error_code(http::error::bad_method).category())
-        return make_error("invalid_http", "The request is not valid HTTP/1.1: " + ec.message() + ".");
+        return make_error(api_error::k_invalid_http, "The request is not valid HTTP/1.1: " + ec.message() + ".");
     return std::nullopt;
 }
 
@@ -161,7 +162,7 @@ net::awaitable<bool> write_streamed(Stream& stream, StreamedAnswer& answer, unsi
 void refuse_connection(Local::socket socket, std::size_t max_connections)
 {
     std::ostringstream text;
-    text << response_message(error_response(make_error("too_many_connections",
+    text << response_message(error_response(make_error(api_error::k_too_many_connections,
                                                        "pyboxd holds " + std::to_string(max_connections) +
                                                            " connections, as many as it may, and none is idle; "
                                                            "nothing was read from this one, so nothing ran. Retry in " +
@@ -419,7 +420,7 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
             response = co_await handle_watching_client(stream, buffer, *caller, std::move(request));
         } catch (const std::exception& error) {
             std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
-            response = error_response(make_error("internal_error", "The daemon failed while handling the request."));
+            response = error_response(make_error(api_error::k_internal_error, "The daemon failed while handling the request."));
         }
         if (!response) co_return;
         if (!co_await write_response(stream, std::move(*response), version, keep_alive, options.response_write_timeout) ||
@@ -456,7 +457,7 @@ net::awaitable<bool> HttpServer::Impl::serve_streamed_run(Stream& stream, beast:
             response = co_await handle_watching_client(stream, buffer, caller, std::move(request), &answer);
         } catch (const std::exception& error) {
             std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
-            response = error_response(make_error("internal_error", "The daemon failed while handling the request."));
+            response = error_response(make_error(api_error::k_internal_error, "The daemon failed while handling the request."));
         }
         ended = response.has_value();
         answer.finish(response ? std::move(*response) : ApiResponse{});

@@ -1,5 +1,6 @@
 #include "daemon/server/streamed_answer.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/run_events.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -17,10 +18,10 @@ proto::ErrorAnswer error_of(const ApiResponse& response)
 {
     boost::system::error_code ec;
     const auto document = boost::json::parse(response.body, ec);
-    auto error = ec ? Expected<proto::ErrorAnswer>(make_error("internal_error", "unreadable"))
-                    : proto::error_answer_from_json(document, proto::ReadMode::strict);
+    auto error = ec ? Expected<proto::ErrorAnswer>(make_error(api_error::k_internal_error, "unreadable"))
+                    : proto::error_answer_from_json(document, util::ReadMode::strict);
     if (error) return *error;
-    return {"internal_error", "The daemon failed while answering the run.", false};
+    return {api_error::k_internal_error, "The daemon failed while answering the run.", false};
 }
 
 }  // namespace

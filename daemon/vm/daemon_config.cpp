@@ -1,7 +1,8 @@
 #include "daemon/vm/daemon_config.hpp"
 
-#include "common/posix.hpp"
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
+#include "common/posix.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -165,7 +166,7 @@ Expected<DaemonConfig> load_daemon_config(const RuntimePaths& paths)
     const auto file = paths.config_file();
     auto text = read_file_capped(file, k_max_config_bytes);
     if (!text) {
-        if (text.error().code == "file_missing") return DaemonConfig{};
+        if (text.error().code == api_error::k_file_missing) return DaemonConfig{};
         return make_error("config_invalid", text.error().message);
     }
     return parse_daemon_config(*text, file);

@@ -1,5 +1,6 @@
 #include "daemon/vm/private_engine.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/files.hpp"
 #include "common/limits.hpp"
@@ -82,7 +83,7 @@ std::string join_problems(const std::vector<CheckProblem>& problems)
 
 Error busy_error()
 {
-    return make_error("engine_busy", "Another `pybox vm start` or `stop` is in progress.");
+    return make_error(api_error::k_engine_busy, "Another `pybox vm start` or `stop` is in progress.");
 }
 
 std::string without_period(std::string text)
@@ -129,11 +130,11 @@ net::awaitable<Expected<proto::EngineStartAnswer>> PrivateEngine::start()
     if (!is_private()) {
         auto verification = co_await verify(std::nullopt);
         if (!verification.answered)
-            co_return make_error("engine_unreachable", without_period(verification.problems.front().message) +
+            co_return make_error(api_error::k_engine_unreachable, without_period(verification.problems.front().message) +
                                                            " (it is named by \"engine_socket\" in " +
                                                            m_paths.config_file().string() + ").");
         if (!verification.problems.empty())
-            co_return make_error("engine_check_failed", "The engine at " + m_socket.string() +
+            co_return make_error(api_error::k_engine_check_failed, "The engine at " + m_socket.string() +
                                                             " failed PyBox's checks (it is not PyBox's to stop, so "
                                                             "it was left running):" +
                                                             join_problems(verification.problems));
@@ -144,13 +145,13 @@ net::awaitable<Expected<proto::EngineStartAnswer>> PrivateEngine::start()
     if (current_uid() != 0) co_return needs_root_error();
     std::error_code ec;
     if (!std::filesystem::exists(m_config.dockerd, ec))
-        co_return make_error("engine_start_failed",
+        co_return make_error(api_error::k_engine_start_failed,
                              m_config.dockerd.string() + " does not exist: install Debian's docker.io "
                                                          "(apt-get install docker.io) or set \"dockerd\" in " +
                                  m_paths.config_file().string() + ".");
     for (const auto& socket : m_layout.stale_sockets)
         if (socket.string().size() > k_max_unix_socket_path)
-            co_return make_error("engine_start_failed",
+            co_return make_error(api_error::k_engine_start_failed,
                                  "The engine socket path " + socket.string() + " is longer than " +
                                      std::to_string(k_max_unix_socket_path) +
                                      " bytes, which unix sockets cannot hold: move the runtime folder "
@@ -177,7 +178,7 @@ net::awaitable<Expected<proto::EngineStartAnswer>> PrivateEngine::start()
     if (!verification.problems.empty() && !only_images) {
         co_await terminate(*pid, k_stop_grace);
         co_await clean_stale_state();
-        co_return make_error("engine_check_failed", "The private engine failed PyBox's checks and was stopped:" +
+        co_return make_error(api_error::k_engine_check_failed, "The private engine failed PyBox's checks and was stopped:" +
                                                         join_problems(verification.problems));
     }
     verification.notes.insert(verification.notes.begin(), notes.begin(), notes.end());
@@ -187,7 +188,7 @@ net::awaitable<Expected<proto::EngineStartAnswer>> PrivateEngine::start()
 net::awaitable<Expected<proto::EngineStopAnswer>> PrivateEngine::stop()
 {
     if (!is_private())
-        co_return make_error("engine_not_managed", "PyBox does not manage the engine at " + m_socket.string() +
+        co_return make_error(api_error::k_engine_not_managed, "PyBox does not manage the engine at " + m_socket.string() +
                                                        "; stop it the way it was started.");
     if (m_busy) co_return busy_error();
     const ScopedFlag busy(m_busy);
@@ -198,7 +199,7 @@ net::awaitable<Expected<proto::EngineStopAnswer>> PrivateEngine::stop()
     if (pid) {
         forced = !co_await terminate(*pid, k_stop_grace);
         if (process_matches(*pid, [&](const auto& argv) { return is_dockerd_of(argv, m_layout.data_root); }))
-            co_return make_error("engine_stop_failed", "dockerd (pid " + std::to_string(*pid) +
+            co_return make_error(api_error::k_engine_stop_failed, "dockerd (pid " + std::to_string(*pid) +
                                                            ") is still running after SIGTERM and SIGKILL.");
     }
     auto notes = co_await clean_stale_state();
@@ -295,7 +296,7 @@ net::awaitable<void> PrivateEngine::check_images(Verification& verification)
         const auto inspected = co_await m_client.inspect_image(image.image_id, limits::k_inspect_timeout);
         if (!inspected) {
             verification.problems.push_back(
-                {"images", inspected.error().code == "engine_no_such_object"
+                {"images", inspected.error().code == api_error::k_engine_no_such_object
                                ? "Image " + image.name + " (" + image.image_id +
                                      ") is recorded in images.json but the engine does not hold it."
                                : "Cannot inspect image " + image.name + " (" + image.image_id +
@@ -312,7 +313,7 @@ net::awaitable<Expected<int>> PrivateEngine::launch(std::vector<std::string>& no
 {
     // An engine answering on our socket without our pid file naming it is not ours to replace.
     if (auto answer = co_await m_client.ping(k_ready_ping_timeout); answer)
-        co_return make_error("engine_start_failed",
+        co_return make_error(api_error::k_engine_start_failed,
                              "An engine already answers on " + m_socket.string() + " but " +
                                  m_layout.pid_file.string() + " does not name it: stop that engine first.");
     notes = co_await clean_stale_state();
@@ -323,14 +324,14 @@ net::awaitable<Expected<int>> PrivateEngine::launch(std::vector<std::string>& no
         std::filesystem::rename(m_layout.log_file, m_layout.log_file.string() + ".1", ec);
 
     auto spawned = spawn_detached(dockerd_arguments(m_config, m_layout), m_layout.log_file);
-    if (!spawned) co_return make_error("engine_start_failed", spawned.error().message);
+    if (!spawned) co_return make_error(api_error::k_engine_start_failed, spawned.error().message);
     const int pid = *spawned;
 
     net::steady_timer timer(m_executor);
     const auto deadline = MonoClock::now() + k_ready_timeout;
     while (true) {
         if (!process_alive(pid))
-            co_return make_error("engine_start_failed", "dockerd exited during start-up; its last words (" +
+            co_return make_error(api_error::k_engine_start_failed, "dockerd exited during start-up; its last words (" +
                                                             m_layout.log_file.string() + "):" +
                                                             log_tail(m_layout.log_file));
         if (auto answer = co_await m_client.ping(k_ready_ping_timeout); answer) co_return pid;
@@ -340,7 +341,7 @@ net::awaitable<Expected<int>> PrivateEngine::launch(std::vector<std::string>& no
     }
     co_await terminate(pid, k_kill_wait);
     co_await clean_stale_state();
-    co_return make_error("engine_start_failed",
+    co_return make_error(api_error::k_engine_start_failed,
                          "dockerd did not answer on " + m_socket.string() + " within " +
                              std::to_string(std::chrono::duration_cast<std::chrono::seconds>(k_ready_timeout).count()) +
                              " s and was stopped; see " + m_layout.log_file.string() + ":" +

@@ -1,5 +1,6 @@
 #include "daemon/watcher/local_cgroup_host.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "common/process.hpp"
 #include "daemon/watcher/watch_collector.hpp"
@@ -34,7 +35,7 @@ constexpr int k_reap_polls = 500;
 Error cgroup_error(const fs::path& path, const std::error_code& error)
 {
     const bool busy = error == std::errc::device_or_resource_busy || error == std::errc::directory_not_empty;
-    return make_error(busy ? "cgroup_busy" : "cgroup_failed", path.string() + ": " + error.message());
+    return make_error(busy ? api_error::k_cgroup_busy : api_error::k_cgroup_failed, path.string() + ": " + error.message());
 }
 
 fs::path below(const fs::path& root, std::string_view path) { return root / fs::path(path).relative_path(); }
@@ -96,7 +97,7 @@ public:
     {
         auto handle = open_process_handle(pid);
         if (!handle) {
-            if (handle.error().code == "process_gone") m_state->want_final(k_signal_user1);
+            if (handle.error().code == api_error::k_process_gone) m_state->want_final(k_signal_user1);
             return;  // otherwise the engine's report of the exit asks for it
         }
         auto& state = *m_state;

@@ -1,5 +1,6 @@
 #include "daemon/watcher/ssh_cgroup_host.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "daemon/engine/ssh_rules.hpp"
 #include "daemon/watcher/watch_collector.hpp"
 
@@ -232,10 +233,10 @@ net::awaitable<Expected<ScriptResult>> SshCgroupHost::run_script(std::string_vie
     net::steady_timer limit(m_executor, deadline);
     auto ended = co_await (read_to_end(stream) || limit.async_wait(k_use));
     if (ended.index() != 0)
-        co_return make_error("engine_timeout", "a command on " + m_channels->describe() + " did not end in time");
+        co_return make_error(api_error::k_engine_timeout, "a command on " + m_channels->describe() + " did not end in time");
     auto result = split_status(std::get<0>(ended));
     if (!result)
-        co_return make_error("engine_unreachable", "a command on " + m_channels->describe() +
+        co_return make_error(api_error::k_engine_unreachable, "a command on " + m_channels->describe() +
                                                        " ended without its exit status: " +
                                                        m_channels->last_drop().value_or("its channel was closed"));
     co_return std::move(*result);
@@ -244,13 +245,13 @@ net::awaitable<Expected<ScriptResult>> SshCgroupHost::run_script(std::string_vie
 net::awaitable<Expected<void>> SshCgroupHost::create_run_parent(int cgroup_version, std::string path)
 {
     if (!plain_cgroup_path(path))
-        co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
+        co_return make_error(api_error::k_cgroup_failed, "PyBox does not send the cgroup path \"" + path + "\" to " +
                                                   m_channels->describe() + ": it is not a plain absolute path");
     std::vector<std::string> args{m_mount_root, std::to_string(cgroup_version), path};
     auto result = co_await run_script(k_create, std::move(args));
     if (!result) co_return result.error();
     if (result->exit_status != 0)
-        co_return make_error("cgroup_failed", "cannot make the run parent " + path + " on " + m_channels->describe() +
+        co_return make_error(api_error::k_cgroup_failed, "cannot make the run parent " + path + " on " + m_channels->describe() +
                                                   ": " + result->output);
     co_return Expected<void>{};
 }
@@ -258,13 +259,13 @@ net::awaitable<Expected<void>> SshCgroupHost::create_run_parent(int cgroup_versi
 net::awaitable<Expected<void>> SshCgroupHost::remove_run_parent(std::string path)
 {
     if (!plain_cgroup_path(path))
-        co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
+        co_return make_error(api_error::k_cgroup_failed, "PyBox does not send the cgroup path \"" + path + "\" to " +
                                                   m_channels->describe() + ": it is not a plain absolute path");
     std::vector<std::string> args{m_mount_root, path};
     auto result = co_await run_script(k_remove, std::move(args));
     if (!result) co_return result.error();
     if (result->exit_status == 0) co_return Expected<void>{};
-    co_return make_error(result->exit_status == 3 ? "cgroup_busy" : "cgroup_failed",
+    co_return make_error(result->exit_status == 3 ? api_error::k_cgroup_busy : api_error::k_cgroup_failed,
                          "cannot remove the run parent " + path + " on " + m_channels->describe() + ": " +
                              result->output);
 }
@@ -272,7 +273,7 @@ net::awaitable<Expected<void>> SshCgroupHost::remove_run_parent(std::string path
 net::awaitable<Expected<int>> SshCgroupHost::empty_run_parent(std::string path)
 {
     if (!plain_cgroup_path(path))
-        co_return make_error("cgroup_failed", "PyBox does not send the cgroup path \"" + path + "\" to " +
+        co_return make_error(api_error::k_cgroup_failed, "PyBox does not send the cgroup path \"" + path + "\" to " +
                                                   m_channels->describe() + ": it is not a plain absolute path");
     std::vector<std::string> args{m_mount_root, path};
     auto result = co_await run_script(k_kill, std::move(args));
@@ -281,7 +282,7 @@ net::awaitable<Expected<int>> SshCgroupHost::empty_run_parent(std::string path)
     const std::string_view said = result->output;
     const auto [end, ec] = std::from_chars(said.data(), said.data() + said.size(), sent);
     if (result->exit_status != 0 || ec != std::errc() || sent < 0 || std::string_view(end) != "\n")
-        co_return make_error("cgroup_failed", "cannot stop what is left in the run parent " + path + " on " +
+        co_return make_error(api_error::k_cgroup_failed, "cannot stop what is left in the run parent " + path + " on " +
                                                   m_channels->describe() + ": " + result->output);
     co_return sent;
 }

@@ -1,5 +1,6 @@
 #include "daemon/watcher/watch_output.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 
 #include <algorithm>
@@ -85,7 +86,7 @@ private:
     Error fail(const std::string& why) const
     {
         const auto where = m_line == 0 ? std::string() : "line " + std::to_string(m_line) + ": ";
-        return make_error("watch_output_invalid", "watcher output: " + where + why + ".");
+        return make_error(api_error::k_watch_output_invalid, "watcher output: " + where + why + ".");
     }
 
     Expected<void> parse_line(std::string_view line)

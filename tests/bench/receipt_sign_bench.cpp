@@ -7,10 +7,10 @@
 // Run by tests/bench/receipt_signing.sh; not a test (no timed assertion).
 #include "common/files.hpp"
 #include "common/signing_key.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/receipt_signature.hpp"
 #include "tests/support/sample_receipt.hpp"
+#include "util/json_writer.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -51,12 +51,12 @@ void bench(const char* name, const pybox::proto::Receipt& sample, const pybox::S
         receipt = unsigned_receipt;
         if (!pybox::proto::sign_receipt(receipt, key)) std::abort();
     });
-    const std::string text = pybox::proto::to_json_text(receipt);
+    const std::string text = pybox::util::to_json_text(receipt);
     std::printf("%s receipt: %zu bytes as printed\n", name, text.size());
     report("  canonical form + Ed25519 signature", sign);
     report("  copy of the receipt alone (subtract)", time_rounds(rounds, [&] { receipt = unsigned_receipt; }));
     report("  kept file: text + write + fsync + rename", time_rounds(rounds, [&] {
-               const auto kept = pybox::proto::to_json_text(boost::json::object{{"owner_uid", 0}, {"receipt", receipt}});
+               const auto kept = pybox::util::to_json_text(boost::json::object{{"owner_uid", 0}, {"receipt", receipt}});
                if (!pybox::write_file_atomic(folder / "bench.json", kept)) std::abort();
            }));
     report("  pybox verify's check of the text", time_rounds(rounds, [&] {

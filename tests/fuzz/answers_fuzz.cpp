@@ -15,7 +15,7 @@ namespace {
 
 template <class Answer>
 void check(const boost::json::value& document,
-           pybox::Expected<Answer> (*read)(const boost::json::value&, pybox::proto::ReadMode))
+           pybox::Expected<Answer> (*read)(const boost::json::value&, pybox::util::ReadMode))
 {
     pybox::fuzz::check_read_modes(document, read, [](const Answer& answer) { return pybox::proto::to_json(answer); });
 }

@@ -3,7 +3,7 @@
 // limit, ends in one newline, and is the same program as itself.
 #include "common/limits.hpp"
 #include "daemon/repair/code_block.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const auto& program = std::get<std::string>(read);
     if (program.empty() || program.back() != '\n' || program.size() > pybox::limits::k_max_source_bytes ||
-        !pybox::proto::is_valid_utf8(program) || program.find('\0') != std::string::npos ||
+        !pybox::util::is_valid_utf8(program) || program.find('\0') != std::string::npos ||
         !pybox::repair::same_program(program, program))
         std::abort();
     return 0;

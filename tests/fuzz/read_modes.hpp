@@ -3,7 +3,7 @@
 // with `write` reads back strictly the same. Aborts otherwise; returns the tolerant reading.
 #pragma once
 
-#include "proto/read_mode.hpp"
+#include "util/read_mode.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -14,13 +14,13 @@ namespace pybox::fuzz {
 template <class Read, class Write>
 auto check_read_modes(const boost::json::value& document, Read read, Write write)
 {
-    const auto strict = read(document, proto::ReadMode::strict);
-    auto tolerant = read(document, proto::ReadMode::tolerant);
+    const auto strict = read(document, util::ReadMode::strict);
+    auto tolerant = read(document, util::ReadMode::tolerant);
     if (strict) {
         if (!tolerant || !(*tolerant == *strict)) {
             std::abort();
         }
-        const auto again = read(write(*strict), proto::ReadMode::strict);
+        const auto again = read(write(*strict), util::ReadMode::strict);
         if (!again || !(*again == *strict)) {
             std::abort();
         }

@@ -9,7 +9,7 @@
 #include "common/signing_key.hpp"
 #include "proto/canonical_json.hpp"
 #include "proto/receipt_signature.hpp"
-#include "proto/request_json.hpp"
+#include "util/strict_json.hpp"
 
 #include <boost/json/value.hpp>
 
@@ -39,17 +39,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     const auto& key = fuzz_key();
     if (pybox::proto::verify_receipt(text, key.public_key())) {
-        auto parsed = pybox::proto::parse_json_strictly(text, 64);
+        auto parsed = pybox::util::parse_json_strictly(text, 64);
         if (!parsed.ok() || !parsed.value.is_object()) std::abort();
         boost::json::object receipt = parsed.value.as_object();
         const boost::json::value claimed = receipt.at("signature").at("value");
         if (!pybox::proto::sign_receipt(receipt, key) || receipt.at("signature").at("value") != claimed) std::abort();
     }
-    auto parsed = pybox::proto::parse_json_strictly(text, 64);
+    auto parsed = pybox::util::parse_json_strictly(text, 64);
     if (!parsed.ok()) return 0;
     auto canonical = pybox::proto::canonical_json(parsed.value);
     if (!canonical) return 0;
-    auto again = pybox::proto::parse_json_strictly(*canonical, 64);
+    auto again = pybox::util::parse_json_strictly(*canonical, 64);
     if (!again.ok()) std::abort();
     auto second = pybox::proto::canonical_json(again.value);
     if (!second && second.error().message.find("is not exactly a double") != std::string::npos) return 0;

@@ -12,7 +12,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
-    using pybox::proto::ReadMode;
+    using pybox::util::ReadMode;
     using pybox::proto::RunEvent;
     const std::string_view line(reinterpret_cast<const char*>(data), size);
     auto strict = pybox::proto::parse_run_event(line, ReadMode::strict);

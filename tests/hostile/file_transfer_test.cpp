@@ -5,7 +5,7 @@
 // tests/integration/files_test.cpp ("Hostile outputs ..."). Each case ends clean.
 #include "tests/hostile/hostile.hpp"
 
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json.hpp>
 
@@ -26,7 +26,7 @@ std::string files_request(const json::array& inputs)
 
 json::object input(const std::string& name, const std::string& bytes = "x")
 {
-    return json::object{{"name", name}, {"base64", proto::base64_encode(bytes)}};
+    return json::object{{"name", name}, {"base64", util::base64_encode(bytes)}};
 }
 
 }  // namespace

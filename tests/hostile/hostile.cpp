@@ -1,6 +1,6 @@
 #include "tests/hostile/hostile.hpp"
 
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json.hpp>
 
@@ -19,7 +19,7 @@ std::string captured(const json::value& receipt, const std::string& stream)
     const std::string text(capture.at(stream).as_string());
     if (capture.at(stream + "_encoding") == "utf-8") return text;
     REQUIRE(capture.at(stream + "_encoding") == "base64");
-    auto bytes = proto::base64_decode(text);
+    auto bytes = util::base64_decode(text);
     REQUIRE(bytes.has_value());
     return *bytes;
 }

@@ -6,7 +6,7 @@
 #include "tests/support/build_paths.hpp"
 
 #include "common/clock.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -99,7 +99,7 @@ std::string bytes_of(const json::object& event)
     const auto data = std::string(event.at("data").as_string());
     if (event.at("encoding") == "utf-8") return data;
     REQUIRE(event.at("encoding") == "base64");
-    auto decoded = proto::base64_decode(data);
+    auto decoded = util::base64_decode(data);
     REQUIRE(decoded);
     return *decoded;
 }
@@ -110,7 +110,7 @@ std::string kept_of(const json::value& receipt, const std::string& stream)
     const auto& capture = receipt.at("capture").as_object();
     const auto text = std::string(capture.at(stream).as_string());
     if (capture.at(stream + "_encoding") == "utf-8") return text;
-    auto decoded = proto::base64_decode(text);
+    auto decoded = util::base64_decode(text);
     REQUIRE(decoded);
     return *decoded;
 }

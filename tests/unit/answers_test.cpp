@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 
 using namespace pybox::proto;
+using namespace pybox::util;
 namespace json = boost::json;
 using pybox::test::sample_attempts;
 using pybox::test::sample_doctor;

@@ -2,8 +2,11 @@
 // table against the sources: every code that daemon/, proto/ or common/ makes is in it, unless
 // it is one of the few that never reach an answer (listed below with why), and every code in it
 // is made somewhere. Codes are read from the sources by the patterns that make them
-// (make_error("code", ...), make_error(cond ? "a" : "b", ...), line_error("code", ...)), so a new
-// helper that takes a code must extend the patterns here.
+// (make_error(api_error::k_code, ...), make_error(cond ? api_error::k_a : api_error::k_b, ...),
+// line_error(...), and the same with a literal for the codes outside the table), so a new helper
+// that takes a code must extend the patterns here. The table's codes are the constants of
+// common/api_error_codes.hpp, one per row, and no product source spells one as a literal.
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "proto/error_codes.hpp"
 #include "tests/support/build_paths.hpp"
@@ -12,6 +15,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -61,12 +65,12 @@ const std::set<std::string> k_never_answered = {
 
 using pybox::test::read_text;
 
-// The sources of daemon/, proto/ and common/, concatenated, without the table itself.
+// The sources of daemon/, proto/, common/ and util/, concatenated, without the table itself.
 const std::string& sources()
 {
     static const std::string text = [] {
         std::string all;
-        for (const char* dir : {"daemon", "proto", "common"})
+        for (const char* dir : {"daemon", "proto", "common", "util"})
             for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / dir)) {
                 const auto extension = entry.path().extension();
                 if ((extension == ".cpp" || extension == ".hpp") && entry.path().stem() != "error_codes")
@@ -79,15 +83,69 @@ const std::string& sources()
 
 std::set<std::string> made_codes()
 {
+    // A code is a literal or a constant of common/api_error_codes.hpp.
     static const std::regex pattern(
-        R"re((?:make_error|line_error)\((?:[^,;"()]*\?\s*)?"([a-z0-9_]+)"(?:\s*:\s*"([a-z0-9_]+)")?)re");
+        R"re((?:make_error|line_error)\((?:[^,;"()]*\?\s*)?(?:"([a-z0-9_]+)"|(?:pybox::)?api_error::k_([a-z0-9_]+))(?:\s*:\s*(?:"([a-z0-9_]+)"|(?:pybox::)?api_error::k_([a-z0-9_]+)))?)re");
     std::set<std::string> codes;
     const std::string& text = sources();
     for (std::sregex_iterator it(text.begin(), text.end(), pattern), end; it != end; ++it)
-        for (std::size_t group = 1; group <= 2; ++group)
+        for (std::size_t group = 1; group <= 4; ++group)
             if ((*it)[group].matched) codes.insert((*it)[group].str());
     return codes;
 }
+
+// The constants of common/api_error_codes.hpp: name (without k_) -> value.
+std::map<std::string, std::string> code_constants()
+{
+    const std::string header = read_text(pybox::test::source_dir() / "common" / "api_error_codes.hpp");
+    static const std::regex constant(R"re(inline constexpr char k_([a-z0-9_]+)\[\] = "([a-z0-9_]+)";)re");
+    std::map<std::string, std::string> constants;
+    for (std::sregex_iterator it(header.begin(), header.end(), constant), end; it != end; ++it) {
+        const bool added = constants.emplace((*it)[1].str(), (*it)[2].str()).second;
+        CHECK(added);
+    }
+    return constants;
+}
+
+// C++ source text with its comments blanked out; string and character literals are kept.
+std::string without_comments(const std::string& text)
+{
+    std::string out = text;
+    std::size_t i = 0;
+    while (i < out.size()) {
+        if (out.compare(i, 2, "//") == 0) {
+            while (i < out.size() && out[i] != '\n') out[i++] = ' ';
+        } else if (out.compare(i, 2, "/*") == 0) {
+            const auto end = out.find("*/", i + 2);
+            const auto stop = end == std::string::npos ? out.size() : end + 2;
+            for (; i < stop; ++i)
+                if (out[i] != '\n') out[i] = ' ';
+        } else if (out.compare(i, 2, "R\"") == 0) {
+            const auto open = out.find('(', i + 2);
+            if (open == std::string::npos) break;
+            const std::string close = ")" + out.substr(i + 2, open - i - 2) + "\"";
+            const auto end = out.find(close, open);
+            i = end == std::string::npos ? out.size() : end + close.size();
+        } else if (out[i] == '\'' && i > 0 && std::isalnum(static_cast<unsigned char>(out[i - 1]))) {
+            ++i;  // a digit separator (4'000'000)
+        } else if (out[i] == '"' || out[i] == '\'') {
+            const char quote = out[i++];
+            while (i < out.size() && out[i] != quote && out[i] != '\n') i += out[i] == '\\' ? std::size_t{2} : std::size_t{1};
+            ++i;
+        } else {
+            ++i;
+        }
+    }
+    return out;
+}
+
+// Codes of the table that are also words of PyBox's documents, where they are no error code: a
+// literal of one is refused only where it names an error (made, or compared with a code).
+const std::map<std::string, std::string> k_document_words = {
+    {"busy", "GET /v1/engine's count of busy boxes (proto/answers.cpp)"},
+    {"cancelled", "the receipt's lifecycle.cancelled, and a repair's stop reason"},
+    {"client_disconnected", "a receipt's kill_reason (daemon/run/termination.cpp)"},
+};
 
 std::map<std::string, Row> code_table()
 {
@@ -181,4 +239,48 @@ TEST_CASE("docs/api.md has a section for every endpoint the router serves")
     CHECK_THAT(system_mode, Catch::Contains("holds at most " + std::to_string(pybox::limits::k_max_waiting_runs_per_user) +
                                             " of the " + std::to_string(pybox::limits::k_max_waiting_runs) +
                                             " places in line"));
+}
+
+TEST_CASE("common/api_error_codes.hpp has one constant for every row of the error table, named after its code")
+{
+    const auto constants = code_constants();
+    const auto table = code_table();
+    REQUIRE(constants.size() > 50);
+    for (const auto& [name, value] : constants) {
+        INFO("constant k_" << name);
+        CHECK(name == value);
+        CHECK(table.contains(value));
+    }
+    for (const auto& [code, row] : table) {
+        INFO("table row " << code);
+        CHECK(constants.contains(code));
+    }
+    CHECK(std::string(pybox::api_error::k_invalid_http) == "invalid_http");
+    CHECK(std::string(pybox::api_error::k_busy) == "busy");
+}
+
+TEST_CASE("No product source writes a code of the error table as a string literal, only as its constant")
+{
+    const auto table = code_table();
+    static const std::regex literal(R"re("([a-z0-9_]+)")re");
+    static const std::regex error_context(R"re((make_error\(|line_error\(|code\s*[!=]=\s*)[^;]*$)re");
+    std::size_t files = 0;
+    for (const char* dir : {"client", "daemon", "proto", "common", "util"})
+        for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / dir)) {
+            const auto extension = entry.path().extension();
+            if (extension != ".cpp" && extension != ".hpp") continue;
+            if (entry.path().filename() == "api_error_codes.hpp") continue;
+            ++files;
+            const std::string text = without_comments(read_text(entry.path()));
+            for (std::sregex_iterator it(text.begin(), text.end(), literal), end; it != end; ++it) {
+                const std::string word = (*it)[1].str();
+                if (!table.contains(word)) continue;
+                const auto line_start = text.rfind('\n', static_cast<std::size_t>(it->position())) + 1;
+                const std::string before = text.substr(line_start, static_cast<std::size_t>(it->position()) - line_start);
+                if (k_document_words.contains(word) && !std::regex_search(before, error_context)) continue;
+                INFO(fs::relative(entry.path(), pybox::test::source_dir()).generic_string() << ": \"" << word << "\" after: " << before);
+                CHECK(false);
+            }
+        }
+    CHECK(files > 100);
 }

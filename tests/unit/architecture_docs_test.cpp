@@ -1,7 +1,7 @@
 // docs/architecture.md against the build and the sources: the layers it gives for daemon/ are
-// the order the CMake targets link in, common/, proto/ and client/ link as its rules say, every
-// folder has its paragraph, and the files it names as including <unistd.h> are exactly those
-// that do.
+// the order the CMake targets link in, util/, common/, proto/ and client/ link as its rules say
+// (and util/ includes nothing of the other folders), every folder has its paragraph, and the
+// files it names as including <unistd.h> are exactly those that do.
 #include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
@@ -114,22 +114,28 @@ TEST_CASE("docs/architecture.md lists every daemon target in one layer, and each
     }
 }
 
-TEST_CASE("common/ links only common/, proto/ only common/ and proto/, client/ nothing of daemon/, as docs/architecture.md says")
+TEST_CASE("util/ links only util/, common/ only util/ and common/, proto/ only those and proto/, client/ nothing of daemon/, as docs/architecture.md says")
 {
-    CHECK_THAT(architecture(), Catch::Contains("`common <- proto <- daemon/*, client`"));
+    CHECK_THAT(architecture(), Catch::Contains("`util <- common <- proto <- daemon/*, client`"));
+    const auto util = cmake_targets("util");
     const auto common = cmake_targets("common");
     const auto proto = cmake_targets("proto");
     const auto daemon = names_of(cmake_targets("daemon"));
     const std::string build_flags = "pybox_build_flags";  // warnings, sanitizers, include path
+    for (const auto& [name, links] : util)
+        for (const auto& link : links) {
+            INFO(name << " links " << link);
+            CHECK((link == build_flags || util.contains(link)));
+        }
     for (const auto& [name, links] : common)
         for (const auto& link : links) {
             INFO(name << " links " << link);
-            CHECK((link == build_flags || common.contains(link)));
+            CHECK((link == build_flags || util.contains(link) || common.contains(link)));
         }
     for (const auto& [name, links] : proto)
         for (const auto& link : links) {
             INFO(name << " links " << link);
-            CHECK((link == build_flags || common.contains(link) || proto.contains(link)));
+            CHECK((link == build_flags || util.contains(link) || common.contains(link) || proto.contains(link)));
         }
     for (const auto& [name, links] : cmake_targets("client"))
         for (const auto& link : links) {
@@ -138,9 +144,26 @@ TEST_CASE("common/ links only common/, proto/ only common/ and proto/, client/ n
         }
 }
 
+TEST_CASE("util/ includes no header of another folder of the product, so it knows nothing of PyBox")
+{
+    const std::regex project_include(R"re(#include\s+"([a-z_]+)/)re");
+    std::size_t files = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / "util")) {
+        const auto extension = entry.path().extension();
+        if (!entry.is_regular_file() || (extension != ".cpp" && extension != ".hpp")) continue;
+        ++files;
+        const auto text = read_text(entry.path());
+        for (std::sregex_iterator it(text.begin(), text.end(), project_include), end; it != end; ++it) {
+            INFO(entry.path().filename().string() << " includes " << (*it)[0].str());
+            CHECK((*it)[1].str() == "util");
+        }
+    }
+    CHECK(files > 0);
+}
+
 TEST_CASE("docs/architecture.md has a paragraph for every folder, and each names a folder that exists")
 {
-    std::set<std::string> folders{"common/", "proto/", "daemon/", "client/", "client/unsealed/", "tests/",
+    std::set<std::string> folders{"util/", "common/", "proto/", "daemon/", "client/", "client/unsealed/", "tests/",
                                   "images/", "packaging/", "docs/", "scripts/"};
     for (const auto& entry : fs::directory_iterator(pybox::test::source_dir() / "daemon"))
         if (entry.is_directory()) folders.insert("daemon/" + entry.path().filename().string() + "/");
@@ -157,7 +180,7 @@ TEST_CASE("docs/architecture.md has a paragraph for every folder, and each names
 TEST_CASE("docs/architecture.md names exactly the files that include <unistd.h>")
 {
     std::set<std::string> including;
-    for (const char* folder : {"common", "proto", "daemon", "client"})
+    for (const char* folder : {"util", "common", "proto", "daemon", "client"})
         for (const auto& entry : fs::recursive_directory_iterator(pybox::test::source_dir() / folder)) {
             const auto extension = entry.path().extension();
             if (!entry.is_regular_file() || (extension != ".cpp" && extension != ".hpp")) continue;

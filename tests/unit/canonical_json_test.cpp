@@ -2,8 +2,8 @@
 // reference implementation (cyberphone/json-canonicalization, testdata/ and the ES6 number file's
 // sample lines).
 #include "proto/canonical_json.hpp"
-#include "proto/json_text.hpp"
-#include "proto/request_json.hpp"
+#include "util/json_writer.hpp"
+#include "util/strict_json.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -23,7 +23,7 @@ namespace {
 
 std::string canonical_of_text(std::string_view text)
 {
-    auto parsed = pybox::proto::parse_json_strictly(text, 32);
+    auto parsed = pybox::util::parse_json_strictly(text, 32);
     REQUIRE(parsed.ok());
     auto canonical = canonical_json(parsed.value);
     REQUIRE(canonical.has_value());
@@ -148,7 +148,7 @@ TEST_CASE("Doubles written in their shortest form read back exactly, so their ca
     std::uniform_real_distribution<double> seconds(0, 100);
     for (int i = 0; i < 20000; ++i) {
         const double number = seconds(random) / (i % 7 + 1);
-        const auto parsed = pybox::proto::parse_json_strictly(pybox::proto::to_json_text(json::value(number)), 4);
+        const auto parsed = pybox::util::parse_json_strictly(pybox::util::to_json_text(json::value(number)), 4);
         REQUIRE(parsed.ok());
         REQUIRE(parsed.value.is_double());
         REQUIRE(std::bit_cast<std::uint64_t>(parsed.value.get_double()) == std::bit_cast<std::uint64_t>(number));

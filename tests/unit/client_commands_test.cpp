@@ -25,7 +25,7 @@ using namespace std::chrono_literals;
 using pybox::client::read_program;
 using pybox::proto::EngineStartAnswer;
 using pybox::proto::EngineStatus;
-using pybox::proto::ReadMode;
+using pybox::util::ReadMode;
 
 }  // namespace
 
@@ -178,7 +178,7 @@ TEST_CASE("A daemon that does not answer makes its version unknown, says why and
 
 TEST_CASE("pybox attempts shows settled and unsettled runs, or says there are none")
 {
-    using pybox::proto::ReadMode;
+    using pybox::util::ReadMode;
     const auto none = pybox::proto::attempts_answer_from_json(
         boost::json::parse(R"({"unsettled":[],"unsettled_total":0,"settled":[],"damaged_lines":0})"), ReadMode::tolerant);
     REQUIRE(none.has_value());

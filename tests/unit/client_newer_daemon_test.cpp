@@ -3,10 +3,10 @@
 // client must read them (docs/api.md "Versioning"), never exit 125 because of them.
 #include "common/process.hpp"
 #include "proto/answers.hpp"
-#include "proto/json_text.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/temp_runtime.hpp"
+#include "util/json_writer.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -71,7 +71,7 @@ private:
 pybox::ProcessResult run_client(const pybox::RuntimePaths& paths, const std::vector<std::string>& args,
                                 const json::value& answer)
 {
-    const FakeDaemon daemon(paths, pybox::proto::to_json_text(answer));
+    const FakeDaemon daemon(paths, pybox::util::to_json_text(answer));
     std::vector<std::string> argv{pybox::test::client_path()};
     argv.insert(argv.end(), args.begin(), args.end());
     pybox::ProcessOptions options;

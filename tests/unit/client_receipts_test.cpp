@@ -20,7 +20,7 @@ TEST_CASE("pybox verify says who signed a verified receipt, with which daemon an
     auto receipt = proto::receipt_to_json(test::sample_receipt()).as_object();
     REQUIRE(proto::sign_receipt(receipt, key).has_value());
     const client::TrustedKey trusted{"/k/pub.pem", key.public_key()};
-    const auto shown = client::render_verification(proto::verify_receipt(proto::to_json_text(receipt), key.public_key()), trusted);
+    const auto shown = client::render_verification(proto::verify_receipt(util::to_json_text(receipt), key.public_key()), trusted);
     CHECK(shown.exit_code == 0);
     CHECK_THAT(shown.text, Catch::StartsWith("Verified: ") && Catch::Contains("key " + key_id(key.public_key())) &&
                                Catch::Contains("(trusted from /k/pub.pem)") && Catch::Contains("pyboxd 0.1.0+c0b8f2b") &&

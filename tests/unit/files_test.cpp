@@ -10,7 +10,7 @@
 #include "proto/files.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <boost/json.hpp>
 #include <catch2/catch.hpp>
@@ -100,7 +100,7 @@ TEST_CASE("The answer is the receipt alone without files, and receipt plus outpu
     REQUIRE(document.as_object().contains("outputs"));
     auto tampered = document;
     tampered.as_object()["outputs"].as_array()[0].as_object()["name"] = "../../x";
-    const auto refused = pybox::proto::run_answer_from_json(tampered, pybox::proto::ReadMode::tolerant, true);
+    const auto refused = pybox::proto::run_answer_from_json(tampered, pybox::util::ReadMode::tolerant, true);
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().code == "invalid_answer");
 }
@@ -162,7 +162,7 @@ json::object good_report()
         {"outputs", json::array{json::object{{"name", "plot.png"},
                                              {"bytes", png.size()},
                                              {"sha256", pybox::sha256_hex(png)},
-                                             {"base64", pybox::proto::base64_encode(png)}}}},
+                                             {"base64", pybox::util::base64_encode(png)}}}},
         {"skipped", json::array{json::object{{"name", "link"}, {"reason", "symlink"}}}},
         {"skipped_unlisted", 0},
         {"errors", json::array{}}};

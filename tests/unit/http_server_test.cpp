@@ -817,7 +817,7 @@ TEST_CASE("The router answers the run service's receipt as it is and serves kept
     const auto list = calls.answer(member, "GET", "/v1/receipts");
     CHECK(list.status == 200);
     CHECK(fakes.receipts.last_viewer == std::optional<std::uint32_t>(1001));
-    CHECK(pybox::proto::receipt_list_from_json(boost::json::parse(list.body), pybox::proto::ReadMode::strict).has_value());
+    CHECK(pybox::proto::receipt_list_from_json(boost::json::parse(list.body), pybox::util::ReadMode::strict).has_value());
     CHECK(calls.answer(root, "GET", "/v1/receipts").status == 200);
     CHECK_FALSE(fakes.receipts.last_viewer.has_value());
 

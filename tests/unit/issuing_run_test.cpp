@@ -5,12 +5,12 @@
 
 #include "daemon/run/installation.hpp"
 #include "daemon/run/receipt_store.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt_signature.hpp"
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/temp_runtime.hpp"
 #include "tests/support/valid_request.hpp"
+#include "util/json_writer.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -62,7 +62,7 @@ TEST_CASE("A run's receipt goes out signed by the installation and is kept as th
     const auto answer = issuing.run("print(1)", 1001);
     REQUIRE(answer.has_value());
     REQUIRE(answer->receipt.signature.has_value());
-    const std::string text = pybox::proto::to_json_text(pybox::proto::receipt_to_json(answer->receipt));
+    const std::string text = pybox::util::to_json_text(pybox::proto::receipt_to_json(answer->receipt));
     CHECK(pybox::proto::verify_receipt(text, issuing.key.public_key()).has_value());
     const auto mine = issuing.store.list(1001);
     REQUIRE(mine->receipts.size() == 1);

@@ -1,9 +1,9 @@
 #include "client/mcp_tools.hpp"
 
 #include "common/limits.hpp"
-#include "proto/json_text.hpp"
-#include "proto/text.hpp"
 #include "tests/support/sample_receipt.hpp"
+#include "util/json_writer.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -157,7 +157,7 @@ TEST_CASE("A receipt over 64 KiB is trimmed to fit, stays valid and says so")
         answer.receipt.capture.stdout_stream.bytes += std::string(50'000, '\x01');
         answer.receipt.capture.stdout_stream.total_bytes = 1'000'000;
         const auto fitted = fit_receipt(answer.receipt);
-        const auto text = pybox::proto::to_json_text(pybox::proto::receipt_to_json(fitted));
+        const auto text = pybox::util::to_json_text(pybox::proto::receipt_to_json(fitted));
         CHECK(text.size() <= limits::k_mcp_max_receipt_bytes);
         CHECK(text.size() > limits::k_mcp_max_receipt_bytes / 2);
         const auto read_back = pybox::proto::receipt_from_json(json::parse(text));
@@ -184,7 +184,7 @@ TEST_CASE("Output files come back: PNG as an image, text as a resource, within t
     CHECK(content[4].at("resource").at("blob") == "/wA=");
     CHECK(content[6].at("type") == "image");
     CHECK(content[6].at("mimeType") == "image/png");
-    CHECK(content[6].at("data").as_string() == pybox::proto::base64_encode(png));
+    CHECK(content[6].at("data").as_string() == pybox::util::base64_encode(png));
     CHECK(content[7].at("text").as_string().ends_with(": big.txt"));
     CHECK(json::serialize(result).size() <= limits::k_mcp_max_response_bytes);
 }

@@ -3,9 +3,9 @@
 #include "proto/receipt_signature.hpp"
 
 #include "common/signing_key.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "tests/support/sample_receipt.hpp"
+#include "util/json_writer.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -76,7 +76,7 @@ TEST_CASE("A signed receipt verifies as printed, and says who signed it, when an
     CHECK(block.at("algorithm") == "Ed25519");
     CHECK(block.at("key_id").as_string() == pybox::key_id(key.public_key()));
     CHECK(block.size() == 4);
-    auto verified = verify_receipt(pybox::proto::to_json_text(receipt), key.public_key());
+    auto verified = verify_receipt(pybox::util::to_json_text(receipt), key.public_key());
     REQUIRE(verified.has_value());
     CHECK(verified->key_id == pybox::key_id(key.public_key()));
     CHECK(verified->run_id == "5319e024aa0c4b6e9d1f00112233aabb");
@@ -88,7 +88,7 @@ TEST_CASE("A signed receipt verifies as printed, and says who signed it, when an
 TEST_CASE("A signed receipt still reads as a receipt, strictly")
 {
     const auto key = make_key();
-    const auto read = pybox::proto::receipt_from_json(signed_sample(key), pybox::proto::ReadMode::strict);
+    const auto read = pybox::proto::receipt_from_json(signed_sample(key), pybox::util::ReadMode::strict);
     REQUIRE(read.has_value());
     CHECK(*read == pybox::test::sample_receipt());
 }
@@ -116,20 +116,20 @@ TEST_CASE("Changing or removing any top-level key of a signed receipt fails veri
         INFO(member.key());
         json::object mutated = receipt;
         mutated[member.key()] = changed(member.value());
-        CHECK(error_code_of(pybox::proto::to_json_text(mutated), key.public_key()) == "signature_mismatch");
+        CHECK(error_code_of(pybox::util::to_json_text(mutated), key.public_key()) == "signature_mismatch");
         json::object removed = receipt;
         removed.erase(member.key());
-        CHECK(error_code_of(pybox::proto::to_json_text(removed), key.public_key()) == "signature_mismatch");
+        CHECK(error_code_of(pybox::util::to_json_text(removed), key.public_key()) == "signature_mismatch");
     }
     json::object added = receipt;
     added["added"] = true;
-    CHECK(error_code_of(pybox::proto::to_json_text(added), key.public_key()) == "signature_mismatch");
+    CHECK(error_code_of(pybox::util::to_json_text(added), key.public_key()) == "signature_mismatch");
 }
 
 TEST_CASE("One changed byte of the program's output fails verification")
 {
     const auto key = make_key();
-    std::string text = pybox::proto::to_json_text(signed_sample(key));
+    std::string text = pybox::util::to_json_text(signed_sample(key));
     const auto at = text.find("\"stdout\":\"42\\n\"");
     REQUIRE(at != std::string::npos);
     text[at + 11] = '3';
@@ -146,14 +146,14 @@ TEST_CASE("A changed signature fails verification")
     std::string value(receipt.at("signature").at("value").as_string());
     value[0] = value[0] == 'A' ? 'B' : 'A';
     receipt["signature"].as_object()["value"] = value;
-    CHECK(error_code_of(pybox::proto::to_json_text(receipt), key.public_key()) == "signature_mismatch");
+    CHECK(error_code_of(pybox::util::to_json_text(receipt), key.public_key()) == "signature_mismatch");
 }
 
 TEST_CASE("A receipt signed by another key fails, naming both key ids, even with that key embedded")
 {
     const auto ours = make_key();
     const auto theirs = make_key();
-    const auto text = pybox::proto::to_json_text(signed_sample(theirs));
+    const auto text = pybox::util::to_json_text(signed_sample(theirs));
     const auto failed = verify_receipt(text, ours.public_key());
     REQUIRE_FALSE(failed.has_value());
     CHECK(failed.error().code == "wrong_key");
@@ -171,19 +171,19 @@ TEST_CASE("Each way a file is not a verifiable receipt has its own error")
     CHECK(error_code_of("[1]", key.public_key()) == "not_a_receipt");
     json::object unsigned_receipt = receipt;
     unsigned_receipt.erase("signature");
-    CHECK(error_code_of(pybox::proto::to_json_text(unsigned_receipt), key.public_key()) == "not_signed");
+    CHECK(error_code_of(pybox::util::to_json_text(unsigned_receipt), key.public_key()) == "not_signed");
     json::object other_algorithm = receipt;
     other_algorithm["signature"].as_object()["algorithm"] = "RS256";
-    CHECK(error_code_of(pybox::proto::to_json_text(other_algorithm), key.public_key()) == "unknown_algorithm");
+    CHECK(error_code_of(pybox::util::to_json_text(other_algorithm), key.public_key()) == "unknown_algorithm");
     json::object bad_id = receipt;
     bad_id["signature"].as_object()["key_id"] = std::string(64, '0');
-    CHECK(error_code_of(pybox::proto::to_json_text(bad_id), key.public_key()) == "invalid_signature_block");
+    CHECK(error_code_of(pybox::util::to_json_text(bad_id), key.public_key()) == "invalid_signature_block");
     json::object short_key = receipt;
     short_key["signature"].as_object()["public_key"] = "AAAA";
-    CHECK(error_code_of(pybox::proto::to_json_text(short_key), key.public_key()) == "invalid_signature_block");
+    CHECK(error_code_of(pybox::util::to_json_text(short_key), key.public_key()) == "invalid_signature_block");
     json::object extra = receipt;
     extra["signature"].as_object()["note"] = "x";
-    CHECK(error_code_of(pybox::proto::to_json_text(extra), key.public_key()) == "invalid_signature_block");
+    CHECK(error_code_of(pybox::util::to_json_text(extra), key.public_key()) == "invalid_signature_block");
 }
 
 TEST_CASE("A key pair survives its PEM forms, and a public key its PEM")

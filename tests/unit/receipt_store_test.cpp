@@ -8,11 +8,11 @@
 #include "daemon/run/attempt_records.hpp"
 #include "daemon/run/attempts.hpp"
 #include "daemon/run/installation.hpp"
-#include "proto/json_text.hpp"
 #include "proto/receipt.hpp"
 #include "proto/receipt_signature.hpp"
 #include "tests/support/sample_receipt.hpp"
 #include "tests/support/temp_runtime.hpp"
+#include "util/json_writer.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -97,7 +97,7 @@ TEST_CASE("An issued receipt is signed, kept as its owner's, and served as issue
     auto kept = store.get(run_id_of(1), 1001);
     REQUIRE(kept.has_value());
     CHECK(*kept == pybox::proto::receipt_to_json(receipt));
-    CHECK(pybox::proto::verify_receipt(pybox::proto::to_json_text(*kept), public_key).has_value());
+    CHECK(pybox::proto::verify_receipt(pybox::util::to_json_text(*kept), public_key).has_value());
     CHECK(store.get(run_id_of(1), 1002).error().code == "no_such_receipt");
     CHECK(store.get(run_id_of(1), std::nullopt).has_value());
     CHECK(store.get(run_id_of(2), std::nullopt).error().code == "no_such_receipt");
@@ -191,5 +191,5 @@ TEST_CASE("The attempts answer links a settled run to its kept receipt")
     for (const auto& entry : answer->settled)
         CHECK(entry.receipt == (entry.run_id == run_id_of(7) ? std::optional(run_id_of(7)) : std::nullopt));
     const auto written = pybox::proto::to_json(*answer);
-    CHECK(pybox::proto::attempts_answer_from_json(written, pybox::proto::ReadMode::strict)->settled == answer->settled);
+    CHECK(pybox::proto::attempts_answer_from_json(written, pybox::util::ReadMode::strict)->settled == answer->settled);
 }

@@ -1,6 +1,6 @@
 #include "proto/receipt.hpp"
-#include "proto/text.hpp"
 #include "tests/support/sample_receipt.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -10,6 +10,7 @@
 #include <set>
 
 using namespace pybox::proto;
+using namespace pybox::util;
 using pybox::test::sample_receipt;
 using namespace std::string_literals;
 namespace json = boost::json;

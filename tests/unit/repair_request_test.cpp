@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 using namespace pybox::proto;
+using namespace pybox::util;
 
 namespace {
 

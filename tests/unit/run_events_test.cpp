@@ -9,7 +9,7 @@
 namespace {
 
 using pybox::proto::OutputStream;
-using pybox::proto::ReadMode;
+using pybox::util::ReadMode;
 using pybox::proto::RunEvent;
 
 std::vector<std::string> lines_of(const std::string& text)

@@ -161,7 +161,7 @@ TEST_CASE("An unsealed receipt reads back, strict and tolerant, equal to what wa
 
     auto newer = json::parse(text);
     test::add_keys_everywhere(newer);
-    const auto tolerant = proto::receipt_from_json(newer, proto::ReadMode::tolerant);
+    const auto tolerant = proto::receipt_from_json(newer, util::ReadMode::tolerant);
     REQUIRE(tolerant.has_value());
     CHECK_FALSE(tolerant->sealed());
 }
@@ -194,7 +194,7 @@ TEST_CASE("A sealed run's receipt cannot be read as unsealed by flipping its fla
     document.as_object()["sealed"] = false;
     CHECK_FALSE(proto::receipt_from_json(document).has_value());
     document.as_object()["isolation"] = "none";
-    CHECK_FALSE(proto::receipt_from_json(document, proto::ReadMode::tolerant).has_value());
+    CHECK_FALSE(proto::receipt_from_json(document, util::ReadMode::tolerant).has_value());
 
     auto unsealed = proto::receipt_to_json(unsealed_receipt(hello_evidence()));
     unsealed.as_object()["sealed"] = true;
@@ -204,7 +204,7 @@ TEST_CASE("A sealed run's receipt cannot be read as unsealed by flipping its fla
     CHECK_FALSE(proto::receipt_from_json(mixed).has_value());
     auto filled = proto::receipt_to_json(unsealed_receipt(hello_evidence()));
     filled.as_object()["configured"].as_object()["seccomp"] = "pybox-seccomp-v1";
-    CHECK_FALSE(proto::receipt_from_json(filled, proto::ReadMode::tolerant).has_value());
+    CHECK_FALSE(proto::receipt_from_json(filled, util::ReadMode::tolerant).has_value());
 }
 
 TEST_CASE("A receipt of a daemon before unsealed runs, without the four keys, reads as sealed")

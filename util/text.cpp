@@ -1,11 +1,11 @@
-#include "proto/text.hpp"
+#include "util/text.hpp"
 
 #include <array>
 #include <charconv>
 #include <cstdint>
 #include <system_error>
 
-namespace pybox::proto {
+namespace pybox::util {
 
 namespace {
 
@@ -179,4 +179,4 @@ std::string printable_excerpt(std::string_view text, std::size_t max_bytes)
     return out;
 }
 
-}  // namespace pybox::proto
+}  // namespace pybox::util

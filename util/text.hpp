@@ -1,5 +1,5 @@
-// Small text helpers shared by the proto types: UTF-8 validation, strict base64, the shortest
-// decimal form of a number, and safe excerpts of untrusted text for messages and terminals.
+// Small text helpers: UTF-8 validation, strict base64, the shortest decimal form of a number,
+// and safe excerpts of untrusted text for messages and terminals.
 // Pure functions; no allocation beyond the returned strings; no failure other than
 // base64_decode's nullopt.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace pybox::proto {
+namespace pybox::util {
 
 // True when the bytes are well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
 // nothing above U+10FFFF), the same rule Boost.JSON applies to strings it parses.
@@ -29,4 +29,4 @@ std::string format_number(double value);
 // becomes \xNN, and the result is cut at max_bytes of input with "..." appended.
 std::string printable_excerpt(std::string_view text, std::size_t max_bytes = 64);
 
-}  // namespace pybox::proto
+}  // namespace pybox::util

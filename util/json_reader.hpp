@@ -1,19 +1,16 @@
-// ObjectReader: reads one JSON object field by field, for the readers of PyBox's own documents
-// (receipt_reader.cpp, answers.cpp); internal to proto/.
+// ObjectReader: reads one JSON object field by field, for strict and tolerant readers of
+// documents.
 //
 // Two modes (ReadMode): strict refuses keys that were never read (tests, fuzzing, saved
-// receipts checked for exactness); tolerant ignores them, as a client of a newer daemon must
-// (docs/api.md "Versioning"). Both refuse a missing key or a value of the wrong type: keys are
-// never removed or changed in meaning within v1.
+// documents checked for exactness); tolerant ignores them, as the reader of a document a newer
+// program wrote must. Both refuse a missing key or a value of the wrong type.
 //
 // Errors: the first problem found anywhere is kept in the shared error string, as
 // "path: problem"; after a problem, readers return defaults. Borrows the value and the error
 // string, which must outlive it. Pure.
 #pragma once
 
-#include "common/error.hpp"
-#include "proto/read_mode.hpp"
-#include "proto/text.hpp"
+#include "util/read_mode.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -26,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pybox::proto {
+namespace pybox::util {
 
 class ObjectReader {
 public:
@@ -38,8 +35,8 @@ public:
     std::vector<std::string> keys() const;
 
     const boost::json::value& any(std::string_view key);
-    // A JSON value kept as it is (engine and watcher facts), refused when a number anywhere in
-    // it is not finite: such a value cannot be compared or written back.
+    // A JSON value kept as it is, refused when a number anywhere in it is not finite: such a
+    // value cannot be compared or written back.
     const boost::json::value& kept(std::string_view key);
     // The value under `key`, or nullptr when the key is absent (not an error).
     const boost::json::value* if_present(std::string_view key);
@@ -74,19 +71,4 @@ private:
     std::set<std::string> m_read;
 };
 
-// One answer of the daemon read whole: `read` runs on a reader of the document, and its first
-// problem becomes Error "invalid_answer" naming `what` ("attempts answer").
-template <class T, class Read>
-Expected<T> read_answer(const boost::json::value& document, ReadMode mode, std::string_view what, Read read)
-{
-    std::string error;
-    ObjectReader reader(document, "", error, mode);
-    T answer = read(reader);
-    reader.finish();
-    if (!error.empty())
-        return make_error("invalid_answer",
-                          "The daemon's " + std::string(what) + " cannot be read: " + printable_excerpt(error, 200) + ".");
-    return answer;
-}
-
-}  // namespace pybox::proto
+}  // namespace pybox::util

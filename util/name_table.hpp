@@ -1,5 +1,4 @@
-// The names of an enum's values as the documents write them, and the two lookups: internal to
-// proto/ (receipt.cpp, repair.cpp). Pure.
+// The names of an enum's values as a document writes them, and the two lookups. Pure.
 #pragma once
 
 #include <array>
@@ -8,7 +7,7 @@
 #include <string_view>
 #include <utility>
 
-namespace pybox::proto {
+namespace pybox::util {
 
 template <class Enum, std::size_t N>
 using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
@@ -30,4 +29,4 @@ std::optional<Enum> value_of(const NameTable<Enum, N>& table, std::string_view t
     return std::nullopt;
 }
 
-}  // namespace pybox::proto
+}  // namespace pybox::util

@@ -1,10 +1,10 @@
-#include "proto/json_reader.hpp"
+#include "util/json_reader.hpp"
 
 #include <cmath>
 #include <limits>
 #include <utility>
 
-namespace pybox::proto {
+namespace pybox::util {
 
 namespace json = boost::json;
 
@@ -263,4 +263,4 @@ std::string ObjectReader::child_path(std::string_view key) const
 
 void ObjectReader::expect(std::string_view key, std::string_view what) { fail(key, "must be " + std::string(what)); }
 
-}  // namespace pybox::proto
+}  // namespace pybox::util
