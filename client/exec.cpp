@@ -3,6 +3,7 @@
 #include "client/daemon_connection.hpp"
 #include "client/files_in.hpp"
 #include "client/files_out.hpp"
+#include "client/short_view.hpp"
 #include "client/unsealed/unsealed_run.hpp"
 
 #include "common/files.hpp"
@@ -11,7 +12,6 @@
 #include "proto/receipt.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
-#include "proto/short_view.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -69,7 +69,7 @@ void print_run(const proto::Receipt& receipt)
     write_bytes(stderr, program_stderr);
     // A blank line between the program's words and PyBox's, on a line of its own.
     const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
-    write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(receipt));
+    write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + render_short_receipt(receipt));
 }
 
 // --unsealed: no daemon, no engine (docs/unsealed.md).
