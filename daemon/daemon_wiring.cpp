@@ -3,7 +3,7 @@
 #include "common/limits.hpp"
 #include "common/process.hpp"
 #include "daemon/images/image_recipe.hpp"
-#include "daemon/run/installation.hpp"
+#include "daemon/records/installation.hpp"
 #include "daemon/server/callers.hpp"
 #include "daemon/watcher/watch_script.hpp"
 

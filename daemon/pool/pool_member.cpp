@@ -3,7 +3,7 @@
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/macos/colima_engine_control.hpp"
 #include "daemon/reconcile/run_parent_release.hpp"
-#include "daemon/run/attempt_journal.hpp"
+#include "daemon/records/attempt_journal.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
 

@@ -3,8 +3,8 @@
 // keeper cannot keep goes out all the same.
 #include "daemon/run/issuing_run.hpp"
 
-#include "daemon/run/installation.hpp"
-#include "daemon/run/receipt_store.hpp"
+#include "daemon/records/installation.hpp"
+#include "daemon/records/receipt_store.hpp"
 #include "proto/json_text.hpp"
 #include "proto/receipt_signature.hpp"
 #include "tests/support/fake_engine.hpp"

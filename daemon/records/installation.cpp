@@ -1,4 +1,4 @@
-#include "daemon/run/installation.hpp"
+#include "daemon/records/installation.hpp"
 
 #include "common/files.hpp"
 #include "common/ids.hpp"
