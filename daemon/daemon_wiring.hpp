@@ -18,6 +18,7 @@
 
 #include "common/files.hpp"
 #include "common/paths.hpp"
+#include "daemon/config/daemon_config.hpp"
 #include "daemon/daemon_cli.hpp"
 #include "daemon/doctor/doctor_service.hpp"
 #include "daemon/images/image_registry.hpp"
@@ -34,7 +35,6 @@
 #include "daemon/run/warm_first_services.hpp"
 #include "daemon/server/http_server.hpp"
 #include "daemon/server/socket_activation.hpp"
-#include "daemon/vm/daemon_config.hpp"
 
 #include <boost/asio/io_context.hpp>
 
@@ -77,7 +77,7 @@ private:
     std::optional<ActivatedSocket> m_activated;
     Serving m_serving;
     FileLock m_lifecycle;
-    vm::DaemonConfig m_config;
+    config::DaemonConfig m_config;
     std::string m_installation_id;
     ReceiptStore m_receipts;
 
