@@ -3,6 +3,7 @@
 #include "client/daemon_connection.hpp"
 #include "client/files_in.hpp"
 #include "client/files_out.hpp"
+#include "client/short_view.hpp"
 #include "client/unsealed/unsealed_run.hpp"
 #include "common/api_error_codes.hpp"
 
@@ -11,7 +12,7 @@
 #include "proto/receipt.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
-#include "proto/short_view.hpp"
+#include "client/short_view.hpp"
 #include "util/json_writer.hpp"
 
 #include <CLI/CLI.hpp>
@@ -84,7 +85,7 @@ public:
         if (program_stderr.size() > m_shown_stderr) write_bytes(stderr, program_stderr.substr(m_shown_stderr));
         // A blank line between the program's words and PyBox's, on a line of its own.
         const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
-        write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + proto::render_short_receipt(receipt));
+        write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + render_short_receipt(receipt));
     }
 
 private:

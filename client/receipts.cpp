@@ -3,10 +3,11 @@
 // prints, or with --json exactly as it was issued (signature included, so `pybox verify` takes
 // it).
 #include "client/commands.hpp"
+#include "client/short_view.hpp"
 
 #include "proto/attempts.hpp"
 #include "proto/receipt.hpp"
-#include "proto/short_view.hpp"
+#include "client/short_view.hpp"
 #include "util/text.hpp"
 
 #include <CLI/CLI.hpp>
@@ -60,7 +61,7 @@ Rendered render_kept_receipt(const boost::json::value& document)
             if (const auto* id = block->get_object().if_contains("key_id"); id != nullptr && id->is_string())
                 signer = "key " + util::printable_excerpt(id->get_string(), 64) +
                          " (check it: pybox receipts show ID --json > r.json; pybox verify r.json)";
-    return {proto::render_short_receipt(*receipt) + "Signature\n  Signed by             " + signer + "\n", 0};
+    return {render_short_receipt(*receipt) + "Signature\n  Signed by             " + signer + "\n", 0};
 }
 
 Action configure_receipts(CLI::App& command)

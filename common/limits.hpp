@@ -116,7 +116,7 @@ inline constexpr std::chrono::seconds k_busy_retry_after{2};
 // Engine responses other than the attach stream.
 inline constexpr std::size_t k_max_engine_response_bytes = 8 * 1024 * 1024;
 
-// `pybox mcp` (client/mcp*.cpp, docs/mcp.md): the MCP server's own limits, tighter than the CLI's.
+// `pybox mcp` (client/mcp/, docs/mcp.md): the MCP server's own limits, tighter than the CLI's.
 // A run_python call: the program as above; output kept per stream 1-8,192 bytes (default 4,096).
 inline constexpr std::size_t k_mcp_max_output_limit_bytes = 8'192;
 inline constexpr std::size_t k_mcp_default_output_limit_bytes = 4'096;

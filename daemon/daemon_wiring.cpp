@@ -3,7 +3,7 @@
 #include "common/limits.hpp"
 #include "common/process.hpp"
 #include "daemon/images/image_recipe.hpp"
-#include "daemon/run/installation.hpp"
+#include "daemon/records/installation.hpp"
 #include "daemon/server/callers.hpp"
 #include "daemon/watcher/watch_script.hpp"
 
@@ -95,7 +95,7 @@ ReceiptStore kept_receipts(const RuntimePaths& paths)
 }
 
 // config.json's recipes_dir, else the installed recipes; without either the daemon does not start.
-std::filesystem::path recipes_dir(const vm::DaemonConfig& config, const RuntimePaths& paths)
+std::filesystem::path recipes_dir(const config::DaemonConfig& config, const RuntimePaths& paths)
 {
     if (config.recipes_dir) return *config.recipes_dir;
     auto installed = images::installed_recipes_dir();
@@ -106,7 +106,7 @@ std::filesystem::path recipes_dir(const vm::DaemonConfig& config, const RuntimeP
     return *installed;
 }
 
-std::string watch_script(const vm::DaemonConfig& config)
+std::string watch_script(const config::DaemonConfig& config)
 {
     return config.watcher_script ? or_fail(read_file_capped(*config.watcher_script, k_max_watcher_script_bytes))
                                  : std::string(watcher::watch_script());
@@ -120,7 +120,7 @@ RunQueueOptions run_queue(const DaemonOptions& options)
                                                                    : limits::k_max_waiting_runs};
 }
 
-WarmSetup warm_setup(const DaemonOptions& options, const vm::DaemonConfig& config)
+WarmSetup warm_setup(const DaemonOptions& options, const config::DaemonConfig& config)
 {
     return WarmSetup{options.system ? 0 : config.warm_boxes, current_uid()};
 }
@@ -151,7 +151,7 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
       m_activated(std::move(activated)),
       m_serving(serving(m_options)),
       m_lifecycle(hold_runtime(m_serving.paths)),
-      m_config(or_fail(vm::load_daemon_config(m_serving.paths))),
+      m_config(or_fail(config::load_daemon_config(m_serving.paths))),
       m_installation_id(or_fail(load_or_create_installation_id(m_serving.paths))),
       m_receipts(kept_receipts(m_serving.paths)),
       m_registry(m_serving.paths),

@@ -18,6 +18,7 @@
 
 #include "common/files.hpp"
 #include "common/paths.hpp"
+#include "daemon/config/daemon_config.hpp"
 #include "daemon/daemon_cli.hpp"
 #include "daemon/doctor/doctor_service.hpp"
 #include "daemon/images/image_registry.hpp"
@@ -25,16 +26,15 @@
 #include "daemon/model/chat_completions_client.hpp"
 #include "daemon/pool/pool_member.hpp"
 #include "daemon/pool/pool_services.hpp"
+#include "daemon/records/attempt_journal.hpp"
+#include "daemon/records/attempt_records.hpp"
+#include "daemon/records/attempts.hpp"
+#include "daemon/records/receipt_store.hpp"
 #include "daemon/repair/repair_service.hpp"
-#include "daemon/run/attempt_journal.hpp"
-#include "daemon/run/attempt_records.hpp"
-#include "daemon/run/attempts.hpp"
 #include "daemon/run/issuing_run.hpp"
-#include "daemon/run/receipt_store.hpp"
 #include "daemon/run/warm_first_services.hpp"
 #include "daemon/server/http_server.hpp"
 #include "daemon/server/socket_activation.hpp"
-#include "daemon/vm/daemon_config.hpp"
 
 #include <boost/asio/io_context.hpp>
 
@@ -77,7 +77,7 @@ private:
     std::optional<ActivatedSocket> m_activated;
     Serving m_serving;
     FileLock m_lifecycle;
-    vm::DaemonConfig m_config;
+    config::DaemonConfig m_config;
     std::string m_installation_id;
     ReceiptStore m_receipts;
 

@@ -1,6 +1,6 @@
 // The attempt journal's entries: one settled attempt, a run whose end the daemon did not
 // confirm (it was killed, or lost the engine, mid-run) and which its sweep settled later.
-// Written by the daemon (daemon/run/attempt_journal.hpp) as one JSON line each, served by
+// Written by the daemon (daemon/records/attempt_journal.hpp) as one JSON line each, served by
 // GET /v1/attempts and shown by `pybox attempts` (docs/api.md, "Attempts").
 //
 // The reader is strict: exactly the keys below, of their types and within their bounds; a

@@ -15,7 +15,7 @@
 #include "daemon/doctor/doctor_checks.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_registry.hpp"
-#include "daemon/run/attempts.hpp"
+#include "daemon/records/attempts.hpp"
 #include "daemon/server/services.hpp"
 #include "daemon/watcher/cgroup_host.hpp"
 

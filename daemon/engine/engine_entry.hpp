@@ -1,4 +1,5 @@
-// The engines beside the local one, as config.json names them ("engines": [...]).
+// The engines beside the local one, as config.json names them ("engines": [...], read by
+// daemon/config/engines_section.hpp).
 //
 // Each entry is one JSON object: {"id": ID, "url": URL, ...}.
 //   - "unix:///abs/path/docker.sock": another engine on this host, by its socket.
@@ -8,13 +9,11 @@
 //     (a known_hosts file, absolute) or "host_key" ("SHA256:" + the unpadded base64 of the key's
 //     SHA-256, as `ssh-keygen -lf` prints it). Nothing is taken from ~/.ssh or an agent.
 // An id is 1-32 of [a-z0-9-], starting with a letter or digit, unique, and not "local" (the
-// local engine's id). Unknown keys, missing keys and malformed values are refused with
-// "config_invalid" naming the entry; parsing is pure so it is unit-tested and fuzzed.
+// local engine's id). The rules of an ssh address, a fingerprint and an id are here, pure, so
+// they are unit-tested and fuzzed.
 #pragma once
 
 #include "common/error.hpp"
-
-#include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -61,9 +60,8 @@ Expected<SshAddress> parse_ssh_address(std::string_view url);
 // Whether `text` is a pinned host key fingerprint: "SHA256:" and 43 unpadded base64 characters.
 bool is_sha256_fingerprint(std::string_view text);
 
-// Parses config.json's "engines" array; `file` is only used in messages.
-Expected<std::vector<EngineEntry>> parse_engine_entries(const boost::json::value& value,
-                                                        const std::filesystem::path& file);
+// Whether `id` is an engine id: 1-32 of [a-z0-9-], starting with a letter or digit.
+bool is_engine_id(std::string_view id);
 
 // For messages and receipts: "unix:///path" or "ssh://user@host:port" (never a key or a path of one).
 std::string describe_engine_entry(const EngineEntry& entry);

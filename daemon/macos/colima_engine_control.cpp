@@ -15,7 +15,7 @@ namespace pybox::macos {
 
 namespace {
 
-vm::DaemonConfig on_colima_socket(vm::DaemonConfig config, const RuntimePaths& paths)
+config::DaemonConfig on_colima_socket(config::DaemonConfig config, const RuntimePaths& paths)
 {
     config.engine_socket = ColimaLayout(paths).docker_socket;
     return config;
@@ -27,7 +27,7 @@ Error busy_error() { return make_error(api_error::k_engine_busy, "Another `pybox
 
 ColimaEngineControl::ColimaEngineControl(net::any_io_executor executor, engine::EngineClient& client,
                                          const RuntimePaths& paths, std::string_view installation_id,
-                                         vm::DaemonConfig config, vm::RecordedImagesSource recorded_images,
+                                         config::DaemonConfig config, vm::RecordedImagesSource recorded_images,
                                          ToolLocator locate_tools)
     : m_executor(executor), m_paths(paths), m_locate_tools(std::move(locate_tools)),
       m_checks(executor, client, paths, installation_id, on_colima_socket(std::move(config), paths),

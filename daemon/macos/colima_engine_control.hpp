@@ -45,7 +45,7 @@ using ToolLocator = std::function<Expected<ColimaTools>()>;
 class ColimaEngineControl final : public daemon::EngineControl {
 public:
     ColimaEngineControl(net::any_io_executor executor, engine::EngineClient& client, const RuntimePaths& paths,
-                        std::string_view installation_id, vm::DaemonConfig config,
+                        std::string_view installation_id, config::DaemonConfig config,
                         vm::RecordedImagesSource recorded_images, ToolLocator locate_tools = locate_colima_tools);
     ~ColimaEngineControl() override;
     ColimaEngineControl(const ColimaEngineControl&) = delete;

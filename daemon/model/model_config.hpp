@@ -1,23 +1,11 @@
-// config.json's "model": which OpenAI-compatible chat-completions service the daemon talks to,
-// with which model and key, and the numbers of a call (docs/model.md has the table).
-//
-//   "model": {"base_url": "https://integrate.api.nvidia.com", "model": "meta/llama-3.3-70b-instruct",
-//             "api_key_env": "NVIDIA_API_KEY"}
-//
-// "model" and exactly one of "api_key_env" / "api_key_file" are required; "base_url" defaults to
-// NVIDIA NIM's hosted API (model_url.hpp says which URLs are accepted and how "/v1" is
-// handled); "ca_file" adds a PEM file of CA certificates to the system's; "temperature",
-// "max_tokens" and "answer_timeout_s" set what a call asks for and how long its answer may
-// take. Unknown keys, wrong types, relative paths and values out of range are refused with
-// "config_invalid" naming the key. Pure; unit-tested.
+// What config.json's "model" says (read by daemon/config/model_section.hpp; docs/model.md has
+// the table): which OpenAI-compatible chat-completions service the daemon talks to, with which
+// model and key, and the numbers of a call.
 #pragma once
 
-#include "common/error.hpp"
 #include "daemon/model/chat_messages.hpp"
 #include "daemon/model/model_key.hpp"
 #include "daemon/model/model_url.hpp"
-
-#include <boost/json/value.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -34,8 +22,5 @@ struct ModelConfig {
     ModelOptions options;
     std::chrono::seconds answer_timeout{k_default_answer_timeout_s};
 };
-
-// Parses config.json's "model" object; `file` is only used in messages.
-Expected<ModelConfig> parse_model_config(const boost::json::value& value, const std::filesystem::path& file);
 
 }  // namespace pybox::model

@@ -3,7 +3,7 @@
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/macos/colima_engine_control.hpp"
 #include "daemon/reconcile/run_parent_release.hpp"
-#include "daemon/run/attempt_journal.hpp"
+#include "daemon/records/attempt_journal.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
 
@@ -31,7 +31,7 @@ void seat_platform_engine(EngineSeat& seat, net::any_io_executor executor, const
 void seat_platform_engine(EngineSeat& seat, net::any_io_executor executor, const PoolContext& context)
 {
     seat.client = std::make_unique<engine::EngineClient>(
-        executor, engine::make_unix_socket_dialer(executor, vm::engine_socket_path(context.config, context.paths)));
+        executor, engine::make_unix_socket_dialer(executor, config::engine_socket_path(context.config, context.paths)));
     seat.control = std::make_unique<vm::PrivateEngine>(executor, *seat.client, context.paths, context.installation_id,
                                                        context.config, recorded_images(context.registry));
     seat.own_cgroups = std::make_unique<watcher::LocalCgroupHost>(executor);
@@ -40,9 +40,9 @@ void seat_platform_engine(EngineSeat& seat, net::any_io_executor executor, const
 #endif
 
 // The checks of an entry: those of an engine named by "engine_socket" (never started or stopped).
-vm::DaemonConfig checks_config(const vm::DaemonConfig& config, const engine::EngineEntry& entry)
+config::DaemonConfig checks_config(const config::DaemonConfig& config, const engine::EngineEntry& entry)
 {
-    vm::DaemonConfig checks = config;
+    config::DaemonConfig checks = config;
     if (const auto* unix_socket = std::get_if<engine::UnixSocketEngine>(&entry.where))
         checks.engine_socket = unix_socket->socket;
     else

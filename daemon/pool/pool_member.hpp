@@ -24,6 +24,7 @@
 #pragma once
 
 #include "common/paths.hpp"
+#include "daemon/config/daemon_config.hpp"
 #include "daemon/engine/docker_box_engine.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/engine_entry.hpp"
@@ -31,7 +32,6 @@
 #include "daemon/reconcile/sweeper.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/run/sealed_run.hpp"
-#include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/private_engine.hpp"
 #include "daemon/watcher/cgroup_host.hpp"
 
@@ -61,7 +61,7 @@ vm::RecordedImagesSource recorded_images(const images::ImageRegistry& registry);
 // What every engine shares.
 struct PoolContext {
     const RuntimePaths& paths;
-    const vm::DaemonConfig& config;
+    const config::DaemonConfig& config;
     const std::string& installation_id;
     const images::ImageRegistry& registry;
     RunsInProgress& runs_in_progress;

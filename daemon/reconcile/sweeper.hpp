@@ -15,8 +15,8 @@
 #include "common/limits.hpp"
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_entry.hpp"
-#include "daemon/run/attempt_journal.hpp"
-#include "daemon/run/attempts.hpp"
+#include "daemon/records/attempt_journal.hpp"
+#include "daemon/records/attempts.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/value.hpp>

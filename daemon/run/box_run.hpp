@@ -24,7 +24,7 @@
 #include "common/limits.hpp"
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_entry.hpp"
-#include "daemon/run/attempts.hpp"
+#include "daemon/records/attempts.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/receipt_assembly.hpp"
 #include "daemon/run/run_evidence.hpp"

@@ -26,7 +26,7 @@
 #include "common/limits.hpp"
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_entry.hpp"
-#include "daemon/run/attempts.hpp"
+#include "daemon/records/attempts.hpp"
 #include "daemon/run/box_run.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/run/run_cgroup.hpp"

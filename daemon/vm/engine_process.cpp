@@ -61,7 +61,7 @@ std::string engine_key(const RuntimePaths& paths, std::string_view installation_
 
 EngineLayout::EngineLayout(const RuntimePaths& paths, std::string_view installation_id)
     : state_dir(std::filesystem::path(k_engine_state_base) / engine_key(paths, installation_id)),
-      socket(private_engine_socket(paths)),
+      socket(config::private_engine_socket(paths)),
       data_root(state_dir / "data"),
       exec_root(state_dir / "exec"),
       pid_file(paths.engine_dir() / "dockerd.pid"),
@@ -75,7 +75,7 @@ EngineLayout::EngineLayout(const RuntimePaths& paths, std::string_view installat
 {
 }
 
-std::vector<std::string> dockerd_arguments(const DaemonConfig& config, const EngineLayout& layout)
+std::vector<std::string> dockerd_arguments(const config::DaemonConfig& config, const EngineLayout& layout)
 {
     return {config.dockerd.string(),
             "--config-file", layout.config_file.string(),

@@ -17,7 +17,7 @@
 #pragma once
 
 #include "common/paths.hpp"
-#include "daemon/vm/daemon_config.hpp"
+#include "daemon/config/daemon_config.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -50,7 +50,7 @@ struct EngineLayout {
 };
 
 // The full argv of the private engine (argv[0] is config.dockerd).
-std::vector<std::string> dockerd_arguments(const DaemonConfig& config, const EngineLayout& layout);
+std::vector<std::string> dockerd_arguments(const config::DaemonConfig& config, const EngineLayout& layout);
 
 // True when argv is a dockerd started with --data-root <data_root>.
 bool is_dockerd_of(const std::vector<std::string>& argv, const std::filesystem::path& data_root);

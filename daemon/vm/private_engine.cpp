@@ -109,13 +109,13 @@ std::filesystem::path resolved(const std::filesystem::path& dir)
 }  // namespace
 
 PrivateEngine::PrivateEngine(net::any_io_executor executor, engine::EngineClient& client, RuntimePaths paths,
-                             std::string_view installation_id, DaemonConfig config,
+                             std::string_view installation_id, config::DaemonConfig config,
                              RecordedImagesSource recorded_images)
     : m_executor(std::move(executor)),
       m_paths(std::move(paths)),
       m_config(std::move(config)),
       m_layout(m_paths, installation_id),
-      m_socket(engine_socket_path(m_config, m_paths)),
+      m_socket(config::engine_socket_path(m_config, m_paths)),
       m_recorded_images(std::move(recorded_images)),
       m_client(client)
 {

@@ -29,8 +29,8 @@
 
 #include "common/error.hpp"
 #include "common/paths.hpp"
+#include "daemon/config/daemon_config.hpp"
 #include "daemon/server/services.hpp"
-#include "daemon/vm/daemon_config.hpp"
 #include "daemon/vm/engine_checks.hpp"
 #include "daemon/vm/engine_process.hpp"
 
@@ -61,7 +61,7 @@ using RecordedImagesSource = std::function<Expected<std::vector<RecordedImage>>(
 class PrivateEngine final : public daemon::EngineControl {
 public:
     PrivateEngine(net::any_io_executor executor, engine::EngineClient& client, RuntimePaths paths,
-                  std::string_view installation_id, DaemonConfig config, RecordedImagesSource recorded_images);
+                  std::string_view installation_id, config::DaemonConfig config, RecordedImagesSource recorded_images);
     PrivateEngine(const PrivateEngine&) = delete;
     PrivateEngine& operator=(const PrivateEngine&) = delete;
 
@@ -90,7 +90,7 @@ private:
 
     net::any_io_executor m_executor;
     RuntimePaths m_paths;
-    DaemonConfig m_config;
+    config::DaemonConfig m_config;
     EngineLayout m_layout;
     std::filesystem::path m_socket;
     RecordedImagesSource m_recorded_images;

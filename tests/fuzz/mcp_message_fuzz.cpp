@@ -1,9 +1,9 @@
-// Fuzz target: `pybox mcp` reads untrusted lines from its client (client/mcp_protocol.hpp).
+// Fuzz target: `pybox mcp` reads untrusted lines from its client (client/mcp/mcp_protocol.hpp).
 // The bytes go through the line splitter in two pieces and every line into an initialized
 // session. Invariants: it never crashes; every line longer than the cap is reported oversized
 // and carries no text; every reply is one line of JSON-RPC 2.0 with an "id" and either a
 // "result" or an "error", within the response cap; a started call can be finished once.
-#include "client/mcp_protocol.hpp"
+#include "client/mcp/mcp_protocol.hpp"
 
 #include "common/limits.hpp"
 

@@ -3,8 +3,8 @@
 // strict mode accepts, tolerant mode accepts as the same receipt; a strictly accepted receipt
 // round-trips exactly; every accepted receipt gets an exit code in 0-255 and renders a short
 // view without any control bytes from the input.
+#include "client/short_view.hpp"
 #include "proto/receipt.hpp"
-#include "proto/short_view.hpp"
 #include "tests/fuzz/read_modes.hpp"
 
 #include <boost/json/parse.hpp>
@@ -24,7 +24,7 @@ void check_shown(const Receipt& receipt)
     if (exit_code < 0 || exit_code > 255) {
         std::abort();
     }
-    for (const char c : pybox::proto::render_short_receipt(receipt)) {
+    for (const char c : pybox::client::render_short_receipt(receipt)) {
         if (c == '\x1b' || c == '\x07' || c == '\0') {
             std::abort();
         }

@@ -1,8 +1,8 @@
-// The attempt journal (daemon/run/attempt_journal.hpp) and its entries (proto/attempts.hpp):
+// The attempt journal (daemon/records/attempt_journal.hpp) and its entries (proto/attempts.hpp):
 // append and read back, rotation and its bounds, damaged and cut lines, a journal that cannot be
 // written, and the strict reader of one entry.
-#include "daemon/run/attempt_journal.hpp"
-#include "daemon/run/attempt_records.hpp"
+#include "daemon/records/attempt_journal.hpp"
+#include "daemon/records/attempt_records.hpp"
 #include "proto/attempts.hpp"
 #include "tests/support/temp_runtime.hpp"
 

@@ -26,7 +26,7 @@ struct ColimaFixture {
                                 *engine.client,
                                 colima.runtime.paths,
                                 "0123456789abcdef0123456789abcdef",
-                                vm::DaemonConfig{},
+                                config::DaemonConfig{},
                                 [] { return Expected<std::vector<vm::RecordedImage>>(std::vector<vm::RecordedImage>{}); },
                                 [this] { return Expected<macos::ColimaTools>(macos::ColimaTools{colima.bin / "colima", colima.bin / "docker"}); }};
 };
@@ -114,7 +114,7 @@ TEST_CASE("After a daemon restart, vm status reaches a running VM with the key p
     REQUIRE(std::filesystem::exists(macos::ColimaLayout(first.colima.runtime.paths).host_key_pin));
     // A new daemon on the same runtime folder: nothing reached until a status finds the engine.
     ColimaEngineControl restarted(first.engine.io.get_executor(), *first.engine.client, first.colima.runtime.paths,
-                                  "0123456789abcdef0123456789abcdef", vm::DaemonConfig{},
+                                  "0123456789abcdef0123456789abcdef", config::DaemonConfig{},
                                   [] { return Expected<std::vector<vm::RecordedImage>>(std::vector<vm::RecordedImage>{}); },
                                   [&] { return Expected<macos::ColimaTools>(macos::ColimaTools{first.colima.bin / "colima", first.colima.bin / "docker"}); });
     CHECK_FALSE(restarted.cgroups().reached());
@@ -144,7 +144,7 @@ TEST_CASE("ColimaEngineControl fails as the tool check does when colima is not t
     test::EngineFixture engine;
     FakeColima colima;
     ColimaEngineControl control(engine.io.get_executor(), *engine.client, colima.runtime.paths, "0123456789abcdef0123456789abcdef",
-                                vm::DaemonConfig{}, {}, [] { return Expected<macos::ColimaTools>(make_error("tool_untrusted", "no")); });
+                                config::DaemonConfig{}, {}, [] { return Expected<macos::ColimaTools>(make_error("tool_untrusted", "no")); });
     auto started = engine.run(control.start());
     REQUIRE_FALSE(started.has_value());
     CHECK(started.error().code == "tool_untrusted");

@@ -1,10 +1,10 @@
-#include "daemon/vm/daemon_config.hpp"
+#include "daemon/config/daemon_config.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <string>
 
-using pybox::vm::parse_daemon_config;
+using pybox::config::parse_daemon_config;
 
 namespace {
 
@@ -90,24 +90,24 @@ TEST_CASE("Text that is not one JSON object is refused with the file named")
 
 TEST_CASE("A config file over the size cap is refused before parsing")
 {
-    const std::string big = "{\"runtime\": \"runc\"" + std::string(pybox::vm::k_max_config_bytes, ' ') + "}";
+    const std::string big = "{\"runtime\": \"runc\"" + std::string(pybox::config::k_max_config_bytes, ' ') + "}";
     CHECK_THAT(rejection(big), Catch::Contains("larger than"));
 }
 
 TEST_CASE("A missing config file yields the defaults and the private engine's socket")
 {
     const pybox::RuntimePaths paths("/nonexistent/pybox-config-test");
-    auto config = pybox::vm::load_daemon_config(paths);
+    auto config = pybox::config::load_daemon_config(paths);
     REQUIRE(config.has_value());
-    CHECK(pybox::vm::engine_socket_path(*config, paths) == "/nonexistent/pybox-config-test/engine/docker.sock");
+    CHECK(pybox::config::engine_socket_path(*config, paths) == "/nonexistent/pybox-config-test/engine/docker.sock");
 }
 
 TEST_CASE("A configured engine socket replaces the private engine's socket")
 {
     const pybox::RuntimePaths paths("/home/u/.pybox/runtime");
-    pybox::vm::DaemonConfig config;
+    pybox::config::DaemonConfig config;
     config.engine_socket = "/run/docker.sock";
-    CHECK(pybox::vm::engine_socket_path(config, paths) == "/run/docker.sock");
+    CHECK(pybox::config::engine_socket_path(config, paths) == "/run/docker.sock");
 }
 
 TEST_CASE("The kernel watcher is on unless config.json switches it off")

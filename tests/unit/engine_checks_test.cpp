@@ -11,6 +11,7 @@
 
 namespace json = boost::json;
 using namespace pybox::vm;
+using pybox::config::DaemonConfig;
 
 namespace {
 

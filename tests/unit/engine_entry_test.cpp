@@ -1,4 +1,4 @@
-#include "daemon/vm/daemon_config.hpp"
+#include "daemon/config/daemon_config.hpp"
 #include "daemon/engine/engine_entry.hpp"
 
 #include <catch2/catch.hpp>
@@ -6,7 +6,7 @@
 #include <string>
 
 using namespace pybox::engine;
-using pybox::vm::parse_daemon_config;
+using pybox::config::parse_daemon_config;
 
 namespace {
 

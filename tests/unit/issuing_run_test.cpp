@@ -3,8 +3,9 @@
 // keeper cannot keep goes out all the same.
 #include "daemon/run/issuing_run.hpp"
 
-#include "daemon/run/installation.hpp"
-#include "daemon/run/receipt_store.hpp"
+#include "daemon/records/installation.hpp"
+#include "daemon/records/receipt_store.hpp"
+#include "util/json_writer.hpp"
 #include "proto/receipt_signature.hpp"
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/sample_receipt.hpp"

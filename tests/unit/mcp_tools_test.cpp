@@ -1,4 +1,4 @@
-#include "client/mcp_tools.hpp"
+#include "client/mcp/mcp_tools.hpp"
 
 #include "common/limits.hpp"
 #include "tests/support/sample_receipt.hpp"

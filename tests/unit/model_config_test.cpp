@@ -1,8 +1,8 @@
 // config.json's "model" object and the key it names: what is accepted, what is refused, and
 // that the key is read only from a private file or the named variable and never quoted.
 #include "common/private_file.hpp"
+#include "daemon/config/daemon_config.hpp"
 #include "daemon/model/model_key.hpp"
-#include "daemon/vm/daemon_config.hpp"
 #include "tests/support/temp_runtime.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,7 +20,7 @@ const std::filesystem::path k_file = "/home/u/.pybox/runtime/config.json";
 
 std::string rejection(const std::string& model)
 {
-    auto config = vm::parse_daemon_config(R"({"model": )" + model + "}", k_file);
+    auto config = config::parse_daemon_config(R"({"model": )" + model + "}", k_file);
     INFO(model);
     REQUIRE_FALSE(config.has_value());
     CHECK(config.error().code == "config_invalid");
@@ -29,7 +29,7 @@ std::string rejection(const std::string& model)
 
 ModelConfig accepted(const std::string& model)
 {
-    auto config = vm::parse_daemon_config(R"({"model": )" + model + "}", k_file);
+    auto config = config::parse_daemon_config(R"({"model": )" + model + "}", k_file);
     INFO(model);
     REQUIRE(config.has_value());
     REQUIRE(config->model.has_value());
@@ -46,7 +46,7 @@ void write_file(const std::filesystem::path& file, const std::string& text, std:
 
 TEST_CASE("Without a model key in config.json the daemon has no model")
 {
-    CHECK_FALSE(vm::parse_daemon_config("{}", k_file).value().model.has_value());
+    CHECK_FALSE(config::parse_daemon_config("{}", k_file).value().model.has_value());
 }
 
 TEST_CASE("A model config needs a model and one key source; the rest has defaults")

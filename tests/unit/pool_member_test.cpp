@@ -45,7 +45,7 @@ engine::EngineEntry ssh_entry(std::string id)
 struct Wiring {
     net::io_context io;
     test::TempRuntime runtime;
-    vm::DaemonConfig config;
+    config::DaemonConfig config;
     std::string installation_id = "0123456789abcdef";
     images::ImageRegistry registry{runtime.paths};
     daemon::RunsInProgress runs_in_progress;
@@ -107,7 +107,7 @@ TEST_CASE("Without engine_socket the local engine is PyBox's private engine, in 
 {
     Wiring wiring;
     const auto members = wiring.members();
-    CHECK(members.front().address() == "unix://" + vm::engine_socket_path(wiring.config, wiring.runtime.paths).string());
+    CHECK(members.front().address() == "unix://" + config::engine_socket_path(wiring.config, wiring.runtime.paths).string());
 }
 
 TEST_CASE("The entries of config.json follow the local engine in their order, each with its id and address")

@@ -1,13 +1,14 @@
-// ReceiptStore (daemon/run/receipt_store.hpp): signs and keeps issued receipts, serves them to
+// ReceiptStore (daemon/records/receipt_store.hpp): signs and keeps issued receipts, serves them to
 // their owner, reads its folder back at start, and holds its bounds, oldest dropped first.
-#include "daemon/run/receipt_store.hpp"
+#include "daemon/records/receipt_store.hpp"
 
 #include "common/files.hpp"
 
-#include "daemon/run/attempt_journal.hpp"
-#include "daemon/run/attempt_records.hpp"
-#include "daemon/run/attempts.hpp"
-#include "daemon/run/installation.hpp"
+#include "daemon/records/attempt_journal.hpp"
+#include "daemon/records/attempt_records.hpp"
+#include "daemon/records/attempts.hpp"
+#include "daemon/records/installation.hpp"
+#include "util/json_writer.hpp"
 #include "proto/receipt.hpp"
 #include "proto/receipt_signature.hpp"
 #include "tests/support/sample_receipt.hpp"

@@ -1,8 +1,9 @@
-#include "proto/short_view.hpp"
+#include "client/short_view.hpp"
 
 #include <catch2/catch.hpp>
 
 using namespace pybox::proto;
+using pybox::client::render_short_receipt;
 namespace json = boost::json;
 
 namespace {

@@ -1,5 +1,5 @@
 #include "daemon/reconcile/sweeper.hpp"
-#include "daemon/run/attempts.hpp"
+#include "daemon/records/attempts.hpp"
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/temp_runtime.hpp"
 

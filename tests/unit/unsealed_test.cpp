@@ -1,10 +1,10 @@
 // The unsealed runner's pure parts (client/unsealed/unsealed_plan) and the receipt of an
 // unsealed run: its schema, its reading, and that only the unsealed maker can clear `sealed`.
+#include "client/short_view.hpp"
 #include "client/unsealed/unsealed_plan.hpp"
 #include "common/limited_process.hpp"
 #include "common/process.hpp"
 #include "proto/receipt.hpp"
-#include "proto/short_view.hpp"
 #include "tests/support/sample_receipt.hpp"
 
 #include <boost/json/parse.hpp>
@@ -168,7 +168,7 @@ TEST_CASE("An unsealed receipt reads back, strict and tolerant, equal to what wa
 
 TEST_CASE("The short view of an unsealed run says UNSEALED in its first line")
 {
-    const auto view = proto::render_short_receipt(unsealed_receipt(hello_evidence()));
+    const auto view = client::render_short_receipt(unsealed_receipt(hello_evidence()));
     const auto first_line = view.substr(0, view.find('\n'));
     CHECK(first_line.find("UNSEALED") != std::string::npos);
     CHECK(view.find("Network               not blocked") != std::string::npos);
@@ -245,7 +245,7 @@ TEST_CASE("An unsealed run ended by a signal nobody is known to have sent return
     CHECK(receipt.observed.termination.signal_source == proto::SignalSource::wait_status);
     CHECK(has_explanation(receipt, "ENDED_BY_SIGNAL"));
     CHECK(proto::exit_code_for(receipt) == 152);
-    CHECK(proto::render_short_receipt(receipt).find("who sent it is not known") != std::string::npos);
+    CHECK(client::render_short_receipt(receipt).find("who sent it is not known") != std::string::npos);
 }
 
 TEST_CASE("Unsealed output over the cap is flagged as for sealed runs, and leftovers are reported")

@@ -1,4 +1,4 @@
-#include "proto/short_view.hpp"
+#include "client/short_view.hpp"
 
 #include "util/text.hpp"
 
@@ -9,9 +9,13 @@
 #include <utility>
 #include <vector>
 
-namespace pybox::proto {
+namespace pybox::client {
 
 namespace json = boost::json;
+
+using proto::CleanupStatus, proto::FileRecord, proto::Receipt, proto::SignalSource, proto::StreamRecord,
+    proto::TerminationMechanism, proto::UnsealedFacts;
+using proto::format_number, proto::is_valid_utf8, proto::printable_excerpt;
 
 namespace {
 
@@ -395,4 +399,4 @@ std::string render_short_receipt(const Receipt& receipt)
     return out;
 }
 
-}  // namespace pybox::proto
+}  // namespace pybox::client

@@ -1,14 +1,14 @@
 // `pybox mcp`: the MCP server on stdio (docs/mcp.md). One io_context: stdin is read
-// asynchronously and split into messages (client/mcp_protocol.hpp), each tools/call runs as its
-// own coroutine against pyboxd (client/mcp_tools.hpp), so ping and notifications/cancelled are
+// asynchronously and split into messages (client/mcp/mcp_protocol.hpp), each tools/call runs as its
+// own coroutine against pyboxd (client/mcp/mcp_tools.hpp), so ping and notifications/cancelled are
 // served while calls run; the daemon queues the runs. stdout carries only the JSON-RPC lines,
 // logs go to stderr. On stdin's end the calls still running are answered, then the server exits
 // 0; on SIGTERM or SIGINT it exits 0 at once, cancelling the running calls (their connections
 // closed, so pyboxd stops their runs and removes the boxes).
 #include "client/commands.hpp"
 #include "client/daemon_connection.hpp"
-#include "client/mcp_protocol.hpp"
-#include "client/mcp_tools.hpp"
+#include "client/mcp/mcp_protocol.hpp"
+#include "client/mcp/mcp_tools.hpp"
 #include "client/unsealed/unsealed_run.hpp"
 
 #include "common/limits.hpp"

@@ -1,4 +1,4 @@
-#include "daemon/run/installation.hpp"
+#include "daemon/records/installation.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/files.hpp"

@@ -1,9 +1,10 @@
-#include "client/mcp_tools.hpp"
+#include "client/mcp/mcp_tools.hpp"
 
 #include "client/commands.hpp"
-#include "client/mcp_protocol.hpp"
+#include "client/mcp/mcp_protocol.hpp"
+#include "client/short_view.hpp"
 #include "common/limits.hpp"
-#include "proto/short_view.hpp"
+#include "client/short_view.hpp"
 #include "util/json_writer.hpp"
 #include "util/text.hpp"
 
@@ -371,7 +372,7 @@ json::object run_python_result(const proto::RunAnswer& answer)
     const auto receipt = fit_receipt(answer.receipt);
     auto receipt_json = proto::receipt_to_json(receipt);
     const auto receipt_text = util::to_json_text(receipt_json);
-    const auto short_view = proto::render_short_receipt(receipt);
+    const auto short_view = render_short_receipt(receipt);
     if (receipt_text.size() > limits::k_mcp_max_receipt_bytes)
         return tool_error(short_view + "\nThe receipt does not fit in " +
                           std::to_string(limits::k_mcp_max_receipt_bytes) + " bytes even without the output.");

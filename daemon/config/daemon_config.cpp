@@ -1,15 +1,19 @@
-#include "daemon/vm/daemon_config.hpp"
+#include "daemon/config/daemon_config.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/files.hpp"
 #include "common/posix.hpp"
+#include "daemon/config/config_keys.hpp"
+#include "daemon/config/config_values.hpp"
+#include "daemon/config/engines_section.hpp"
+#include "daemon/config/model_section.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
 #include <algorithm>
 
-namespace pybox::vm {
+namespace pybox::config {
 
 namespace json = boost::json;
 
@@ -26,14 +30,8 @@ Error invalid(const std::filesystem::path& file, std::string_view key, std::stri
 Expected<std::filesystem::path> absolute_path(const json::value& value, const std::filesystem::path& file,
                                               std::string_view key, std::size_t max_length)
 {
-    const auto* text = value.if_string();
-    if (text == nullptr) return invalid(file, key, "must be a string");
-    const std::string_view view = *text;
-    if (view.empty() || view.front() != '/') return invalid(file, key, "must be an absolute path");
-    if (view.find('\0') != std::string_view::npos) return invalid(file, key, "must not contain NUL bytes");
-    if (view.size() > max_length)
-        return invalid(file, key, "is longer than " + std::to_string(max_length) + " bytes");
-    return std::filesystem::path(std::string(view)).lexically_normal();
+    if (auto problem = absolute_path_problem(value, max_length)) return invalid(file, key, *problem);
+    return normal_path(value);
 }
 
 Expected<std::string> runtime_name(const json::value& value, const std::filesystem::path& file,
@@ -99,7 +97,9 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
 
     DaemonConfig config;
     for (const auto& [key, value] : *object) {
-        if (key == "engine_socket") {
+        if (find_config_key(k_top_section, key) == nullptr) {
+            return invalid(file, key, "is not known (known keys: " + known_keys(k_top_section) + ")");
+        } else if (key == "engine_socket") {
             auto socket = absolute_path(value, file, key, k_max_unix_socket_path);
             if (!socket) return socket.error();
             config.engine_socket = std::move(*socket);
@@ -138,11 +138,11 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
                 return invalid(file, key, "must be a whole number from 0 to " + std::to_string(limits::k_max_warm_boxes));
             config.warm_boxes = static_cast<int>(value.get_int64());
         } else if (key == "engines") {
-            auto engines = engine::parse_engine_entries(value, file);
+            auto engines = parse_engine_entries(value, file);
             if (!engines) return engines.error();
             config.engines = std::move(*engines);
         } else if (key == "model") {
-            auto model = model::parse_model_config(value, file);
+            auto model = parse_model_config(value, file);
             if (!model) return model.error();
             config.model = std::move(*model);
         } else if (const auto* seconds_key = find_seconds_key(key)) {
@@ -150,10 +150,7 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             if (!seconds) return seconds.error();
             config.*(seconds_key->field) = *seconds;
         } else {
-            return invalid(file, key,
-                           "is not known (known keys: engine_socket, dockerd, runtime, recipes_dir, image_tar_cache_dir, watcher, "
-                           "watcher_script, box_expiry_s, settle_after_expiry_s, sweep_interval_s, warm_boxes, engines, local_engine, model, "
-                           "unsealed_python)");
+            return invalid(file, key, "is not known (known keys: " + known_keys(k_top_section) + ")");
         }
     }
     if (!config.local_engine && config.engines.empty())
@@ -179,4 +176,4 @@ std::filesystem::path engine_socket_path(const DaemonConfig& config, const Runti
     return config.engine_socket.value_or(private_engine_socket(paths));
 }
 
-}  // namespace pybox::vm
+}  // namespace pybox::config

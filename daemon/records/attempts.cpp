@@ -1,4 +1,4 @@
-#include "daemon/run/attempts.hpp"
+#include "daemon/records/attempts.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/files.hpp"

@@ -1,5 +1,6 @@
-// The daemon's configuration file, <runtime>/config.json. The file is optional: without it the
-// daemon runs its private engine with the defaults below.
+// The daemon's configuration file, <runtime>/config.json, and the reader of its top-level keys
+// (config_keys.hpp has the table of every key). The file is optional: without it the daemon
+// runs its private engine with the defaults below.
 //
 // Strict and bounded: the file is read up to k_max_config_bytes, must be one JSON object, and
 // unknown keys, wrong types and relative paths are refused with an Error ("config_invalid")
@@ -21,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pybox::vm {
+namespace pybox::config {
 
 inline constexpr std::size_t k_max_config_bytes = 64 * 1024;
 
@@ -73,4 +74,4 @@ std::filesystem::path private_engine_socket(const RuntimePaths& paths);
 // The engine socket the daemon talks to: the configured one, else the private engine's.
 std::filesystem::path engine_socket_path(const DaemonConfig& config, const RuntimePaths& paths);
 
-}  // namespace pybox::vm
+}  // namespace pybox::config

@@ -1,13 +1,18 @@
-#include "daemon/model/model_config.hpp"
+#include "daemon/config/model_section.hpp"
 
 #include "common/posix.hpp"
+#include "daemon/config/config_keys.hpp"
+#include "daemon/config/config_values.hpp"
 #include "daemon/model/model_limits.hpp"
 
 #include <algorithm>
 
-namespace pybox::model {
+namespace pybox::config {
 
 namespace json = boost::json;
+
+using model::k_default_base_url, model::k_max_answer_timeout_s, model::k_max_max_tokens, model::k_max_temperature;
+using model::KeyFromEnvironment, model::KeyFromFile, model::ModelConfig;
 
 namespace {
 
@@ -22,11 +27,9 @@ Error invalid(const std::filesystem::path& file, std::string_view key, std::stri
 Expected<std::filesystem::path> absolute_path(const json::value& value, const std::filesystem::path& file,
                                               std::string_view key)
 {
-    const auto* text = value.if_string();
-    if (text == nullptr || text->empty() || text->front() != '/' || text->size() > k_max_path_bytes ||
-        std::string_view(*text).find('\0') != std::string_view::npos)
+    if (absolute_path_problem(value, k_max_path_bytes))
         return invalid(file, key, "must be an absolute path of at most " + std::to_string(k_max_path_bytes) + " bytes");
-    return std::filesystem::path(std::string(*text)).lexically_normal();
+    return normal_path(value);
 }
 
 std::optional<double> number(const json::value& value)
@@ -39,21 +42,23 @@ std::optional<double> number(const json::value& value)
 
 }  // namespace
 
-Expected<ModelConfig> parse_model_config(const json::value& value, const std::filesystem::path& file)
+Expected<model::ModelConfig> parse_model_config(const json::value& value, const std::filesystem::path& file)
 {
     const auto* object = value.if_object();
     if (object == nullptr)
         return make_error("config_invalid", file.string() + ": key \"model\" must be an object.");
     ModelConfig config;
-    auto endpoint = parse_base_url(k_default_base_url);
+    auto endpoint = model::parse_base_url(k_default_base_url);
     config.endpoint = *endpoint;
     bool has_model = false;
     int key_sources = 0;
     for (const auto& [key, item] : *object) {
-        if (key == "base_url") {
+        if (find_config_key(k_model_section, key) == nullptr) {
+            return invalid(file, key, "is not known (known keys: " + known_keys(k_model_section) + ")");
+        } else if (key == "base_url") {
             const auto* text = item.if_string();
             if (text == nullptr) return invalid(file, key, "must be a string");
-            auto parsed = parse_base_url(*text);
+            auto parsed = model::parse_base_url(*text);
             if (!parsed) return invalid(file, key, parsed.error().message);
             config.endpoint = std::move(*parsed);
         } else if (key == "model") {
@@ -65,7 +70,7 @@ Expected<ModelConfig> parse_model_config(const json::value& value, const std::fi
             has_model = true;
         } else if (key == "api_key_env") {
             const auto* text = item.if_string();
-            if (text == nullptr || !is_variable_name(*text))
+            if (text == nullptr || !model::is_variable_name(*text))
                 return invalid(file, key, "must be an environment variable's name (1-128 of A-Z, a-z, 0-9, _)");
             config.key = KeyFromEnvironment{std::string(*text)};
             ++key_sources;
@@ -93,9 +98,7 @@ Expected<ModelConfig> parse_model_config(const json::value& value, const std::fi
                                "must be a whole number of seconds from 1 to " + std::to_string(k_max_answer_timeout_s));
             config.answer_timeout = std::chrono::seconds(item.get_int64());
         } else {
-            return invalid(file, key,
-                           "is not known (known keys: base_url, model, api_key_env, api_key_file, ca_file, temperature, "
-                           "max_tokens, answer_timeout_s)");
+            return invalid(file, key, "is not known (known keys: " + known_keys(k_model_section) + ")");
         }
     }
     if (!has_model) return invalid(file, "model", "is required: the name of the model to ask");
@@ -105,4 +108,4 @@ Expected<ModelConfig> parse_model_config(const json::value& value, const std::fi
     return config;
 }
 
-}  // namespace pybox::model
+}  // namespace pybox::config

@@ -1,4 +1,4 @@
-#include "daemon/run/receipt_store.hpp"
+#include "daemon/records/receipt_store.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/files.hpp"

@@ -1,4 +1,4 @@
-#include "client/mcp_protocol.hpp"
+#include "client/mcp/mcp_protocol.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/limits.hpp"

@@ -1,4 +1,4 @@
-#include "daemon/run/attempt_journal.hpp"
+#include "daemon/records/attempt_journal.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/files.hpp"

@@ -1,4 +1,4 @@
-#include "daemon/run/attempt_records.hpp"
+#include "daemon/records/attempt_records.hpp"
 
 #include "common/limits.hpp"
 

@@ -5,8 +5,8 @@
 // ReceiptKeeper (none: no links), which must outlive it; synchronous, on the daemon's io_context.
 #pragma once
 
-#include "daemon/run/attempt_journal.hpp"
-#include "daemon/run/attempts.hpp"
+#include "daemon/records/attempt_journal.hpp"
+#include "daemon/records/attempts.hpp"
 #include "daemon/server/services.hpp"
 
 namespace pybox::daemon {

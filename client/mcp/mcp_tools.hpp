@@ -1,6 +1,6 @@
 // The tools of `pybox mcp` (docs/mcp.md): their definitions for tools/list (inputSchema and
 // outputSchema, JSON Schema), the reading of their arguments, and the CallToolResult made from
-// the daemon's answer. Pure: the server (client/mcp.cpp) does the talking to pyboxd.
+// the daemon's answer. Pure: the server (client/mcp/mcp.cpp) does the talking to pyboxd.
 //
 // run_python: arguments "program" (string, required, at most limits::k_max_source_bytes bytes),
 // "timeout_s" (number 0.1-30, default 2), "image" (string, default "stdlib"), "files" (object:

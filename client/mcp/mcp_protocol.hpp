@@ -1,6 +1,6 @@
 // The protocol core of `pybox mcp` (docs/mcp.md): the Model Context Protocol's stdio transport
 // (one JSON-RPC 2.0 message per line) and its session rules, without the tools and without I/O.
-// Pure: the server (client/mcp.cpp) feeds it the bytes of stdin and writes what it answers.
+// Pure: the server (client/mcp/mcp.cpp) feeds it the bytes of stdin and writes what it answers.
 //
 // Rules (MCP revision 2025-11-25, JSON-RPC 2.0):
 // - A line (without its "\n", a trailing "\r" dropped) is at most limits::k_mcp_max_message_bytes;
