@@ -64,9 +64,7 @@ ProcessResult finished(const std::vector<std::string>& args, const Expected<Proc
 {
     std::vector<std::string> argv{"pybox"};
     argv.insert(argv.end(), args.begin(), args.end());
-    REQUIRE(result.has_value());
-    if (result->timed_out) FAIL(unfinished_command_report(argv, pybox_time_limit(args), *result));
-    return *result;
+    return finished_within(argv, pybox_time_limit(args), result);
 }
 
 ProcessResult run_pybox(const std::vector<std::string>& args, const std::string& input,
@@ -170,11 +168,12 @@ Expected<ProcessResult> docker(std::vector<std::string> args, ProcessOptions opt
 
 std::string docker_ok(const std::vector<std::string>& args)
 {
-    const auto result = docker(args);
-    REQUIRE(result.has_value());
-    INFO(result->output << result->error_output);
-    REQUIRE(result->exit_code == 0);
-    return result->output.substr(0, result->output.find('\n'));
+    std::vector<std::string> argv{"docker"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto result = finished_within(argv, ProcessOptions{}.timeout, docker(args));
+    INFO(result.output << result.error_output);
+    REQUIRE(result.exit_code == 0);
+    return result.output.substr(0, result.output.find('\n'));
 }
 
 bool box_exists(const std::string& id)
