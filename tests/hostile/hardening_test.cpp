@@ -20,8 +20,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr int k_eperm = 1;
-
 // The output of `argv` without its trailing newline.
 std::string command_output(const std::vector<std::string>& argv)
 {
