@@ -1,4 +1,4 @@
-# The unity build (-DCMAKE_UNITY_BUILD=ON: scripts/test.sh's sanitizer build),
+# The unity build (-DCMAKE_UNITY_BUILD=ON: scripts/test.sh's sanitizer build and scripts/fuzz.sh),
 # batches of a target's .cpp files compiled as one translation unit, so that the Boost, Asio
 # and Catch2 headers they share are parsed once per batch instead of once per file.
 #
