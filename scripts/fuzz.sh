@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Usage: scripts/fuzz.sh [SECONDS]   (or scripts/fuzz.sh --build: the build only)
 # Builds every fuzz target with clang's libFuzzer (plus ASan and UBSan) into
-# ${FUZZ_BUILD_DIR:-build-fuzz} and runs each for SECONDS (default 30), as many at once as there
+# ${FUZZ_BUILD_DIR:-build-fuzz}, as a unity build (cmake/unity.cmake), and runs each for SECONDS (default 30), as many at once as there
 # are cores, from its committed seed corpus (tests/fuzz/corpus/<target>/, read only: new inputs
 # go to a scratch folder). Fails if any target found a crash, leak or sanitizer report, and
 # prints its log and where its reproducer was kept. Needs clang and libclang-rt-14-dev (scripts/install-deps.sh).
@@ -13,7 +13,7 @@ targets=()
 for source in tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$source" .cpp)"); done
 
 CXX=clang++ BUILD_DIR="$build_dir" BUILD_TARGETS="${targets[*]}" \
-  ./scripts/build.sh -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DPYBOX_FUZZ=ON
+  ./scripts/build.sh -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O1 -DPYBOX_FUZZ=ON -DCMAKE_UNITY_BUILD=ON
 if [ "$seconds" = --build ]; then exit 0; fi
 
 scratch=$(mktemp -d)

@@ -3,14 +3,16 @@
 # when they start:
 #  1. the Debian packages (scripts/install-deps.sh);
 #  2. everything, tests included, with warnings as errors under AddressSanitizer and UBSan at -O0
-#     (GCC instruments Asio's coroutines at -O2 five times slower), in ${ASAN_BUILD_DIR:-build-asan};
+#     (GCC instruments Asio's coroutines at -O2 five times slower), in ${ASAN_BUILD_DIR:-build-asan},
+#     as a unity build (cmake/unity.cmake: batches of files compiled as one, so the Boost, Asio and
+#     Catch2 headers are parsed once per batch);
 #  3. every ctest test of that build: unit, fuzz replay, integration, hostile, MCP, the pool and
 #     ssh engines behind a test sshd, the unsealed runner and the install layout, on real
 #     engines; any sanitizer report fails it, the daemons' own logs included. Beside it, at the
 #     idle scheduling priority (chrt --idle: they get a core only while the suite leaves one
 #     unused, which it mostly does while it waits for its engines), two builds: the product
-#     (pyboxd, pybox, their docs and data) with warnings as errors, as users build it, in
-#     ${RELEASE_BUILD_DIR:-build-release}, then the fuzz targets (scripts/fuzz.sh --build);
+#     (pyboxd, pybox, their docs and data) with warnings as errors, as users build it (file by
+#     file), in ${RELEASE_BUILD_DIR:-build-release}, then the fuzz targets (scripts/fuzz.sh --build);
 #  4. the soak (tests/soak/soak.sh with its defaults, 1,000 sequential runs and 200 from 8
 #     clients) on the product's daemon, whose RSS and fds it holds flat (under a sanitizer its
 #     quarantine would be measured instead);
@@ -34,7 +36,7 @@ stage "Debian packages"
 ./scripts/install-deps.sh
 
 stage "everything under ASan and UBSan, -Werror, in $asan_dir"
-BUILD_DIR=$asan_dir ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+BUILD_DIR=$asan_dir ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON
 
 stage "the suite under ASan and UBSan; beside it, at idle priority, the product (-Werror, in $release_dir) and the fuzz targets"
 idle_log=$(mktemp)

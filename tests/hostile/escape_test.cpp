@@ -19,9 +19,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr int k_eperm = 1;
-constexpr int k_enosys = 38;
-
 // `python_list` of the host's own addresses (hostname -I), for the program text.
 std::string host_addresses_python_list()
 {

@@ -8,6 +8,7 @@
 // uses the engine meanwhile, and each case ends with the engine verified again.
 #include "tests/hostile/hostile.hpp"
 #include "tests/support/build_paths.hpp"
+#include "tests/support/unfinished_command.hpp"
 
 #include "common/clock.hpp"
 #include "common/files.hpp"
@@ -464,11 +465,10 @@ TEST_CASE("pyboxd refuses to start in a full runtime folder with a clear error a
     ProcessOptions options;
     options.env["PYBOX_HOME"] = home.string();
     options.timeout = milliseconds(20'000);
-    const auto started = run_process({pybox::test::daemon_path()}, options);
-    REQUIRE(started.has_value());
-    INFO("pyboxd said: " << started->output);
-    CHECK(started->exit_code == 1);
-    CHECK_THAT(started->output, Catch::Contains("No space left on device"));
+    const auto started = run_to_end({pybox::test::daemon_path()}, options);
+    INFO("pyboxd said: " << started.output);
+    CHECK(started.exit_code == 1);
+    CHECK_THAT(started.output, Catch::Contains("No space left on device"));
     CHECK_FALSE(fs::exists(home / "pyboxd.pid"));
     CHECK_FALSE(fs::exists(home / "pyboxd.sock"));
     for (const auto& [file, size] : files_under(home))

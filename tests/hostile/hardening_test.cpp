@@ -3,6 +3,7 @@
 // read name neither the user's home nor the user, and no resource limit can be raised. Each
 // runs through the real client, daemon and engine, and each case ends clean (check_ended_clean).
 #include "tests/hostile/hostile.hpp"
+#include "tests/support/unfinished_command.hpp"
 
 #include <boost/json.hpp>
 
@@ -19,15 +20,12 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr int k_eperm = 1;
-
 // The output of `argv` without its trailing newline.
 std::string command_output(const std::vector<std::string>& argv)
 {
-    auto result = run_process(argv);
-    REQUIRE(result.has_value());
-    REQUIRE(result->exit_code == 0);
-    std::string text = result->output;
+    auto result = run_to_end(argv);
+    REQUIRE(result.exit_code == 0);
+    std::string text = result.output;
     while (!text.empty() && text.back() == '\n') text.pop_back();
     return text;
 }

@@ -12,6 +12,10 @@
 
 namespace pybox::test {
 
+// The errno values a probe in the box reports for a refused call (Linux's EPERM and ENOSYS).
+inline constexpr int k_eperm = 1;
+inline constexpr int k_enosys = 38;
+
 // The exact bytes the program wrote to "stdout" or "stderr", decoded from the receipt.
 std::string captured(const boost::json::value& receipt, const std::string& stream);
 

@@ -84,8 +84,9 @@ bool warm_boxes_settled(std::chrono::seconds limit = std::chrono::seconds(15),
 
 // The end of every hostile case: no box with this installation's label is left (warm boxes
 // aside), a trivial run right after completes normally (exit 0, its output, the box removed),
-// and once the daemon's next warm box is ready its open fds come back to the idle count seen
-// at the first call (waiting up to 3 s for connections to close).
+// and once the daemon's next warm box is ready its open fds come back to the idle count
+// (waiting up to 3 s for connections to close), taken by the first call that finds the warm
+// boxes settled (waiting up to a minute for them) and the count still for a second.
 void check_ended_clean();
 
 // A runtime folder for a second pyboxd (<suite home>-<name>, made afresh) with the given

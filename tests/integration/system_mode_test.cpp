@@ -4,6 +4,7 @@
 // through setpriv with a bare environment, as a user's shell would.
 #include "tests/integration/harness.hpp"
 #include "tests/support/build_paths.hpp"
+#include "tests/support/unfinished_command.hpp"
 
 #include "common/clock.hpp"
 
@@ -30,10 +31,9 @@ constexpr const char* k_outsider = "pybox-it-mallory";
 
 void run_ok(const std::vector<std::string>& argv)
 {
-    const auto result = run_process(argv);
-    REQUIRE(result.has_value());
-    INFO(argv[0] << ": " << result->output);
-    REQUIRE(result->exit_code == 0);
+    const auto result = run_to_end(argv);
+    INFO(argv[0] << ": " << result.output);
+    REQUIRE(result.exit_code == 0);
 }
 
 // Makes the pybox group and a user (with its own group) unless they exist.
@@ -83,9 +83,7 @@ public:
         options.input = input;
         options.separate_stderr = true;
         options.timeout = 120s;
-        const auto result = run_process(argv, options);
-        REQUIRE(result.has_value());
-        return *result;
+        return run_to_end(argv, options);
     }
 
     json::value run_as(const std::string& user, const std::string& program) const

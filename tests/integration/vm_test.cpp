@@ -1,6 +1,7 @@
 // The private engine, setup, a missing engine, and the suite's promise that nothing is left.
 #include "tests/integration/harness.hpp"
 #include "tests/support/build_paths.hpp"
+#include "tests/support/unfinished_command.hpp"
 
 #include "common/files.hpp"
 
@@ -97,14 +98,14 @@ TEST_CASE("A user who is not root is told how to use an engine without the priva
     client_argv.insert(client_argv.end(), {pybox::test::client_path(), "vm", "start"});
     ProcessOptions options;
     options.separate_stderr = true;
-    const auto started = run_process(client_argv, options);
+    const auto run = run_process(client_argv, options);
     send_signal(*daemon, k_signal_terminate);
     for (int i = 0; i < 100 && process_alive(*daemon); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    REQUIRE(started.has_value());
-    INFO(started->output << started->error_output);
-    CHECK(started->exit_code == 125);
-    CHECK(started->error_output.find("root") != std::string::npos);
-    CHECK(started->error_output.find("engine_socket") != std::string::npos);
+    const auto started = finished_within(client_argv, options.timeout, run);
+    INFO(started.output << started.error_output);
+    CHECK(started.exit_code == 125);
+    CHECK(started.error_output.find("root") != std::string::npos);
+    CHECK(started.error_output.find("engine_socket") != std::string::npos);
     std::error_code ignored;
     std::filesystem::remove_all(home, ignored);
 }

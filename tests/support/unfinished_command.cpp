@@ -1,5 +1,7 @@
 #include "tests/support/unfinished_command.hpp"
 
+#include <catch2/catch.hpp>
+
 #include <filesystem>
 
 namespace pybox::test {
@@ -38,6 +40,19 @@ std::string unfinished_command_report(const std::vector<std::string>& argv, std:
     report += stream_part("stdout", result.output);
     report += stream_part("stderr", result.error_output);
     return report;
+}
+
+ProcessResult finished_within(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                              const Expected<ProcessResult>& result)
+{
+    if (!result) FAIL("`" << (argv.empty() ? "" : argv.front()) << "` could not be started: " << result.error().message);
+    if (result->timed_out) FAIL(unfinished_command_report(argv, limit, *result));
+    return *result;
+}
+
+ProcessResult run_to_end(const std::vector<std::string>& argv, const ProcessOptions& options)
+{
+    return finished_within(argv, options.timeout, run_process(argv, options));
 }
 
 }  // namespace pybox::test

@@ -19,4 +19,12 @@ inline constexpr std::size_t k_unfinished_tail_bytes = 2000;
 std::string unfinished_command_report(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
                                       const ProcessResult& result);
 
+// The result of `argv` run for at most `limit`: fails the test (on the test's thread) when the
+// command could not be started, with the reason, or did not finish in time, with
+// unfinished_command_report(), instead of leaving a test to compare exit code -1.
+ProcessResult finished_within(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                              const Expected<ProcessResult>& result);
+// Runs `argv` with `options` (run_process) and returns finished_within() of it.
+ProcessResult run_to_end(const std::vector<std::string>& argv, const ProcessOptions& options = {});
+
 }  // namespace pybox::test

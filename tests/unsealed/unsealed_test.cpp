@@ -6,6 +6,7 @@
 #include "common/limited_process.hpp"
 #include "common/process.hpp"
 #include "tests/support/build_paths.hpp"
+#include "tests/support/unfinished_command.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -29,6 +30,7 @@ using namespace std::chrono_literals;
 using pybox::ProcessOptions;
 using pybox::ProcessResult;
 using pybox::run_process;
+using pybox::test::run_to_end;
 
 constexpr const char* k_user = "pybox-unsealed-test";
 
@@ -105,9 +107,7 @@ ProcessResult run_client(const std::vector<std::string>& args, const std::string
     options.separate_stderr = true;
     options.timeout = 60s;
     options.max_output = 4 << 20;
-    const auto result = run_process(argv, options);
-    REQUIRE(result.has_value());
-    return *result;
+    return run_to_end(argv, options);
 }
 
 struct UnsealedRun {
@@ -283,13 +283,12 @@ TEST_CASE("Unsealed runs are refused as root")
     ProcessOptions options;
     options.input = "print(1)\n";
     options.separate_stderr = true;
-    const auto run = run_process({"/usr/bin/env", "-i", "PYBOX_HOME=" + home().string(), pybox::test::client_path(), "exec",
-                                  "-", "--unsealed"},
-                                 options);
-    REQUIRE(run.has_value());
-    CHECK(run->exit_code == 125);
-    CHECK(run->output.empty());
-    CHECK(run->error_output.find("refused as root") != std::string::npos);
+    const auto run = run_to_end({"/usr/bin/env", "-i", "PYBOX_HOME=" + home().string(), pybox::test::client_path(), "exec",
+                                 "-", "--unsealed"},
+                                options);
+    CHECK(run.exit_code == 125);
+    CHECK(run.output.empty());
+    CHECK(run.error_output.find("refused as root") != std::string::npos);
 }
 
 TEST_CASE("A process that starts a session of its own outlives the run: the documented limit, said in the receipt")
