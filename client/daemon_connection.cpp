@@ -18,6 +18,7 @@
 #include <boost/beast/http.hpp>
 
 #include <exception>
+#include <memory>
 
 namespace pybox::client {
 
@@ -96,18 +97,37 @@ Error read_failure(const boost::system::error_code& read_ec, const boost::system
     return write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
 }
 
+// A request sent on a connection of its own, the whole exchange under `timeout`; its answer is
+// read from `parser` next.
+struct SentRequest {
+    explicit SentRequest(const net::any_io_executor& executor) : stream(executor) {}
+    Stream stream;
+    beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    boost::system::error_code write_ec;  // the sending's
+};
+
+net::awaitable<Expected<std::unique_ptr<SentRequest>>> send_request(fs::path socket,
+                                                                    http::request<http::string_body> request,
+                                                                    std::chrono::milliseconds timeout)
+{
+    auto sent = std::make_unique<SentRequest>(co_await net::this_coro::executor);
+    sent->stream.expires_after(timeout);
+    if (auto connected = co_await connect_to(sent->stream, socket); !connected) co_return connected.error();
+    // A daemon with no room for the connection answers 503 and closes it without reading the
+    // request, so when sending fails the answer may be waiting all the same: read it.
+    auto [write_ec, written] = co_await http::async_write(sent->stream, request, k_tuple);
+    sent->write_ec = write_ec;
+    sent->parser.body_limit(k_max_response_bytes);
+    co_return std::move(sent);
+}
+
 net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request<http::string_body> request,
                                                   std::chrono::milliseconds timeout)
 {
-    Stream stream(co_await net::this_coro::executor);
-    stream.expires_after(timeout);
-    if (auto connected = co_await connect_to(stream, socket); !connected) co_return connected.error();
-    // A daemon with no room for the connection answers 503 and closes it without reading the
-    // request, so when sending fails the answer may be waiting all the same: read it.
-    auto [write_ec, written] = co_await http::async_write(stream, request, k_tuple);
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(k_max_response_bytes);
+    auto sent = co_await send_request(std::move(socket), std::move(request), timeout);
+    if (!sent) co_return sent.error();
+    auto& [stream, buffer, parser, write_ec] = **sent;
     auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
     if (read_ec) co_return read_failure(read_ec, write_ec);
     co_return DaemonReply{parser.get().result_int(), std::move(parser.get().body())};
@@ -180,13 +200,9 @@ private:
 net::awaitable<Expected<json::value>> streamed_call_on(fs::path socket, http::request<http::string_body> request,
                                                        std::chrono::milliseconds timeout, const RunEventHandler& on_event)
 {
-    Stream stream(co_await net::this_coro::executor);
-    stream.expires_after(timeout);
-    if (auto connected = co_await connect_to(stream, socket); !connected) co_return connected.error();
-    auto [write_ec, written] = co_await http::async_write(stream, request, k_tuple);
-    beast::flat_buffer buffer;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(k_max_response_bytes);
+    auto sent = co_await send_request(std::move(socket), std::move(request), timeout);
+    if (!sent) co_return sent.error();
+    auto& [stream, buffer, parser, write_ec] = **sent;
     auto [head_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, k_tuple);
     if (head_ec) co_return read_failure(head_ec, write_ec);
     const bool streamed = parser.get().result_int() == 200 &&

@@ -15,7 +15,7 @@ namespace json = boost::json;
 
 using proto::CleanupStatus, proto::FileRecord, proto::Receipt, proto::SignalSource, proto::StreamRecord,
     proto::TerminationMechanism, proto::UnsealedFacts;
-using proto::format_number, proto::is_valid_utf8, proto::printable_excerpt;
+using util::format_number, util::is_valid_utf8, util::printable_excerpt;
 
 namespace {
 

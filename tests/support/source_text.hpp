@@ -1,4 +1,5 @@
-// Reading the project's own files (docs, sources) in unit tests that compare docs with code.
+// Reading the project's own files (docs, sources) in unit tests that compare docs with code,
+// and the lines of a text.
 // tests/support/build_paths.hpp says where the source tree is.
 #pragma once
 
@@ -8,8 +9,18 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace pybox::test {
+
+// The lines of `text`, each without its "\n".
+inline std::vector<std::string> lines_of(const std::string& text)
+{
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
 
 // The whole text of a file; fails the test when it cannot be read.
 inline std::string read_text(const std::filesystem::path& file)

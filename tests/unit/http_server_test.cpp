@@ -6,6 +6,7 @@
 #include "common/ids.hpp"
 #include "common/sha256.hpp"
 #include "proto/receipt.hpp"
+#include "tests/support/source_text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -40,6 +41,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Local = net::local::stream_protocol;
 using pybox::daemon::HttpServer;
+using pybox::test::lines_of;
 using pybox::daemon::HttpServerOptions;
 
 constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
@@ -335,14 +337,6 @@ std::string streamed_run(std::string_view body)
            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + std::string(body);
 }
 
-std::vector<std::string> lines_of(const std::string& text)
-{
-    std::vector<std::string> lines;
-    for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
-        lines.push_back(text.substr(start, end - start));
-    return lines;
-}
-
 std::string run_body(std::string_view source) { return R"({"source": ")" + std::string(source) + R"("})"; }
 
 bool body_has_error(const Reply& reply, std::string_view code)
@@ -635,19 +629,30 @@ TEST_CASE("At the connection cap with none idle a new connection gets 503 too_ma
     CHECK(ping->status == 200);
 }
 
-TEST_CASE("A client that disconnects during a run fires the run's cancellation slot")
+namespace {
+
+// How many runs were cancelled within 2 s of a client that sent `request` (a run that waits) and
+// left 100 ms later.
+int cancellations_after_leaving(const std::string& request)
 {
     RunningServer server;
     {
         RawClient client(server.socket_path());
-        client.send(post("/v1/runs", run_body("wait")));
+        client.send(request);
         std::this_thread::sleep_for(100ms);
         client.close();
     }
     const auto deadline = std::chrono::steady_clock::now() + 2s;
     while (server.services.runs.cancellations() == 0 && std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(10ms);
-    CHECK(server.services.runs.cancellations() == 1);
+    return server.services.runs.cancellations();
+}
+
+}  // namespace
+
+TEST_CASE("A client that disconnects during a run fires the run's cancellation slot")
+{
+    CHECK(cancellations_after_leaving(post("/v1/runs", run_body("wait"))) == 1);
 }
 
 TEST_CASE("A streamed run answers chunked NDJSON events, then the answer an unstreamed run gets, byte for byte")
@@ -688,17 +693,7 @@ TEST_CASE("A streamed run refused before it starts gets the plain error answer, 
 
 TEST_CASE("A client that leaves a streamed run fires the run's cancellation slot")
 {
-    RunningServer server;
-    {
-        RawClient client(server.socket_path());
-        client.send(streamed_run(run_body("wait")));
-        std::this_thread::sleep_for(100ms);
-        client.close();
-    }
-    const auto deadline = std::chrono::steady_clock::now() + 2s;
-    while (server.services.runs.cancellations() == 0 && std::chrono::steady_clock::now() < deadline)
-        std::this_thread::sleep_for(10ms);
-    CHECK(server.services.runs.cancellations() == 1);
+    CHECK(cancellations_after_leaving(streamed_run(run_body("wait"))) == 1);
 }
 
 TEST_CASE("Concurrent runs each get their own receipt")

@@ -19,19 +19,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace pybox::model;
+using pybox::test::lines_of;
 
 const std::string& doc()
 {
     static const std::string text = pybox::test::read_text(pybox::test::source_dir() / "docs" / "model.md");
     return text;
-}
-
-std::vector<std::string> lines_of(const std::string& text)
-{
-    std::vector<std::string> lines;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
-    return lines;
 }
 
 // The row whose first cell is `name`.

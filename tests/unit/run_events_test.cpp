@@ -1,5 +1,6 @@
 // The events of a streamed run (proto/run_events.hpp): how they are written and read back.
 #include "proto/run_events.hpp"
+#include "tests/support/source_text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -11,14 +12,7 @@ namespace {
 using pybox::proto::OutputStream;
 using pybox::util::ReadMode;
 using pybox::proto::RunEvent;
-
-std::vector<std::string> lines_of(const std::string& text)
-{
-    std::vector<std::string> lines;
-    for (std::size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
-        lines.push_back(text.substr(start, end - start));
-    return lines;
-}
+using pybox::test::lines_of;
 
 // The bytes the output events of `lines` carry, read back strictly.
 std::string bytes_of(const std::string& lines)
