@@ -15,6 +15,11 @@ std::optional<std::string> absolute_path_problem(const boost::json::value& value
     return std::nullopt;
 }
 
+Error config_invalid(const std::filesystem::path& file, std::string_view where, std::string_view why)
+{
+    return make_error("config_invalid", file.string() + ": " + std::string(where) + " " + std::string(why) + ".");
+}
+
 std::filesystem::path normal_path(const boost::json::value& value)
 {
     return std::filesystem::path(std::string(value.get_string())).lexically_normal();

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace pybox::config {
 
@@ -17,6 +18,10 @@ namespace pybox::config {
 // sentence naming the key ("must be a string", "must be an absolute path", "must not contain NUL
 // bytes", "is longer than N bytes"); nullopt when it is one.
 std::optional<std::string> absolute_path_problem(const boost::json::value& value, std::size_t max_length);
+
+// Error "config_invalid" for `file`: "<file>: <where> <why>.", `where` naming the key or entry
+// (`key "engine_socket"`, `engines[2]`) and `why` ending the sentence.
+Error config_invalid(const std::filesystem::path& file, std::string_view where, std::string_view why);
 
 // `value` as a path, lexically normal; only for a value absolute_path_problem accepted.
 std::filesystem::path normal_path(const boost::json::value& value);

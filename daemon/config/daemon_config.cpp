@@ -21,16 +21,15 @@ namespace {
 
 constexpr std::size_t k_max_runtime_name = 64;
 
-Error invalid(const std::filesystem::path& file, std::string_view key, std::string_view why)
+Error invalid_key(const std::filesystem::path& file, std::string_view key, std::string_view why)
 {
-    return make_error("config_invalid",
-                      file.string() + ": key \"" + std::string(key) + "\" " + std::string(why) + ".");
+    return config_invalid(file, "key \"" + std::string(key) + "\"", why);
 }
 
 Expected<std::filesystem::path> absolute_path(const json::value& value, const std::filesystem::path& file,
                                               std::string_view key, std::size_t max_length)
 {
-    if (auto problem = absolute_path_problem(value, max_length)) return invalid(file, key, *problem);
+    if (auto problem = absolute_path_problem(value, max_length)) return invalid_key(file, key, *problem);
     return normal_path(value);
 }
 
@@ -38,7 +37,7 @@ Expected<std::string> runtime_name(const json::value& value, const std::filesyst
                                    std::string_view key)
 {
     const auto* text = value.if_string();
-    if (text == nullptr) return invalid(file, key, "must be a string");
+    if (text == nullptr) return invalid_key(file, key, "must be a string");
     const std::string_view view = *text;
     const bool well_formed =
         !view.empty() && view.size() <= k_max_runtime_name && std::all_of(view.begin(), view.end(), [](char c) {
@@ -46,7 +45,7 @@ Expected<std::string> runtime_name(const json::value& value, const std::filesyst
                    c == '_' || c == '-';
         });
     if (!well_formed)
-        return invalid(file, key, "must be a runtime name (1-64 letters, digits, '.', '_' or '-')");
+        return invalid_key(file, key, "must be a runtime name (1-64 letters, digits, '.', '_' or '-')");
     return std::string(view);
 }
 
@@ -76,7 +75,7 @@ Expected<std::int64_t> seconds_in_range(const json::value& value, const std::fil
                                         const SecondsKey& row)
 {
     if (!value.is_int64() || value.get_int64() < row.min || value.get_int64() > row.max)
-        return invalid(file, row.key,
+        return invalid_key(file, row.key,
                        "must be a whole number of seconds from " + std::to_string(row.min) + " to " +
                            std::to_string(row.max));
     return value.get_int64();
@@ -98,7 +97,7 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
     DaemonConfig config;
     for (const auto& [key, value] : *object) {
         if (find_config_key(k_top_section, key) == nullptr) {
-            return invalid(file, key, "is not known (known keys: " + known_keys(k_top_section) + ")");
+            return invalid_key(file, key, "is not known (known keys: " + known_keys(k_top_section) + ")");
         } else if (key == "engine_socket") {
             auto socket = absolute_path(value, file, key, k_max_unix_socket_path);
             if (!socket) return socket.error();
@@ -128,14 +127,14 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             // stays strict; the daemon runs nothing unsealed.
             if (auto python = absolute_path(value, file, key, k_max_path_bytes); !python) return python.error();
         } else if (key == "watcher") {
-            if (!value.is_bool()) return invalid(file, key, "must be true or false");
+            if (!value.is_bool()) return invalid_key(file, key, "must be true or false");
             config.watcher = value.get_bool();
         } else if (key == "local_engine") {
-            if (!value.is_bool()) return invalid(file, key, "must be true or false");
+            if (!value.is_bool()) return invalid_key(file, key, "must be true or false");
             config.local_engine = value.get_bool();
         } else if (key == "warm_boxes") {
             if (!value.is_int64() || value.get_int64() < 0 || value.get_int64() > limits::k_max_warm_boxes)
-                return invalid(file, key, "must be a whole number from 0 to " + std::to_string(limits::k_max_warm_boxes));
+                return invalid_key(file, key, "must be a whole number from 0 to " + std::to_string(limits::k_max_warm_boxes));
             config.warm_boxes = static_cast<int>(value.get_int64());
         } else if (key == "engines") {
             auto engines = parse_engine_entries(value, file);
@@ -150,7 +149,7 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             if (!seconds) return seconds.error();
             config.*(seconds_key->field) = *seconds;
         } else {
-            return invalid(file, key, "is not known (known keys: " + known_keys(k_top_section) + ")");
+            return invalid_key(file, key, "is not known (known keys: " + known_keys(k_top_section) + ")");
         }
     }
     if (!config.local_engine && config.engines.empty())

@@ -76,7 +76,8 @@ net::awaitable<void> StreamedAnswer::wait()
 {
     if (!m_lines.empty() || m_finished) co_return;
     m_wake.expires_at(net::steady_timer::time_point::max());
-    auto [ec] = co_await m_wake.async_wait(net::as_tuple(net::use_awaitable));
+    // Woken by cancel(): the error code says only that.
+    co_await m_wake.async_wait(net::as_tuple(net::use_awaitable));
 }
 
 std::string StreamedAnswer::take() { return std::exchange(m_lines, {}); }

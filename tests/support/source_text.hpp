@@ -32,6 +32,15 @@ inline std::string read_text(const std::filesystem::path& file)
     return text.str();
 }
 
+// The row of a Markdown table in `text` whose first cell is `first` ("| first | ..."); fails the
+// test when there is none.
+inline std::string table_row(const std::string& text, const std::string& first)
+{
+    const auto at = text.find("\n| " + first + " |");
+    REQUIRE(at != std::string::npos);
+    return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+}
+
 // `text` with the first `from` replaced by `to`; fails the test when `text` has no `from`.
 inline std::string replaced(std::string text, const std::string& from, const std::string& to)
 {

@@ -19,7 +19,7 @@ using namespace pybox::config;
 
 namespace {
 
-const std::filesystem::path k_file = "/home/u/.pybox/runtime/config.json";
+const std::filesystem::path k_config_file = "/home/u/.pybox/runtime/config.json";
 const std::string k_fingerprint = "SHA256:" + std::string(43, 'A');
 
 // A valid value of each key, as JSON text.
@@ -110,7 +110,7 @@ TEST_CASE("Every key in the table is read, with a valid value, in its section")
     for (const auto& key : config_keys()) {
         const auto text = config_with(key.section, std::string(key.name), valid_value(key));
         INFO(text);
-        const auto config = parse_daemon_config(text, k_file);
+        const auto config = parse_daemon_config(text, k_config_file);
         CHECK(config.has_value());
     }
 }
@@ -120,34 +120,34 @@ TEST_CASE("A value of the wrong type is refused for every key in the table, nami
     for (const auto& key : config_keys()) {
         const auto text = config_with(key.section, std::string(key.name), wrong_value(key.type));
         INFO(text);
-        const auto config = parse_daemon_config(text, k_file);
+        const auto config = parse_daemon_config(text, k_config_file);
         REQUIRE_FALSE(config.has_value());
         CHECK(config.error().code == "config_invalid");
-        CHECK_THAT(config.error().message, Catch::Contains(std::string(key.name)) && Catch::Contains(k_file.string()));
+        CHECK_THAT(config.error().message, Catch::Contains(std::string(key.name)) && Catch::Contains(k_config_file.string()));
     }
 }
 
 TEST_CASE("A key not in the table is refused in every section, with the section's keys from the table")
 {
-    const auto top = parse_daemon_config(R"({"no_such_key": 1})", k_file);
+    const auto top = parse_daemon_config(R"({"no_such_key": 1})", k_config_file);
     REQUIRE_FALSE(top.has_value());
     CHECK(top.error().code == "config_invalid");
-    CHECK(top.error().message == k_file.string() + ": key \"no_such_key\" is not known (known keys: " +
+    CHECK(top.error().message == k_config_file.string() + ": key \"no_such_key\" is not known (known keys: " +
                                      known_keys(k_top_section) + ").");
-    const auto model = parse_daemon_config(R"({"model": {"no_such_key": 1}})", k_file);
+    const auto model = parse_daemon_config(R"({"model": {"no_such_key": 1}})", k_config_file);
     REQUIRE_FALSE(model.has_value());
-    CHECK(model.error().message == k_file.string() + ": key \"model.no_such_key\" is not known (known keys: " +
+    CHECK(model.error().message == k_config_file.string() + ": key \"model.no_such_key\" is not known (known keys: " +
                                        known_keys(k_model_section) + ").");
-    const auto engines = parse_daemon_config(R"({"engines": [{"id": "e2", "no_such_key": 1}]})", k_file);
+    const auto engines = parse_daemon_config(R"({"engines": [{"id": "e2", "no_such_key": 1}]})", k_config_file);
     REQUIRE_FALSE(engines.has_value());
-    CHECK(engines.error().message == k_file.string() + ": engines[0] has an unknown key \"no_such_key\" (known keys: " +
+    CHECK(engines.error().message == k_config_file.string() + ": engines[0] has an unknown key \"no_such_key\" (known keys: " +
                                          known_keys(k_engines_section) + ").");
     CHECK(known_keys(k_engines_section) == "id, url, engine_socket, identity_file, known_hosts, host_key");
 }
 
 TEST_CASE("The table's defaults are what the readers give when a key is absent")
 {
-    const auto defaults = parse_daemon_config("{}", k_file);
+    const auto defaults = parse_daemon_config("{}", k_config_file);
     REQUIRE(defaults.has_value());
     const auto default_of = [](std::string_view section, std::string_view name) {
         const auto* key = find_config_key(section, name);
@@ -172,7 +172,7 @@ TEST_CASE("The table's defaults are what the readers give when a key is absent")
     CHECK_FALSE(defaults->watcher_script);
     CHECK_FALSE(defaults->model);
 
-    const auto model = parse_daemon_config(R"({"model": {"model": "m", "api_key_env": "KEY"}})", k_file);
+    const auto model = parse_daemon_config(R"({"model": {"model": "m", "api_key_env": "KEY"}})", k_config_file);
     REQUIRE(model.has_value());
     REQUIRE(model->model.has_value());
     CHECK(default_of(k_model_section, "base_url") == std::string(model::k_default_base_url));

@@ -19,18 +19,11 @@ using namespace pybox::macos;
 
 namespace {
 
+using pybox::test::table_row;
+
 std::string macos_doc()
 {
     return pybox::test::read_text(pybox::test::source_dir() / "docs" / "macos.md");
-}
-
-// The row of docs/macos.md whose first cell is `name`.
-std::string row(const std::string& name)
-{
-    const auto doc = macos_doc();
-    const auto at = doc.find("\n| " + name + " |");
-    REQUIRE(at != std::string::npos);
-    return doc.substr(at + 1, doc.find('\n', at + 1) - at - 1);
 }
 
 }  // namespace
@@ -55,11 +48,11 @@ TEST_CASE("docs/macos.md shows override.yaml and the Docker config as PyBox writ
 
 TEST_CASE("docs/macos.md states the VM's profile, sizes and minimum colima version from the code")
 {
-    CHECK_THAT(row("Profile"), Catch::Contains("`" + std::string(k_colima_profile) + "` (Lima instance `" +
+    CHECK_THAT(table_row(macos_doc(), "Profile"), Catch::Contains("`" + std::string(k_colima_profile) + "` (Lima instance `" +
                                                std::string(k_lima_instance) + "`)"));
-    CHECK_THAT(row("CPUs / memory / disk"), Catch::Contains(std::to_string(k_vm_cpus) + " / " + std::to_string(k_vm_memory_gib) +
+    CHECK_THAT(table_row(macos_doc(), "CPUs / memory / disk"), Catch::Contains(std::to_string(k_vm_cpus) + " / " + std::to_string(k_vm_memory_gib) +
                                                             " GiB / " + std::to_string(k_vm_disk_gib) + " GiB"));
-    CHECK_THAT(row("`status.size`"), Catch::Contains(std::to_string(k_vm_cpus) + " CPUs, " +
+    CHECK_THAT(table_row(macos_doc(), "`status.size`"), Catch::Contains(std::to_string(k_vm_cpus) + " CPUs, " +
                                                      std::to_string(k_vm_memory_gib) + " GiB, " +
                                                      std::to_string(k_vm_disk_gib) + " GiB"));
     CHECK_THAT(macos_doc(), Catch::Contains("colima " + std::string(k_min_colima_version) + " or newer"));
@@ -78,7 +71,7 @@ TEST_CASE("docs/macos.md lists every check a verdict can name")
 {
     for (const auto* check : {"status.display_name", "status.runtime", "status.arch", "status.kubernetes", "status.network",
                               "status.docker_socket", "status.size", "mounts", "ports", "sockets", "override"})
-        CHECK_THAT(row(std::string("`") + check + "`"), Catch::StartsWith(std::string("| `") + check + "` |"));
+        CHECK_THAT(table_row(macos_doc(), std::string("`") + check + "`"), Catch::StartsWith(std::string("| `") + check + "` |"));
 }
 
 TEST_CASE("docs/macos.md states the parsers' bounds from the code")
@@ -99,13 +92,13 @@ TEST_CASE("docs/macos.md's launchd table matches the generated agent")
 {
     const auto plist = launchd_plist();
     CHECK_THAT(plist, Catch::Contains("<key>ExitTimeOut</key>\n  <integer>30</integer>"));
-    CHECK_THAT(row("`ExitTimeOut`"), Catch::Contains("| 30 |"));
+    CHECK_THAT(table_row(macos_doc(), "`ExitTimeOut`"), Catch::Contains("| 30 |"));
     CHECK_THAT(plist, Catch::Contains("<key>Umask</key>\n  <integer>63</integer>"));
-    CHECK_THAT(row("`Umask`"), Catch::Contains("| 63 (077) |"));
+    CHECK_THAT(table_row(macos_doc(), "`Umask`"), Catch::Contains("| 63 (077) |"));
     CHECK_THAT(plist, Catch::Contains("<string>@HOME@/.local/bin/pyboxd</string>"));
-    CHECK_THAT(row("`ProgramArguments`"), Catch::Contains("`@HOME@/.local/bin/pyboxd`"));
+    CHECK_THAT(table_row(macos_doc(), "`ProgramArguments`"), Catch::Contains("`@HOME@/.local/bin/pyboxd`"));
     CHECK_THAT(plist, Catch::Contains("<string>@HOME@/.pybox/runtime/pyboxd.log</string>"));
-    CHECK_THAT(row("`StandardOutPath`, `StandardErrorPath`"), Catch::Contains("`@HOME@/.pybox/runtime/pyboxd.log`"));
+    CHECK_THAT(table_row(macos_doc(), "`StandardOutPath`, `StandardErrorPath`"), Catch::Contains("`@HOME@/.pybox/runtime/pyboxd.log`"));
 }
 
 TEST_CASE("docs/macos.md quotes the reason a run gives before the watcher has reached the VM, and its wait")

@@ -17,6 +17,8 @@
 
 namespace {
 
+using pybox::test::table_row;
+
 namespace fs = std::filesystem;
 using namespace pybox::model;
 using pybox::test::lines_of;
@@ -25,15 +27,6 @@ const std::string& doc()
 {
     static const std::string text = pybox::test::read_text(pybox::test::source_dir() / "docs" / "model.md");
     return text;
-}
-
-// The row whose first cell is `name`.
-std::string row(const std::string& name)
-{
-    for (const auto& line : lines_of(doc()))
-        if (line.starts_with("| " + name + " |")) return line;
-    FAIL("docs/model.md has no row " << name);
-    return {};
 }
 
 // The first cells (backticked) of the table under `heading`.
@@ -71,34 +64,34 @@ TEST_CASE("docs/model.md's config table lists exactly the keys of config.json's 
 
 TEST_CASE("docs/model.md states the client's defaults and ranges from the code")
 {
-    CHECK_THAT(row("`base_url`"), Catch::Contains("`" + std::string(k_default_base_url) + "`"));
-    CHECK_THAT(row("`temperature`"), Catch::Contains("| `0.2` |") && Catch::Contains("0-2"));
+    CHECK_THAT(table_row(doc(), "`base_url`"), Catch::Contains("`" + std::string(k_default_base_url) + "`"));
+    CHECK_THAT(table_row(doc(), "`temperature`"), Catch::Contains("| `0.2` |") && Catch::Contains("0-2"));
     CHECK(k_default_temperature == 0.2);
     CHECK(k_max_temperature == 2.0);
-    CHECK_THAT(row("`max_tokens`"), Catch::Contains("| `" + std::to_string(k_default_max_tokens) + "` |") &&
+    CHECK_THAT(table_row(doc(), "`max_tokens`"), Catch::Contains("| `" + std::to_string(k_default_max_tokens) + "` |") &&
                                         Catch::Contains("1-" + std::to_string(k_max_max_tokens)));
-    CHECK_THAT(row("`answer_timeout_s`"), Catch::Contains("| `" + std::to_string(k_default_answer_timeout_s) + "` |") &&
+    CHECK_THAT(table_row(doc(), "`answer_timeout_s`"), Catch::Contains("| `" + std::to_string(k_default_answer_timeout_s) + "` |") &&
                                               Catch::Contains("1-" + std::to_string(k_max_answer_timeout_s)));
-    CHECK_THAT(row("`base_url`"), Catch::Contains("at most " + with_commas(k_max_base_url_bytes) + " bytes"));
+    CHECK_THAT(table_row(doc(), "`base_url`"), Catch::Contains("at most " + with_commas(k_max_base_url_bytes) + " bytes"));
 }
 
 TEST_CASE("docs/model.md's limits table states the client's limits from the code")
 {
     using std::chrono::seconds;
-    CHECK_THAT(row("Connect"), Catch::Contains(std::to_string(std::chrono::duration_cast<seconds>(k_connect_timeout).count()) + " s"));
-    CHECK_THAT(row("Answer"), Catch::Contains(std::to_string(k_default_answer_timeout_s) + " s by default, at most " +
+    CHECK_THAT(table_row(doc(), "Connect"), Catch::Contains(std::to_string(std::chrono::duration_cast<seconds>(k_connect_timeout).count()) + " s"));
+    CHECK_THAT(table_row(doc(), "Answer"), Catch::Contains(std::to_string(k_default_answer_timeout_s) + " s by default, at most " +
                                               std::to_string(k_max_answer_timeout_s) + " s"));
-    CHECK_THAT(row("Answer body"), Catch::Contains(with_commas(k_max_answer_bytes) + " bytes"));
-    CHECK_THAT(row("Answer header"), Catch::Contains(with_commas(k_max_answer_header_bytes) + " bytes"));
-    CHECK_THAT(row("Answer nesting"), Catch::Contains(std::to_string(k_max_answer_depth) + " levels"));
-    CHECK_THAT(row("Request body"), Catch::Contains(with_commas(k_max_request_bytes) + " bytes, at most " +
+    CHECK_THAT(table_row(doc(), "Answer body"), Catch::Contains(with_commas(k_max_answer_bytes) + " bytes"));
+    CHECK_THAT(table_row(doc(), "Answer header"), Catch::Contains(with_commas(k_max_answer_header_bytes) + " bytes"));
+    CHECK_THAT(table_row(doc(), "Answer nesting"), Catch::Contains(std::to_string(k_max_answer_depth) + " levels"));
+    CHECK_THAT(table_row(doc(), "Request body"), Catch::Contains(with_commas(k_max_request_bytes) + " bytes, at most " +
                                                     std::to_string(k_max_messages) + " messages"));
-    CHECK_THAT(row("Tries"), Catch::Contains(std::to_string(k_max_tries) + " in all"));
-    CHECK_THAT(row("Backoff"), Catch::Contains(std::to_string(std::chrono::duration_cast<seconds>(k_backoff_first).count()) +
+    CHECK_THAT(table_row(doc(), "Tries"), Catch::Contains(std::to_string(k_max_tries) + " in all"));
+    CHECK_THAT(table_row(doc(), "Backoff"), Catch::Contains(std::to_string(std::chrono::duration_cast<seconds>(k_backoff_first).count()) +
                                                " s, doubling, at most " +
                                                std::to_string(std::chrono::duration_cast<seconds>(k_backoff_longest).count()) + " s"));
-    CHECK_THAT(row("Retry-After"), Catch::Contains("up to " + std::to_string(k_max_retry_after.count()) + " s"));
-    CHECK_THAT(row("The key"), Catch::Contains(with_commas(k_max_key_bytes) + " bytes"));
+    CHECK_THAT(table_row(doc(), "Retry-After"), Catch::Contains("up to " + std::to_string(k_max_retry_after.count()) + " s"));
+    CHECK_THAT(table_row(doc(), "The key"), Catch::Contains(with_commas(k_max_key_bytes) + " bytes"));
     CHECK_THAT(doc(), Catch::Contains("ends within " + std::to_string(k_max_tries) + " x (" +
                                       std::to_string(std::chrono::duration_cast<seconds>(k_connect_timeout).count()) +
                                       " s + `answer_timeout_s`) plus three waits of\nat most " +

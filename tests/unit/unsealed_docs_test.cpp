@@ -16,6 +16,8 @@
 
 namespace {
 
+using pybox::test::table_row;
+
 namespace fs = std::filesystem;
 using Names = std::set<std::string>;
 using pybox::test::read_text;
@@ -40,14 +42,6 @@ Names captures(const std::string& text, const std::regex& pattern)
     return names;
 }
 
-// The row whose first cell is `first`.
-std::string row(const std::string& text, const std::string& first)
-{
-    const auto at = text.find("\n| " + first + " |");
-    REQUIRE(at != std::string::npos);
-    return text.substr(at + 1, text.find('\n', at + 1) - at - 1);
-}
-
 // The backticked first cells of the table after `header`.
 Names first_column(const std::string& text, const std::string& header)
 {
@@ -69,12 +63,12 @@ TEST_CASE("The reference states the limits of unsealed runs that the runner sets
     using namespace pybox::client::unsealed;
     const auto text = section("reference.md", "## Unsealed runs");
     const auto limits = plan_limits(2.0, 100);
-    CHECK_THAT(row(text, "`RLIMIT_AS`"), Catch::Contains(std::to_string(limits.address_space_bytes) + " bytes"));
-    CHECK_THAT(row(text, "`RLIMIT_NPROC`"), Catch::Contains("+ " + std::to_string(limits.processes - 100)));
-    CHECK_THAT(row(text, "`RLIMIT_CPU`"), Catch::Contains("rounded up + " + std::to_string(limits.cpu_seconds - 2) + " s"));
-    CHECK_THAT(row(text, "`RLIMIT_FSIZE`"), Catch::Contains(std::to_string(limits.file_size_bytes) + " bytes"));
-    CHECK_THAT(row(text, "`RLIMIT_NOFILE`"), Catch::Contains("| " + std::to_string(limits.open_files) + " |"));
-    CHECK_THAT(row(text, "`RLIMIT_CORE`"), Catch::Contains("| " + std::to_string(limits.core_bytes) + " |"));
+    CHECK_THAT(table_row(text, "`RLIMIT_AS`"), Catch::Contains(std::to_string(limits.address_space_bytes) + " bytes"));
+    CHECK_THAT(table_row(text, "`RLIMIT_NPROC`"), Catch::Contains("+ " + std::to_string(limits.processes - 100)));
+    CHECK_THAT(table_row(text, "`RLIMIT_CPU`"), Catch::Contains("rounded up + " + std::to_string(limits.cpu_seconds - 2) + " s"));
+    CHECK_THAT(table_row(text, "`RLIMIT_FSIZE`"), Catch::Contains(std::to_string(limits.file_size_bytes) + " bytes"));
+    CHECK_THAT(table_row(text, "`RLIMIT_NOFILE`"), Catch::Contains("| " + std::to_string(limits.open_files) + " |"));
+    CHECK_THAT(table_row(text, "`RLIMIT_CORE`"), Catch::Contains("| " + std::to_string(limits.core_bytes) + " |"));
 }
 
 TEST_CASE("The reference states exactly the environment of unsealed runs")
