@@ -8,7 +8,9 @@
 // common/api_error_codes.hpp, one per row, and no product source spells one as a literal.
 #include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
+#include "daemon/server/http_server.hpp"
 #include "proto/error_codes.hpp"
+#include "proto/run_events.hpp"
 #include "tests/support/build_paths.hpp"
 
 #include "tests/support/source_text.hpp"
@@ -283,4 +285,17 @@ TEST_CASE("No product source writes a code of the error table as a string litera
             }
         }
     CHECK(files > 100);
+}
+
+TEST_CASE("api.md's streamed runs state the event bound and the write time-out the code uses")
+{
+    const std::string doc = read_text(pybox::test::source_dir() / "docs" / "api.md");
+    const auto at = doc.find("#### Streamed runs");
+    REQUIRE(at != std::string::npos);
+    const std::string section = doc.substr(at, doc.find("\n### ", at) - at);
+    CHECK_THAT(section, Catch::Contains("at most 16,384 bytes"));
+    CHECK(pybox::proto::k_max_event_data_bytes == 16'384);
+    const auto write_s = pybox::daemon::HttpServerOptions{}.response_write_timeout.count() / 1000;
+    CHECK_THAT(section, Catch::Contains("waits " + std::to_string(write_s) + " s"));
+    CHECK_THAT(section, Catch::Contains(std::string(pybox::proto::k_run_events_media_type)));
 }
