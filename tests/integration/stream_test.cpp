@@ -239,9 +239,9 @@ TEST_CASE("A client that goes away mid-stream ends the run: the box is removed a
     run.close();
     std::optional<json::value> receipt;
     CHECK(within(15s, [&] {
-        auto shown = try_run_pybox({"receipts", "show", run_id, "--json"});
-        if (!shown || shown->exit_code != 0) return false;
-        receipt = json::parse(shown->output);
+        auto listed = try_run_pybox({"receipts", "show", run_id, "--json"});
+        if (!listed || listed->exit_code != 0) return false;
+        receipt = json::parse(listed->output);
         return true;
     }));
     REQUIRE(receipt);
