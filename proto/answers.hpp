@@ -10,12 +10,16 @@
 
 #include "common/error.hpp"
 #include "proto/attempts.hpp"
+#include "util/described_json.hpp"
 #include "util/read_mode.hpp"
+
+#include <boost/describe/class.hpp>
 
 #include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +35,7 @@ struct PingAnswer {
 
     friend bool operator==(const PingAnswer&, const PingAnswer&) = default;
 };
+BOOST_DESCRIBE_STRUCT(PingAnswer, (), (ok, daemon, version, api))
 
 // One failed check of the engine: which ("ping", "info.seccomp", "images", ...) and why.
 struct EngineProblem {
@@ -39,6 +44,7 @@ struct EngineProblem {
 
     friend bool operator==(const EngineProblem&, const EngineProblem&) = default;
 };
+BOOST_DESCRIBE_STRUCT(EngineProblem, (), (check, message))
 
 // One engine of the pool (docs/api.md "The pool of engines"): the local engine first, then
 // config.json's "engines" in their order.
@@ -55,6 +61,7 @@ struct PoolEngine {
 
     friend bool operator==(const PoolEngine&, const PoolEngine&) = default;
 };
+BOOST_DESCRIBE_STRUCT(PoolEngine, (), (id, address, takes_runs, running, verified, busy, problems, notes, api_version))
 
 // GET /v1/vm/status; POST /v1/vm/start answers the same plus `started` and `seconds`.
 // The keys before `engines` describe the local engine, as they did before the pool.
@@ -73,6 +80,13 @@ struct EngineStatus {
 
     friend bool operator==(const EngineStatus&, const EngineStatus&) = default;
 };
+BOOST_DESCRIBE_STRUCT(EngineStatus, (), (running, verified, engine_socket, is_private, runtime, problems, notes, pid, api_version, engines))
+// "private" is a keyword in C++; `engines` is written only for a pool.
+inline constexpr util::JsonMemberRule k_engine_status_rules[] = {
+    {"is_private", "private"},
+    {"engines", {}, util::JsonPresence::when_set},
+};
+inline std::span<const util::JsonMemberRule> json_member_rules(const EngineStatus*) { return k_engine_status_rules; }
 
 struct EngineStartAnswer : EngineStatus {
     bool started = false;  // this call launched dockerd (false: it was already running, or is not PyBox's)
@@ -80,6 +94,7 @@ struct EngineStartAnswer : EngineStatus {
 
     friend bool operator==(const EngineStartAnswer&, const EngineStartAnswer&) = default;
 };
+BOOST_DESCRIBE_STRUCT(EngineStartAnswer, (EngineStatus), (started, seconds))
 
 // POST /v1/vm/stop.
 struct EngineStopAnswer {
@@ -92,6 +107,7 @@ struct EngineStopAnswer {
 
     friend bool operator==(const EngineStopAnswer&, const EngineStopAnswer&) = default;
 };
+BOOST_DESCRIBE_STRUCT(EngineStopAnswer, (), (running, stopped, forced, engine_socket, seconds, notes))
 
 // The `status` of one image in a setup answer. A strict reader accepts only these two; a
 // tolerant one keeps any other text as it was written.
@@ -113,12 +129,22 @@ struct SetupImage {
 
     friend bool operator==(const SetupImage&, const SetupImage&) = default;
 };
+BOOST_DESCRIBE_STRUCT(SetupImage, (), (name, image_id, recipe_sha256, status, seconds, tar_sha256, lock_refreshed, previous_image_id, previous_image_removed))
+inline constexpr util::JsonMemberRule k_setup_image_rules[] = {
+    {"previous_image_id", {}, util::JsonPresence::when_set},
+    {"previous_image_removed", {}, util::JsonPresence::when_set},
+};
+inline std::span<const util::JsonMemberRule> json_member_rules(const SetupImage*) { return k_setup_image_rules; }
+// Strictly, `status` is one of the three above; in both modes, previous_image_removed comes only
+// with previous_image_id.
+void check_json(util::ObjectReader& reader, const SetupImage& image);
 
 struct SetupAnswer {
     std::vector<SetupImage> images;
 
     friend bool operator==(const SetupAnswer&, const SetupAnswer&) = default;
 };
+BOOST_DESCRIBE_STRUCT(SetupAnswer, (), (images))
 
 // GET /v1/setup/progress: the image a `pybox setup` is building right now (nullopt when none),
 // mmdebstrap's latest phase line, the packages downloaded so far (complete .deb files) and
@@ -132,6 +158,7 @@ struct SetupProgress {
 
     friend bool operator==(const SetupProgress&, const SetupProgress&) = default;
 };
+BOOST_DESCRIBE_STRUCT(SetupProgress, (), (building, phase, downloaded_packages, downloaded_bytes, seconds))
 
 // One image of GET /v1/images, as images.json records it, and whether the engine holds it.
 struct ImageListEntry {
@@ -145,12 +172,18 @@ struct ImageListEntry {
 
     friend bool operator==(const ImageListEntry&, const ImageListEntry&) = default;
 };
+BOOST_DESCRIBE_STRUCT(ImageListEntry, (), (name, image_id, recipe_sha256, built_at, tar_sha256, present, present_unknown_because))
+inline constexpr util::JsonMemberRule k_image_list_entry_rules[] = {
+    {"present_unknown_because", {}, util::JsonPresence::when_set},
+};
+inline std::span<const util::JsonMemberRule> json_member_rules(const ImageListEntry*) { return k_image_list_entry_rules; }
 
 struct ImageList {
     std::vector<ImageListEntry> images;
 
     friend bool operator==(const ImageList&, const ImageList&) = default;
 };
+BOOST_DESCRIBE_STRUCT(ImageList, (), (images))
 
 // One attempt note of GET /v1/attempts: a run whose end is not confirmed yet.
 struct UnsettledAttempt {
@@ -165,6 +198,13 @@ struct UnsettledAttempt {
 
     friend bool operator==(const UnsettledAttempt&, const UnsettledAttempt&) = default;
 };
+BOOST_DESCRIBE_STRUCT(UnsettledAttempt, (), (run_id, created_at, expires_at, container_id, readable, in_progress, warm, owner_uid))
+// A daemon older than warm boxes does not send `warm`, nor one older than system mode `owner_uid`.
+inline constexpr util::JsonMemberRule k_unsettled_attempt_rules[] = {
+    {"warm", {}, util::JsonPresence::since_added},
+    {"owner_uid", {}, util::JsonPresence::when_set},
+};
+inline std::span<const util::JsonMemberRule> json_member_rules(const UnsettledAttempt*) { return k_unsettled_attempt_rules; }
 
 // GET /v1/attempts: the unsettled notes and the journal's settled attempts, newest first.
 struct AttemptsAnswer {
@@ -175,6 +215,7 @@ struct AttemptsAnswer {
 
     friend bool operator==(const AttemptsAnswer&, const AttemptsAnswer&) = default;
 };
+BOOST_DESCRIBE_STRUCT(AttemptsAnswer, (), (unsettled, unsettled_total, settled, damaged_lines))
 
 // The verdicts of one `pybox doctor` check (GET /v1/doctor). A strict reader accepts only these
 // three; a tolerant one keeps any other text as it was written.
@@ -192,6 +233,9 @@ struct DoctorCheck {
 
     friend bool operator==(const DoctorCheck&, const DoctorCheck&) = default;
 };
+BOOST_DESCRIBE_STRUCT(DoctorCheck, (), (name, verdict, detail, fix))
+// Strictly, `verdict` is one of the three above.
+void check_json(util::ObjectReader& reader, const DoctorCheck& check);
 
 // The checks of `pybox doctor`, in the order it prints them (docs/doctor.md): the client makes the
 // first, GET /v1/doctor answers the others.
@@ -216,6 +260,7 @@ struct DoctorAnswer {
 
     friend bool operator==(const DoctorAnswer&, const DoctorAnswer&) = default;
 };
+BOOST_DESCRIBE_STRUCT(DoctorAnswer, (), (checks))
 
 // One receipt the daemon keeps (GET /v1/receipts): read from its signed content, except
 // `bytes`, the size of the kept file, and `owner_uid`, the user whose run it was.
@@ -231,6 +276,9 @@ struct KeptReceipt {
 
     friend bool operator==(const KeptReceipt&, const KeptReceipt&) = default;
 };
+BOOST_DESCRIBE_STRUCT(KeptReceipt, (), (run_id, created_at, image, exit_code, mechanism, signed_receipt, bytes, owner_uid))
+inline constexpr util::JsonMemberRule k_kept_receipt_rules[] = {{"signed_receipt", "signed"}};
+inline std::span<const util::JsonMemberRule> json_member_rules(const KeptReceipt*) { return k_kept_receipt_rules; }
 
 // GET /v1/receipts: the kept receipts the caller may see, newest first, and the store's bounds.
 struct ReceiptList {
@@ -240,6 +288,7 @@ struct ReceiptList {
 
     friend bool operator==(const ReceiptList&, const ReceiptList&) = default;
 };
+BOOST_DESCRIBE_STRUCT(ReceiptList, (), (receipts, max_receipts, max_bytes))
 
 // Every error answer: {"error": {"code", "message", "retryable"}}.
 struct ErrorAnswer {
@@ -249,6 +298,7 @@ struct ErrorAnswer {
 
     friend bool operator==(const ErrorAnswer&, const ErrorAnswer&) = default;
 };
+BOOST_DESCRIBE_STRUCT(ErrorAnswer, (), (code, message, retryable))
 
 boost::json::value to_json(const PingAnswer& answer);
 boost::json::value to_json(const EngineStatus& answer);

@@ -2,7 +2,6 @@
 
 #include "util/text.hpp"
 
-#include <boost/json/array.hpp>
 #include <boost/json/parse.hpp>
 
 #include <algorithm>
@@ -38,23 +37,12 @@ Expected<std::string> bounded_string(const json::object& object, std::string_vie
 
 }  // namespace
 
-json::object to_json(const SettledAttempt& attempt)
+json::object to_json(const SettledAttempt& attempt) { return util::described_to_json(attempt); }
+
+void check_json(util::ObjectReader& reader, const SettledAttempt& attempt)
 {
-    json::array errors;
-    for (const auto& error : attempt.errors) errors.emplace_back(error);
-    json::object object{
-        {"run_id", attempt.run_id},
-        {"created_at", attempt.created_at},
-        {"expires_at", attempt.expires_at},
-        {"container_id", attempt.container_id},
-        {"settled_at", attempt.settled_at},
-        {"box", attempt.box},
-        {"box_removed_at", attempt.box_removed_at ? json::value(*attempt.box_removed_at) : json::value(nullptr)},
-        {"run_parent_released", attempt.run_parent_released},
-        {"errors", std::move(errors)}};
-    if (attempt.owner_uid) object[k_owner_key] = *attempt.owner_uid;
-    if (attempt.receipt) object["receipt"] = *attempt.receipt;
-    return object;
+    if (reader.mode() == util::ReadMode::strict && attempt.box != k_box_removed_by_sweep && attempt.box != k_box_not_found)
+        reader.fail("box", "must be REMOVED_BY_SWEEP or NOT_FOUND");
 }
 
 Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)

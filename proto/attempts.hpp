@@ -8,6 +8,9 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "util/described_json.hpp"
+
+#include <boost/describe/class.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
@@ -15,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +54,18 @@ struct SettledAttempt {
 
     friend bool operator==(const SettledAttempt&, const SettledAttempt&) = default;
 };
+BOOST_DESCRIBE_STRUCT(SettledAttempt, (), (run_id, created_at, expires_at, container_id, settled_at, box, box_removed_at,
+                                           run_parent_released, errors, owner_uid, receipt))
+inline constexpr util::JsonMemberRule k_settled_attempt_rules[] = {
+    {"owner_uid", {}, util::JsonPresence::when_set},
+    {"receipt", {}, util::JsonPresence::when_set},
+};
+inline std::span<const util::JsonMemberRule> json_member_rules(const SettledAttempt*) { return k_settled_attempt_rules; }
+// For readers of GET /v1/attempts: strictly, `box` is one of the two above. (The journal's own
+// reader, settled_attempt_from_json, is stricter: it bounds every value.)
+void check_json(util::ObjectReader& reader, const SettledAttempt& attempt);
 
+// The journal's line and GET /v1/attempts' entry.
 boost::json::object to_json(const SettledAttempt& attempt);
 // Strict: fails with "invalid_attempt" naming the first problem.
 Expected<SettledAttempt> settled_attempt_from_json(const boost::json::value& value);

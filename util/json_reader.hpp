@@ -5,9 +5,9 @@
 // documents checked for exactness); tolerant ignores them, as the reader of a document a newer
 // program wrote must. Both refuse a missing key or a value of the wrong type.
 //
-// Errors: the first problem found anywhere is kept in the shared error string, as
-// "path: problem"; after a problem, readers return defaults. Borrows the value and the error
-// string, which must outlive it. Pure.
+// Errors: the first problem found anywhere is kept in the shared error string, as the path and
+// the problem ("images[0].seconds must be a number"); after a problem, readers return defaults.
+// Borrows the value and the error string, which must outlive it. Pure.
 #pragma once
 
 #include "util/read_mode.hpp"

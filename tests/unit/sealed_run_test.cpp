@@ -81,10 +81,12 @@ std::string inspected_as_created(const FakeEngine& engine)
     return json::serialize(json::object{{"Id", k_box}, {"HostConfig", host}, {"Config", config}});
 }
 
-// The final inspect: FinishedAt is the engine's clock (here the daemon's) when it is asked.
-std::string final_state(std::int64_t exit_code, bool oom_killed = false, bool running = false)
+// The final inspect: FinishedAt is the engine's clock (here the daemon's) when it is asked, plus
+// `finished_later`.
+std::string final_state(std::int64_t exit_code, bool oom_killed = false, bool running = false,
+                        std::chrono::milliseconds finished_later = {})
 {
-    const auto now = WallClock::now();
+    const auto now = WallClock::now() + finished_later;
     const json::object state{{"Status", running ? "running" : "exited"},
                              {"Running", running},
                              {"ExitCode", exit_code},
@@ -140,11 +142,14 @@ Script healthy(const FakeEngine& engine, std::int64_t exit_code = 0)
     return script;
 }
 
-// A program that runs until it is killed: the box exits when the kill arrives, with 137.
+// A program that runs until it is killed: the box exits when the kill arrives, with 137. Its
+// FinishedAt is a second after the final inspect is asked, so that the box ends after the kill
+// beyond the uncertainty of the clock offset (the round trip of /info, long on a loaded machine).
 Script runs_until_killed(const FakeEngine& engine)
 {
     Script script = healthy(engine, 137);
     script.start = test::respond("204 No Content");
+    script.inspect[1] = test::respond_with([] { return final_state(137, false, false, 1000ms); });
     return script;
 }
 
