@@ -1,8 +1,10 @@
 #include "client/unsealed/unsealed_plan.hpp"
 
 #include "common/clock.hpp"
+#include "common/posix.hpp"
 #include "common/process.hpp"
 #include "proto/box_policy.hpp"
+#include "util/path_value.hpp"
 
 #include <boost/json/parse.hpp>
 
@@ -13,8 +15,6 @@ namespace pybox::client::unsealed {
 namespace json = boost::json;
 
 namespace {
-
-constexpr std::size_t k_max_path_bytes = 4096;
 
 const proto::BoxPolicy& stdlib_policy()
 {
@@ -91,16 +91,11 @@ Expected<std::filesystem::path> python_from_config(const std::optional<std::stri
     if (object == nullptr) return config_invalid(file, "must hold one JSON object");
     const auto* value = object->if_contains(k_python_key);
     if (value == nullptr) return std::filesystem::path(k_default_python);
-    const auto* path = value->if_string();
     const std::string key = "key \"" + std::string(k_python_key) + "\" ";
-    if (path == nullptr) return config_invalid(file, key + "must be a string");
-    if (path->empty() || path->front() != '/')
+    if (value->is_string() && !value->get_string().starts_with("/"))
         return config_invalid(file, key + "must be an absolute path (the interpreter is never looked up in $PATH)");
-    if (std::string_view(*path).find('\0') != std::string_view::npos)
-        return config_invalid(file, key + "must not contain NUL bytes");
-    if (path->size() > k_max_path_bytes)
-        return config_invalid(file, key + "is longer than " + std::to_string(k_max_path_bytes) + " bytes");
-    return std::filesystem::path(std::string(*path)).lexically_normal();
+    if (auto problem = util::absolute_path_problem(*value, k_max_path_bytes)) return config_invalid(file, key + *problem);
+    return util::normal_path(*value);
 }
 
 proto::HostLimits plan_limits(double timeout_s, std::int64_t user_tasks)

@@ -4,7 +4,8 @@
 // docs' key lists (docs/reference.md, docs/model.md) are checked against it
 // (tests/unit/config_keys_test.cpp, tests/unit/reference_docs_test.cpp). The client reads its
 // one key, unsealed_python, itself (client/unsealed/unsealed_plan.hpp): it links nothing of
-// daemon/, and a test holds its name and default to this table's.
+// daemon/, checks the path with the same util/path_value.hpp, and a test holds its name and
+// default to this table's.
 #pragma once
 
 #include <span>

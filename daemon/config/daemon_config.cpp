@@ -7,6 +7,7 @@
 #include "daemon/config/config_values.hpp"
 #include "daemon/config/engines_section.hpp"
 #include "daemon/config/model_section.hpp"
+#include "util/path_value.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -29,8 +30,8 @@ Error invalid_key(const std::filesystem::path& file, std::string_view key, std::
 Expected<std::filesystem::path> absolute_path(const json::value& value, const std::filesystem::path& file,
                                               std::string_view key, std::size_t max_length)
 {
-    if (auto problem = absolute_path_problem(value, max_length)) return invalid_key(file, key, *problem);
-    return normal_path(value);
+    if (auto problem = util::absolute_path_problem(value, max_length)) return invalid_key(file, key, *problem);
+    return util::normal_path(value);
 }
 
 Expected<std::string> runtime_name(const json::value& value, const std::filesystem::path& file,

@@ -4,6 +4,7 @@
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/config_values.hpp"
 #include "daemon/engine/ssh_rules.hpp"
+#include "util/path_value.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -27,9 +28,9 @@ Error invalid_entry(const std::filesystem::path& file, std::size_t index, std::s
 Expected<std::filesystem::path> absolute_path(const json::value& value, std::string_view key, std::size_t max_length,
                                               const std::filesystem::path& file, std::size_t index)
 {
-    if (auto problem = absolute_path_problem(value, max_length))
+    if (auto problem = util::absolute_path_problem(value, max_length))
         return invalid_entry(file, index, "key \"" + std::string(key) + "\" " + *problem);
-    return normal_path(value);
+    return util::normal_path(value);
 }
 
 Expected<EngineEntry> parse_entry(const json::value& value, const std::filesystem::path& file, std::size_t index)

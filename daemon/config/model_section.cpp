@@ -4,6 +4,7 @@
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/config_values.hpp"
 #include "daemon/model/model_limits.hpp"
+#include "util/path_value.hpp"
 
 #include <algorithm>
 
@@ -26,9 +27,9 @@ Error invalid_model_key(const std::filesystem::path& file, std::string_view key,
 Expected<std::filesystem::path> absolute_path(const json::value& value, const std::filesystem::path& file,
                                               std::string_view key)
 {
-    if (absolute_path_problem(value, k_max_path_bytes))
+    if (util::absolute_path_problem(value, k_max_path_bytes))
         return invalid_model_key(file, key, "must be an absolute path of at most " + std::to_string(k_max_path_bytes) + " bytes");
-    return normal_path(value);
+    return util::normal_path(value);
 }
 
 std::optional<double> number(const json::value& value)
