@@ -8,6 +8,7 @@
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/mmdebstrap_build.hpp"
+#include "daemon/images/tar_cache.hpp"
 #include "proto/box_policy.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -117,46 +118,6 @@ net::awaitable<Expected<BuiltTar>> produce_tar(net::thread_pool& pool, BuildProg
     });
     progress.finish();
     co_return built;
-}
-
-std::filesystem::path cached_tar_file(const std::filesystem::path& cache_dir, const std::string& name,
-                                      const std::string& recipe_sha)
-{
-    return cache_dir / (name + "-" + recipe_sha + ".tar");
-}
-
-// Copies a built tar into the cache as NAME-<recipe SHA>.tar (through a temporary name, so a
-// half-copied tar is never taken for a cached one) and drops the image's older cached tars.
-// Best effort: a cache that cannot be written only means the next setup builds again. Returns
-// whether the tar was kept. Blocking (it copies the whole tar): call it off the event loop.
-bool keep_in_cache(const std::filesystem::path& tar, const std::filesystem::path& cache_dir, const std::string& name,
-                   const std::string& recipe_sha)
-{
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(cache_dir, ec);
-    const fs::path target = cached_tar_file(cache_dir, name, recipe_sha);
-    const fs::path partial = target.string() + ".partial";
-    fs::copy_file(tar, partial, fs::copy_options::overwrite_existing, ec);
-    if (!ec) {
-        fs::permissions(partial, fs::perms::owner_read | fs::perms::owner_write, ec);
-    }
-    if (!ec) {
-        fs::rename(partial, target, ec);
-    }
-    if (ec) {
-        fs::remove(partial, ec);
-        return false;
-    }
-    for (const auto& entry : fs::directory_iterator(cache_dir, ec)) {
-        const std::string file = entry.path().filename().string();
-        if (file.starts_with(name + "-") && file.ends_with(".tar") && entry.path() != target &&
-            file.size() == name.size() + 1 + 64 + 4) {
-            std::error_code ignored;
-            fs::remove(entry.path(), ignored);
-        }
-    }
-    return true;
 }
 
 }  // namespace
