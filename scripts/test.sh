@@ -5,7 +5,9 @@
 #  2. everything, tests included, with warnings as errors under AddressSanitizer and UBSan at -O0
 #     (GCC instruments Asio's coroutines at -O2 five times slower), in ${ASAN_BUILD_DIR:-build-asan},
 #     as a unity build (cmake/unity.cmake: batches of files compiled as one, so the Boost, Asio and
-#     Catch2 headers are parsed once per batch);
+#     Catch2 headers are parsed once per batch); pyboxd and pybox first, so that the suite's images
+#     are built into the tar cache beside the rest (tests/integration/prebuild_images.sh: on a fresh
+#     machine their download and build overlap the compiler);
 #  3. every ctest test of that build: unit, fuzz replay, integration, hostile, MCP, the pool and
 #     ssh engines behind a test sshd, the unsealed runner and the install layout, on real
 #     engines; any sanitizer report fails it, the daemons' own logs included. Beside it, at the
@@ -35,8 +37,21 @@ asan_dir=${ASAN_BUILD_DIR:-build-asan}
 stage "Debian packages"
 ./scripts/install-deps.sh
 
-stage "everything under ASan and UBSan, -Werror, in $asan_dir"
-BUILD_DIR=$asan_dir ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON
+stage "everything under ASan and UBSan, -Werror, in $asan_dir; beside it, once pyboxd is built, the suite's images"
+asan_flags=(-DPYBOX_WERROR=ON -DPYBOX_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DCMAKE_UNITY_BUILD=ON)
+BUILD_DIR=$asan_dir BUILD_TARGETS="pyboxd pybox" ./scripts/build.sh "${asan_flags[@]}"
+images_log=$(mktemp)
+./tests/integration/prebuild_images.sh "$asan_dir" > "$images_log" 2>&1 &
+images=$!
+trap 'kill "$images" 2> /dev/null || true' EXIT
+BUILD_DIR=$asan_dir ./scripts/build.sh "${asan_flags[@]}"
+if ! wait "$images"; then
+  tail -n 60 "$images_log" >&2
+  echo "test: building the suite's images failed (the last lines above)" >&2
+  exit 1
+fi
+rm -f "$images_log"
+echo "== the suite's images are in the tar cache, $SECONDS s in"
 
 stage "the suite under ASan and UBSan; beside it, at idle priority, the product (-Werror, in $release_dir) and the fuzz targets"
 idle_log=$(mktemp)
