@@ -14,5 +14,7 @@ export PYBOX_HOME PYBOX_BIN PYBOX_SOURCE
 PYBOX_HOME="$(test_home "$build_dir")-images"
 PYBOX_BIN="$(cd "$build_dir" && pwd)/bin"
 PYBOX_SOURCE=$(pwd)
-trap './tests/integration/env_down.sh; rm -rf "$PYBOX_HOME-recipes"' EXIT
+# The sync: the engine's state it removes is gigabytes of layers, and their writeback must not
+# still be running when the suite starts (the unit tests' fsyncs waited behind it for seconds).
+trap './tests/integration/env_down.sh; rm -rf "$PYBOX_HOME-recipes"; sync' EXIT
 ./tests/integration/env_up.sh
