@@ -12,14 +12,16 @@
 #     ssh engines behind a test sshd, the unsealed runner and the install layout, on real
 #     engines; any sanitizer report fails it, the daemons' own logs included. Beside it, at the
 #     idle scheduling priority (chrt --idle: they get a core only while the suite leaves one
-#     unused, which it mostly does while it waits for its engines), two builds: the product
-#     (pyboxd, pybox, their docs and data) with warnings as errors, as users build it (file by
-#     file), in ${RELEASE_BUILD_DIR:-build-release}, then the fuzz targets (scripts/fuzz.sh --build);
+#     unused, which it mostly does while it waits for its engines): the product (pyboxd, pybox,
+#     their docs and data) built with warnings as errors, as users build it (file by file), in
+#     ${RELEASE_BUILD_DIR:-build-release}; and every fuzz target built for libFuzzer and run for
+#     ${FUZZ_SECONDS:-30} s of wall time each, two at once (scripts/fuzz.sh, clang), with the
+#     units each executed printed at the end;
 #  4. the soak (tests/soak/soak.sh with its defaults, 1,000 sequential runs and 200 from 8
 #     clients) on the product's daemon, whose RSS and fds it holds flat (under a sanitizer its
 #     quarantine would be measured instead);
 #  5. the product's .deb, installed with apt-get, running a program (tests/install/deb_test.sh);
-#  6. every fuzz target under libFuzzer for ${FUZZ_SECONDS:-30} s (scripts/fuzz.sh, clang).
+#  6. the end of the libFuzzer run, if it is still going: any crash, leak or report fails.
 # The suite's fixture starts its own pyboxd and private engine in /tmp/pybox-test-<hash of the
 # build folder> and builds the stdlib and data images there (never touching ~/.pybox),
 # importing them from ~/.cache/pybox-test/image-tars when a tar of the same recipe SHA-256 is
@@ -53,14 +55,16 @@ fi
 rm -f "$images_log"
 echo "== the suite's images are in the tar cache, $SECONDS s in"
 
-stage "the suite under ASan and UBSan; beside it, at idle priority, the product (-Werror, in $release_dir) and the fuzz targets"
-idle_log=$(mktemp)
-# In a session of their own, so that a failed suite stops the whole build with it.
-setsid chrt --idle 0 bash -c 'BUILD_DIR="$1" ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_TESTS=OFF &&
-  echo "== the product built, $SECONDS s after the suite began" && ./scripts/fuzz.sh --build &&
-  echo "== the fuzz targets built, $SECONDS s after the suite began"' idle-builds "$release_dir" > "$idle_log" 2>&1 &
-idle_builds=$!
-trap 'kill -- -"$idle_builds" 2> /dev/null || true; rm -f "$idle_log"' EXIT
+stage "the suite under ASan and UBSan; beside it, at idle priority, the product's build (-Werror, in $release_dir) and the fuzz targets' build and libFuzzer run"
+product_log=$(mktemp)
+fuzz_log=$(mktemp)
+# Each in a session of its own, so that a failed suite stops it with everything it started.
+BUILD_DIR=$release_dir setsid chrt --idle 0 ./scripts/build.sh -DPYBOX_WERROR=ON -DPYBOX_TESTS=OFF \
+  > "$product_log" 2>&1 &
+product=$!
+setsid chrt --idle 0 ./scripts/fuzz.sh "${FUZZ_SECONDS:-30}" > "$fuzz_log" 2>&1 &
+fuzzing=$!
+trap 'kill -- -"$product" -"$fuzzing" 2> /dev/null || true; rm -f "$product_log" "$fuzz_log"' EXIT
 # Any report fails the run (halt_on_error; UBSan made fatal).
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   ctest --test-dir "$asan_dir" --output-on-failure --timeout 900
@@ -71,13 +75,12 @@ if grep -l -E "ERROR: (Address|Leak)Sanitizer|runtime error:" "$asan_home"*/pybo
   exit 1
 fi
 
-stage "the product and the fuzz targets: the rest of their build"
-if ! wait "$idle_builds"; then
-  tail -n 60 "$idle_log" >&2
-  echo "test: the product's or the fuzz targets' build failed (its last lines above)" >&2
+stage "the product: the rest of its build"
+if ! wait "$product"; then
+  tail -n 60 "$product_log" >&2
+  echo "test: the product's build failed (its last lines above)" >&2
   exit 1
 fi
-grep "^== " "$idle_log"
 
 stage "the soak on the product's daemon"
 ./tests/soak/with_fixture.sh "$release_dir"
@@ -85,6 +88,11 @@ stage "the soak on the product's daemon"
 stage "the product's .deb"
 ./tests/install/deb_test.sh "$release_dir"
 
-stage "libFuzzer"
-./scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+stage "libFuzzer: the rest of its run"
+if ! wait "$fuzzing"; then
+  tail -n 80 "$fuzz_log" >&2
+  echo "test: a fuzz target's build or libFuzzer run failed (its last lines above)" >&2
+  exit 1
+fi
+grep "_fuzz: " "$fuzz_log"
 stage "passed"
