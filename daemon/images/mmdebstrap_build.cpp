@@ -15,8 +15,6 @@ constexpr std::string_view k_installed_prefix = "pybox-installed ";
 constexpr std::string_view k_deb_prefix = "pybox-deb ";
 constexpr std::string_view k_python_ok = "pybox-python-ok";
 constexpr std::string_view k_pins_file = "/etc/apt/preferences.d/pybox-lock.pref";
-// Where mmdebstrap writes --dpkgopt's options, to stay in the image unless a hook removes them.
-constexpr std::string_view k_dpkg_options_file = "/etc/dpkg/dpkg.cfg.d/99mmdebstrap";
 constexpr std::size_t k_max_build_output = 4 * 1024 * 1024;
 constexpr std::size_t k_output_tail_bytes = 600;
 constexpr std::size_t k_max_listed_differences = 5;
@@ -41,9 +39,8 @@ std::string pins_hook(const Lock& pins)
 }
 
 // Drops what differs between a pinned and an unpinned build of the same versions (the pins
-// and apt's auto-installed marks; the image has no apt), dpkg's build-time options, and the
-// host's /etc/resolv.conf and /etc/hostname that mmdebstrap copies in (nothing of the build
-// host goes into the image),
+// and apt's auto-installed marks; the image has no apt) and the host's /etc/resolv.conf and
+// /etc/hostname that mmdebstrap copies in (nothing of the build host goes into the image),
 // reports what the image holds with the SHA-256 of each .deb it came from (still in the apt
 // cache: --skip=essential/unlink keeps the essential ones, mmdebstrap's cleanup removes all
 // of them after this hook), and proves that python3 starts in it.
@@ -53,8 +50,8 @@ std::string report_hook()
                              std::string(k_deb_prefix) +
                              "%s=%s %s\\n' \"$(dpkg-deb -f \"$deb\" Package)\" \"$(dpkg-deb -f \"$deb\" Version)\" "
                              "\"$(sha256sum < \"$deb\" | cut -d ' ' -f 1)\"; done";
-    const std::string drop = "rm -f \"$1" + std::string(k_pins_file) + "\" \"$1" + std::string(k_dpkg_options_file) +
-                             "\" \"$1/var/lib/apt/extended_states\" \"$1/etc/resolv.conf\" && echo pybox > \"$1/etc/hostname\"";
+    const std::string drop = "rm -f \"$1" + std::string(k_pins_file) + "\" \"$1/var/lib/apt/extended_states\" "
+                             "\"$1/etc/resolv.conf\" && echo pybox > \"$1/etc/hostname\"";
     const std::string report = "chroot \"$1\" dpkg-query -W -f='" + std::string(k_installed_prefix) +
                                "${db:Status-Abbrev}${Package}=${Version}\\n'";
     const std::string python = "chroot \"$1\" /usr/bin/timeout -s KILL 20 /usr/bin/python3 -I -B -u -c 'print(\"" +
@@ -84,13 +81,10 @@ std::vector<std::string> mmdebstrap_argv(const BuildRequest& request)
         }
     }
     // apt downloads as root always: whether it could drop to _apt depends on TMPDIR's
-    // permissions and would change the owner of folders in the image. dpkg skips its fsync of
-    // every unpacked file: the tree is thrown away unless the whole build succeeds, and the tar
-    // made of it is the only output (the report hook removes the option from the image: the
-    // same tar, byte for byte, in less time).
+    // permissions and would change the owner of folders in the image.
     std::vector<std::string> argv{k_mmdebstrap, "--variant=" + recipe.variant, "--format=tar",
-                                  "--aptopt=APT::Sandbox::User \"root\"", "--dpkgopt=force-unsafe-io",
-                                  "--skip=essential/unlink", "--include=" + include};
+                                  "--aptopt=APT::Sandbox::User \"root\"", "--skip=essential/unlink",
+                                  "--include=" + include};
     if (request.pins) {
         argv.push_back("--setup-hook=" + pins_hook(*request.pins));
     }
