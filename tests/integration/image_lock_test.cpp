@@ -9,7 +9,9 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <future>
 #include <string>
+#include <vector>
 
 using namespace pybox;
 using namespace pybox::test;
@@ -33,10 +35,18 @@ TEST_CASE("A package whose .deb does not match the lock's SHA-256 stops the buil
     lock->replace(digest + 1, 64, wrong_digest);
     REQUIRE(write_file_atomic(recipes / "stdlib" / "lock", *lock).has_value());
 
+    // Two daemons on the same tampered recipe, one asked for progress and one --quiet: their
+    // builds run at once (each a full mmdebstrap of about a minute).
     SideDaemon side("hashcheck", {{"recipes_dir", recipes.string()}});
+    SideDaemon quiet_side("hashcheck-quiet", {{"recipes_dir", recipes.string()}});
     auto records_before = read_file_capped(side.home() / "images.json", 64 * 1024);
     REQUIRE(records_before.has_value());
-    const auto run = side.pybox({"setup", "--image", "stdlib"});
+    const std::vector<std::string> setup{"setup", "--image", "stdlib"};
+    const std::vector<std::string> quiet_setup{"setup", "--quiet", "--image", "stdlib"};
+    auto shown = std::async(std::launch::async, [&] { return side.try_pybox(setup); });
+    auto hidden = std::async(std::launch::async, [&] { return quiet_side.try_pybox(quiet_setup); });
+    const auto run = finished(setup, shown.get());
+    const auto quiet = finished(quiet_setup, hidden.get());
     INFO(run.error_output);
     CHECK(run.exit_code == 125);
     CHECK(run.error_output.find("does not match the SHA-256 pinned in images/stdlib/lock") != std::string::npos);
@@ -49,7 +59,6 @@ TEST_CASE("A package whose .deb does not match the lock's SHA-256 stops the buil
     CHECK(run.error_output.find(" downloaded, ") != std::string::npos);
     CHECK(run.error_output.find('\r') == std::string::npos);
     CHECK(run.error_output.find("\x1b[") == std::string::npos);
-    const auto quiet = side.pybox({"setup", "--quiet", "--image", "stdlib"});
     INFO(quiet.error_output);
     CHECK(quiet.exit_code == 125);
     CHECK(quiet.error_output.find("has SHA-256 " + real_digest + ", the lock says " + wrong_digest) != std::string::npos);
