@@ -116,9 +116,11 @@ std::string render_public_key(const TrustedKey& key);
 // verify.cpp: what `pybox verify` prints for a verification's outcome (exit 0 or
 // k_exit_receipt_not_verified).
 Rendered render_verification(const Expected<proto::VerifiedReceipt>& verified, const TrustedKey& trusted);
-// receipts.cpp: `pybox receipts` (a table, newest first) and `pybox receipts show ID`.
+// receipts.cpp: `pybox receipts` (a table, newest first; a receipt pyboxd could not verify is
+// marked NOT VERIFIED with why) and `pybox receipts show ID` (refused, exit 125, when the receipt
+// answered is not run_id's).
 Rendered render_receipt_list(const proto::ReceiptList& answer);
-Rendered render_kept_receipt(const boost::json::value& receipt);
+Rendered render_kept_receipt(const boost::json::value& receipt, const std::string& run_id);
 // exec.cpp: what `pybox exec` says when pyboxd went away after it took the run ("daemon_lost").
 std::string lost_daemon_message(const std::string& why);
 // version.cpp: the client's line ("pybox <version> (API <api>)"), then the daemon's from its

@@ -97,6 +97,15 @@ Error read_failure(const boost::system::error_code& read_ec, const boost::system
     return write_ec ? transport_error(write_ec, "sending the request") : transport_error(read_ec, "reading the answer");
 }
 
+// The status, body and receipt_not_kept header of a whole answer.
+DaemonReply reply_of(http::response_parser<http::string_body>& parser)
+{
+    DaemonReply reply{parser.get().result_int(), std::move(parser.get().body()), std::nullopt};
+    if (const auto header = parser.get().find(proto::k_receipt_not_kept_header); header != parser.get().end())
+        reply.receipt_not_kept = std::string(header->value());
+    return reply;
+}
+
 // A request sent on a connection of its own, the whole exchange under `timeout`; its answer is
 // read from `parser` next.
 struct SentRequest {
@@ -130,7 +139,7 @@ net::awaitable<Expected<DaemonReply>> exchange_on(fs::path socket, http::request
     auto& [stream, buffer, parser, write_ec] = **sent;
     auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
     if (read_ec) co_return read_failure(read_ec, write_ec);
-    co_return DaemonReply{parser.get().result_int(), std::move(parser.get().body())};
+    co_return reply_of(parser);
 }
 
 // The JSON body of a 200 answer, or the daemon's error for any other.
@@ -166,7 +175,7 @@ public:
     }
 
     // At the end of the body: the answer, or why there is none.
-    Expected<json::value> outcome(const std::string& rest)
+    Expected<RunReply> outcome(const std::string& rest)
     {
         if (m_outcome) return std::move(*m_outcome);
         return make_error("daemon_io", rest.empty() ? "pyboxd's stream of the run ended without its receipt."
@@ -187,17 +196,17 @@ private:
             return false;
         }
         using Kind = proto::RunEvent::Kind;
-        if (event->kind == Kind::receipt) m_outcome = std::move(event->answer);
+        if (event->kind == Kind::receipt) m_outcome = RunReply{std::move(event->answer), std::move(event->receipt_not_kept)};
         else if (event->kind == Kind::error) m_outcome = make_error(event->error.code, event->error.message);
         else if (event->kind != Kind::unknown) m_on_event(*event);
         return true;
     }
 
     const RunEventHandler& m_on_event;
-    std::optional<Expected<json::value>> m_outcome;
+    std::optional<Expected<RunReply>> m_outcome;
 };
 
-net::awaitable<Expected<json::value>> streamed_call_on(fs::path socket, http::request<http::string_body> request,
+net::awaitable<Expected<RunReply>> streamed_call_on(fs::path socket, http::request<http::string_body> request,
                                                        std::chrono::milliseconds timeout, const RunEventHandler& on_event)
 {
     auto sent = co_await send_request(std::move(socket), std::move(request), timeout);
@@ -210,7 +219,7 @@ net::awaitable<Expected<json::value>> streamed_call_on(fs::path socket, http::re
     if (!streamed) {  // an error, or a daemon that does not stream: the whole answer
         auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, k_tuple);
         if (read_ec) co_return read_failure(read_ec, write_ec);
-        co_return read_reply(DaemonReply{parser.get().result_int(), std::move(parser.get().body())});
+        co_return read_run_reply(reply_of(parser));
     }
     EventLines lines(on_event);
     while (lines.take(parser.get().body()) && !parser.is_done()) {
@@ -221,6 +230,13 @@ net::awaitable<Expected<json::value>> streamed_call_on(fs::path socket, http::re
 }
 
 }  // namespace
+
+Expected<RunReply> read_run_reply(const Expected<DaemonReply>& reply)
+{
+    auto answer = read_reply(reply);
+    if (!answer) return answer.error();
+    return RunReply{std::move(*answer), reply->receipt_not_kept};
+}
 
 std::string not_running_message(const std::optional<fs::path>& pyboxd)
 {
@@ -273,21 +289,21 @@ net::awaitable<Expected<json::value>> DaemonConnection::call_async(std::string m
 }
 
 
-Expected<json::value> DaemonConnection::call_streamed(std::string_view target, std::string_view body,
-                                                      std::chrono::milliseconds timeout,
-                                                      const RunEventHandler& on_event) const
+Expected<RunReply> DaemonConnection::call_streamed(std::string_view target, std::string_view body,
+                                                   std::chrono::milliseconds timeout,
+                                                   const RunEventHandler& on_event) const
 {
     net::io_context io;
-    Expected<json::value> outcome = make_error("daemon_io", "The exchange with pyboxd did not finish.");
+    Expected<RunReply> outcome = make_error("daemon_io", "The exchange with pyboxd did not finish.");
     net::co_spawn(io, call_streamed_async(std::string(target), std::string(body), timeout, on_event),
-                  [&](std::exception_ptr, Expected<json::value> answer) { outcome = std::move(answer); });
+                  [&](std::exception_ptr, Expected<RunReply> answer) { outcome = std::move(answer); });
     io.run();
     return outcome;
 }
 
-net::awaitable<Expected<json::value>> DaemonConnection::call_streamed_async(std::string target, std::string body,
-                                                                            std::chrono::milliseconds timeout,
-                                                                            RunEventHandler on_event) const
+net::awaitable<Expected<RunReply>> DaemonConnection::call_streamed_async(std::string target, std::string body,
+                                                                         std::chrono::milliseconds timeout,
+                                                                         RunEventHandler on_event) const
 {
     const auto socket = m_socket;
     try {

@@ -37,7 +37,17 @@ using RunEventHandler = std::function<void(const proto::RunEvent&)>;
 struct DaemonReply {
     unsigned status = 0;
     std::string body;
+    std::optional<std::string> receipt_not_kept;  // proto::k_receipt_not_kept_header, when sent
 };
+
+// The answer of POST /v1/runs, and why the daemon did not keep its receipt (absent: it did).
+struct RunReply {
+    boost::json::value answer;
+    std::optional<std::string> receipt_not_kept;
+};
+
+// What call() answers, with the run's receipt_not_kept: for an exchange of POST /v1/runs.
+Expected<RunReply> read_run_reply(const Expected<DaemonReply>& reply);
 
 class DaemonConnection {
 public:
@@ -59,14 +69,15 @@ public:
                                                                     std::chrono::milliseconds timeout) const;
 
     // POST /v1/runs streamed (Accept: application/x-ndjson): each event before the receipt is
-    // handed to `on_event` as it arrives, and the result is what call() answers (the receipt
-    // event's answer, or the daemon's error). A daemon that answers unstreamed is read as call()
-    // reads it, with no event told. A line of the stream that cannot be read is "daemon_io".
-    Expected<boost::json::value> call_streamed(std::string_view target, std::string_view body,
-                                               std::chrono::milliseconds timeout, const RunEventHandler& on_event) const;
-    boost::asio::awaitable<Expected<boost::json::value>> call_streamed_async(std::string target, std::string body,
-                                                                             std::chrono::milliseconds timeout,
-                                                                             RunEventHandler on_event) const;
+    // handed to `on_event` as it arrives, and the result is what read_run_reply() answers (the
+    // receipt event's answer and receipt_not_kept, or the daemon's error). A daemon that answers
+    // unstreamed is read as read_run_reply() reads it, with no event told. A line of the stream
+    // that cannot be read is "daemon_io".
+    Expected<RunReply> call_streamed(std::string_view target, std::string_view body, std::chrono::milliseconds timeout,
+                                     const RunEventHandler& on_event) const;
+    boost::asio::awaitable<Expected<RunReply>> call_streamed_async(std::string target, std::string body,
+                                                                   std::chrono::milliseconds timeout,
+                                                                   RunEventHandler on_event) const;
 
 private:
     std::filesystem::path m_socket;

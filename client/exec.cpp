@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace pybox::client {
 
@@ -33,12 +34,14 @@ constexpr std::chrono::seconds k_answer_margin{50};
 constexpr const char* k_exit_codes =
     "Exit codes:\n"
     "  N    the program's own exit code, when it ended by itself\n"
-    "  124  PyBox stopped the program at the deadline\n"
+    "  124  PyBox stopped the program at the deadline (its kill, or the box timer)\n"
     "  125  PyBox could not run it (bad request, daemon busy or unreachable, engine\n"
     "       unreachable, image or policy check failed; nothing ran), or lost the engine\n"
     "       during the run, or pyboxd went away mid-run (the program may have run: see\n"
     "       pybox attempts)\n"
-    "  137  out of memory: the kernel killed it, as reported by the engine\n"
+    "  137  out of memory: the kernel killed it; or PyBox's kill was sent and the\n"
+    "       box ended with 137, but what ended the program is not established\n"
+    "  128+N  the kernel recorded the program killed by signal N from inside the box\n"
     "With --unsealed: 124 at the deadline, 128+N when signal N ended the program,\n"
     "125 when it could not be started (as root, no usable interpreter).\n"
     "With --out, 125 also when an output file was not written (an existing file is\n"
@@ -77,7 +80,8 @@ public:
         (out ? m_shown_stdout : m_shown_stderr) += event.bytes.size();
     }
 
-    void finish(const proto::Receipt& receipt) const
+    // `receipt_not_kept`: why pyboxd did not keep it, said after the short view.
+    void finish(const proto::Receipt& receipt, const std::optional<std::string>& receipt_not_kept = std::nullopt) const
     {
         const std::string& program_stdout = receipt.capture.stdout_stream.bytes;
         const std::string& program_stderr = receipt.capture.stderr_stream.bytes;
@@ -85,7 +89,8 @@ public:
         if (program_stderr.size() > m_shown_stderr) write_bytes(stderr, program_stderr.substr(m_shown_stderr));
         // A blank line between the program's words and PyBox's, on a line of its own.
         const bool open_line = !program_stderr.empty() && program_stderr.back() != '\n';
-        write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + render_short_receipt(receipt));
+        write_bytes(stderr, std::string(open_line ? "\n\n" : "\n") + render_short_receipt(receipt) +
+                                (receipt_not_kept ? render_not_kept(*receipt_not_kept) : std::string()));
     }
 
 private:
@@ -136,21 +141,23 @@ int run_exec(const ExecOptions& options)
     // --json prints one document, so its run is not streamed; otherwise the output shows as it comes.
     RunOutput output;
     const std::string body = proto::serialize_run_request(request);
-    auto answer = options.json ? connection->call("POST", "/v1/runs", body, timeout)
-                               : connection->call_streamed("/v1/runs", body, timeout,
-                                                           [&output](const proto::RunEvent& event) { output.show(event); });
-    if (!answer && answer.error().code == "daemon_lost")
-        return fail(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
-    if (!answer) return fail(answer.error());
+    auto reply = options.json ? read_run_reply(connection->exchange("POST", "/v1/runs", body, timeout))
+                              : connection->call_streamed("/v1/runs", body, timeout,
+                                                          [&output](const proto::RunEvent& event) { output.show(event); });
+    if (!reply && reply.error().code == "daemon_lost")
+        return fail(make_error("daemon_lost", lost_daemon_message(reply.error().message)));
+    if (!reply) return fail(reply.error());
+    const auto& answer = reply->answer;
     // Tolerant: a newer daemon's receipt may carry keys and values this client does not know.
-    auto run = proto::run_answer_from_json(*answer, util::ReadMode::tolerant, moves_files);
+    auto run = proto::run_answer_from_json(answer, util::ReadMode::tolerant, moves_files);
     if (!run) return fail(make_error("daemon_io", "The daemon's answer cannot be read: " + run.error().message));
     const proto::Receipt* receipt = &run->receipt;
 
     if (options.json) {
-        write_bytes(stdout, util::to_json_text(moves_files ? answer->at("receipt") : *answer) + "\n");
+        write_bytes(stdout, util::to_json_text(moves_files ? answer.at("receipt") : answer) + "\n");
+        if (reply->receipt_not_kept) write_bytes(stderr, render_not_kept(*reply->receipt_not_kept));
     } else {
-        output.finish(*receipt);
+        output.finish(*receipt, reply->receipt_not_kept);
     }
     if (!options.output_dir.empty()) {
         const auto report = write_output_files(options.output_dir, run->outputs, options.force);

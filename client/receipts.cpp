@@ -47,14 +47,19 @@ Rendered render_receipt_list(const proto::ReceiptList& answer)
                 padded(util::printable_excerpt(kept.image, 10), 12) +
                 padded(kept.exit_code ? std::to_string(*kept.exit_code) : "-", 6) +
                 padded(util::printable_excerpt(kept.mechanism, 22), 24) + std::to_string(kept.bytes) +
-                (kept.signed_receipt ? "" : "  (unsigned)") + "\n";
+                (kept.signed_receipt ? "" : "  NOT VERIFIED" + (kept.problem ? ": " + util::printable_excerpt(*kept.problem, 300) : "")) +
+                "\n";
     return {text, 0};
 }
 
-Rendered render_kept_receipt(const boost::json::value& document)
+Rendered render_kept_receipt(const boost::json::value& document, const std::string& run_id)
 {
     auto receipt = proto::receipt_from_json(document, util::ReadMode::tolerant);
     if (!receipt) return {"pybox: the kept receipt cannot be read: " + receipt.error().message + "\n", k_exit_pybox_failed};
+    if (receipt->identity.run_id != run_id)
+        return {"pybox: pyboxd answered the receipt of run " + util::printable_excerpt(receipt->identity.run_id) +
+                    " for run " + run_id + "; it is not shown.\n",
+                k_exit_pybox_failed};
     std::string signer = "none (unsigned)";
     if (const auto* object = document.if_object())
         if (const auto* block = object->if_contains("signature"); block != nullptr && block->is_object())
@@ -85,7 +90,7 @@ Action configure_receipts(CLI::App& command)
             write_bytes(stdout, util::to_json_text(*document) + "\n");
             return 0;
         }
-        return print(render_kept_receipt(*document));
+        return print(render_kept_receipt(*document, options->run_id));
     };
 }
 

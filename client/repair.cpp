@@ -67,6 +67,7 @@ std::string step_line(const proto::RepairStep& step)
     if (!step.program_sha256.empty()) line += "  " + short_hash(step.program_sha256);
     line += "  " + std::string(proto::to_string(step.outcome)) + ": " + step.detail;
     if (step.error) line += " " + step.error->code + ": " + step.error->message;
+    if (step.receipt_not_kept) line += "\n        receipt NOT KEPT: " + util::printable_excerpt(*step.receipt_not_kept, 400);
     return line + "\n";
 }
 

@@ -122,12 +122,13 @@ std::string exit_code_text(const Receipt& receipt)
                     signal_name(*termination.inferred_signal) + " gives, but no signal was observed";
         }
         if (termination.deadline_kill_sent) {
-            text += "; before PyBox's deadline kill";
+            text += "; PyBox's deadline kill did not end it";
         }
         return text + ")";
     }
     case TerminationMechanism::deadline_kill:
-        return code + " (stopped by PyBox at the deadline)";
+        return code + (termination.signal_source == SignalSource::box_timer ? " (stopped by the box timer)"
+                                                                             : " (stopped by PyBox at the deadline)");
     case TerminationMechanism::cause_not_established:
         return code + " (cause not established: " +
                unknown_reason(receipt, "exact_termination_cause")
@@ -396,6 +397,14 @@ std::string render_short_receipt(const Receipt& receipt)
     }
 
     add_explanation_lines(out, receipt);
+    return out;
+}
+
+std::string render_not_kept(std::string_view why)
+{
+    std::string out = "Kept\n";
+    add_line(out, "Receipt", "NOT KEPT — " + terminal_safe(why) +
+                                 " `pybox receipts show` cannot show it: this answer holds its only copy.");
     return out;
 }
 

@@ -5,9 +5,14 @@
 #include "proto/receipt.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace pybox::client {
 
 std::string render_short_receipt(const proto::Receipt& receipt);
+
+// The lines that follow the short view of a run whose receipt pyboxd did not keep: `why` is the
+// daemon's sentence (docs/api.md "POST /v1/runs", receipt_not_kept).
+std::string render_not_kept(std::string_view why);
 
 }  // namespace pybox::client

@@ -14,6 +14,13 @@ namespace pybox {
 using MonoClock = std::chrono::steady_clock;
 using WallClock = std::chrono::system_clock;
 
+// A monotonic instant as nanoseconds of CLOCK_MONOTONIC (steady_clock's clock on Linux), the
+// clock of the kernel's own timestamps such as the proc connector's.
+inline std::int64_t monotonic_ns(MonoClock::time_point instant)
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(instant.time_since_epoch()).count();
+}
+
 // Seconds between two monotonic instants, as a double.
 inline double seconds_between(MonoClock::time_point from, MonoClock::time_point to)
 {

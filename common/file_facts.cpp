@@ -29,4 +29,18 @@ std::optional<FileFacts> file_facts(const std::filesystem::path& path)
     return facts;
 }
 
+std::optional<FileStamp> file_stamp(const std::filesystem::path& path)
+{
+    struct stat info {};
+    if (::lstat(path.c_str(), &info) != 0) return std::nullopt;
+#if defined(__APPLE__)
+    const struct timespec changed = info.st_ctimespec;
+#else
+    const struct timespec changed = info.st_ctim;
+#endif
+    return FileStamp{static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
+                     static_cast<std::uint64_t>(info.st_size),
+                     static_cast<std::int64_t>(changed.tv_sec) * 1'000'000'000 + static_cast<std::int64_t>(changed.tv_nsec)};
+}
+
 }  // namespace pybox

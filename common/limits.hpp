@@ -37,7 +37,7 @@ inline constexpr double k_max_timeout_s = 30.0;
 // A request's timeout_s is kept to 1/k_timeout_steps_per_s seconds (rounded to the nearest), so
 // that it reads back the same however a JSON library rounds its last digit.
 inline constexpr double k_timeout_steps_per_s = 1000.0;
-// The box timer (`timeout -s KILL`) fires this long after the deadline.
+// The box timer (the box's first process, proto/box_policy.hpp) fires this long after the deadline.
 inline constexpr double k_box_timer_margin_s = 1.0;
 
 inline constexpr std::chrono::milliseconds k_create_timeout{5'000};
@@ -93,6 +93,7 @@ inline constexpr std::size_t k_max_kept_receipt_bytes = 64 * 1024 * 1024;
 inline constexpr std::size_t k_max_request_body_bytes = 256 * 1024;
 // POST /v1/runs may carry input files: 8 MiB of them in base64, the program escaped, names.
 inline constexpr std::size_t k_max_run_request_body_bytes = 12 * 1024 * 1024;
+// The header; in a chunked body, each chunk-size line and the last chunk with its trailer too.
 inline constexpr std::size_t k_max_request_header_bytes = 16 * 1024;
 // A request must arrive whole within this of its first byte.
 inline constexpr std::chrono::milliseconds k_request_read_timeout{10'000};

@@ -106,6 +106,20 @@ std::filesystem::path recipes_dir(const config::DaemonConfig& config, const Runt
     return *installed;
 }
 
+OpenedProcessEnds open_process_ends(net::any_io_executor executor)
+{
+    auto opened = watcher::ProcessEndWatcher::open(std::move(executor));
+    if (auto* why = std::get_if<std::string>(&opened)) {
+        std::cerr << "pyboxd: the kernel's record of process ends is not read, so receipts rest on the engine's "
+                     "report of how programs ended: "
+                  << *why << "\n";
+        return {nullptr, ProcessEnds{nullptr, std::move(*why)}};
+    }
+    auto watcher = std::move(std::get<std::unique_ptr<watcher::ProcessEndWatcher>>(opened));
+    ProcessEnds ends{&watcher->log(), ""};
+    return {std::move(watcher), std::move(ends)};
+}
+
 std::string watch_script(const config::DaemonConfig& config)
 {
     return config.watcher_script ? or_fail(read_file_capped(*config.watcher_script, k_max_watcher_script_bytes))
@@ -157,12 +171,13 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
       m_registry(m_serving.paths),
       m_recipes_dir(recipes_dir(m_config, m_serving.paths)),
       m_watch_script(watch_script(m_config)),
+      m_process_ends(open_process_ends(m_io.get_executor())),
       m_attempts(m_serving.paths),
       m_journal(m_serving.paths),
       m_members(or_fail(make_pool_members(
           m_io.get_executor(),
           PoolContext{m_serving.paths, m_config, m_installation_id, m_registry, m_runs_in_progress, m_watch_script,
-                      run_queue(m_options), warm_setup(m_options, m_config)}))),
+                      m_process_ends.ends, run_queue(m_options), warm_setup(m_options, m_config)}))),
       m_image_service(m_serving.paths, local().client(), m_recipes_dir, m_config.image_tar_cache_dir),
       m_pool(m_config.engines.empty()
                  ? nullptr
@@ -243,6 +258,7 @@ int Daemon::run()
         m_server.stop();
         for (auto& signal : stop_sweeping) signal.emit(net::cancellation_type::terminal);
         for (auto& member : m_members) net::co_spawn(executor, member.runs().stop_warm(), net::detached);
+        if (m_process_ends.watcher) m_process_ends.watcher->stop_when_idle();
     });
     log_listening();
     // The Engine API version is negotiated now and again whenever `pybox vm start` or `status`

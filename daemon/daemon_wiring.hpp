@@ -35,6 +35,7 @@
 #include "daemon/run/warm_first_services.hpp"
 #include "daemon/server/http_server.hpp"
 #include "daemon/server/socket_activation.hpp"
+#include "daemon/watcher/process_end_watcher.hpp"
 
 #include <boost/asio/io_context.hpp>
 
@@ -54,6 +55,12 @@ struct Serving {
     RuntimePaths paths;
     std::filesystem::path socket;
     HttpServerOptions server;
+};
+
+// The daemon's reader of the kernel's process ends, and what the runs on this host are given of it.
+struct OpenedProcessEnds {
+    std::unique_ptr<watcher::ProcessEndWatcher> watcher;  // null when it could not be opened
+    ProcessEnds ends;
 };
 
 class Daemon {
@@ -85,6 +92,8 @@ private:
     images::ImageRegistry m_registry;
     std::filesystem::path m_recipes_dir;
     std::string m_watch_script;
+    // The kernel's record of process ends (proc connector), or why it is not read.
+    OpenedProcessEnds m_process_ends;
     AttemptLog m_attempts;
     AttemptJournal m_journal;
     RunsInProgress m_runs_in_progress;

@@ -262,22 +262,27 @@ struct DoctorAnswer {
 };
 BOOST_DESCRIBE_STRUCT(DoctorAnswer, (), (checks))
 
-// One receipt the daemon keeps (GET /v1/receipts): read from its signed content, except
-// `bytes`, the size of the kept file, and `owner_uid`, the user whose run it was.
+// One receipt the daemon keeps (GET /v1/receipts): `run_id` is the one its file is kept as; the
+// rest is read from its content (trusted only when `signed_receipt`), except `bytes`, the size of
+// the kept file, and `owner_uid`, the user whose run it was.
 struct KeptReceipt {
     std::string run_id;
     std::string created_at;                // identity.created_at
     std::string image;                     // identity.image
     std::optional<std::int64_t> exit_code; // observed.termination.exit_code
     std::string mechanism;                 // observed.termination.mechanism
-    bool signed_receipt = false;           // it carries a signature block ("signed")
+    // Its signature verifies with the installation's key and it is run_id's receipt ("signed").
+    bool signed_receipt = false;
     std::uint64_t bytes = 0;
     std::uint32_t owner_uid = 0;
+    std::optional<std::string> problem;    // when not signed_receipt: why, in one sentence
 
     friend bool operator==(const KeptReceipt&, const KeptReceipt&) = default;
 };
-BOOST_DESCRIBE_STRUCT(KeptReceipt, (), (run_id, created_at, image, exit_code, mechanism, signed_receipt, bytes, owner_uid))
-inline constexpr util::JsonMemberRule k_kept_receipt_rules[] = {{"signed_receipt", "signed"}};
+BOOST_DESCRIBE_STRUCT(KeptReceipt, (),
+                      (run_id, created_at, image, exit_code, mechanism, signed_receipt, bytes, owner_uid, problem))
+inline constexpr util::JsonMemberRule k_kept_receipt_rules[] = {{"signed_receipt", "signed"},
+                                                                {"problem", {}, util::JsonPresence::when_set}};
 inline std::span<const util::JsonMemberRule> json_member_rules(const KeptReceipt*) { return k_kept_receipt_rules; }
 
 // GET /v1/receipts: the kept receipts the caller may see, newest first, and the store's bounds.

@@ -65,10 +65,57 @@ std::string own_image_name_problem(std::string_view name)
     return "";
 }
 
+namespace {
+
+// The first lines of every box's Perl PID 1: it makes itself undumpable
+// (prctl(PR_SET_DUMPABLE = 4, 0), by the call's number on the architectures PyBox's images are
+// built for: x86_64 157, aarch64 167), so that a process of the box's uid without
+// CAP_SYS_PTRACE can neither read nor write its memory (/proc/1/mem, process_vm_*), nor its
+// fds, maps or environment. Its children start undumpable too and become dumpable again when
+// they exec the interpreter. Anywhere else, or if the call fails, it says so on stderr and
+// exits 1: no box runs with a timer the program could patch. The architecture is the kernel's
+// (/proc/sys/kernel/arch, Linux 6.1 and later), else Perl's build settings (loading them costs
+// a cold start about 5 ms more).
+std::string undumpable_first_lines()
+{
+    return R"PL(my $arch;
+if (open(my $k, '<', '/proc/sys/kernel/arch')) { $arch = <$k> } else { require Config; $arch = $Config::Config{archname} }
+($arch) = $arch =~ /^([^-\s]+)/;
+my $prctl = {x86_64 => 157, aarch64 => 167}->{$arch};
+if (!$prctl || syscall($prctl, 4, 0, 0, 0, 0) != 0) {
+  print STDERR "pybox: the box timer cannot make itself undumpable on $arch\n";
+  exit 1;
+}
+)PL";
+}
+
+}  // namespace
+
 std::vector<std::string> box_command(double timeout_s)
 {
-    return {"timeout", "-s", "KILL", util::format_number(timeout_s + limits::k_box_timer_margin_s),
-            "python3", "-I", "-B", "-u", "-"};
+    // Perl as PID 1, undumpable first; then as the warm box's timer, without the pipe: forks the
+    // command (its stdin the box's), waits for its pidfd at most the timer's seconds, and exits
+    // with its status (128 + N for signal N), or kills it and exits 137 when the time is up.
+    // EINTR is 4, WNOHANG 1.
+    return {"perl", "-e",
+            undumpable_first_lines() + R"PL(my $t = shift;
+defined(my $py = fork) or exit 1;
+if (!$py) { exec @ARGV; exit 127 }
+my $fd = syscall(434, $py, 0);
+if ($fd < 0) { kill 'KILL', $py; exit 1 }
+my $left = $t;
+while ($left > 0) {
+  my $r = '';
+  vec($r, $fd, 1) = 1;
+  (my $n, $left) = select($r, undef, undef, $left);
+  last if $n > 0;
+  last if $n < 0 && $! != 4;
+}
+if (waitpid($py, 1) == $py) { exit(($? & 127) ? 128 + ($? & 127) : $? >> 8) }
+kill 'KILL', $py;
+exit 137;
+)PL",
+            util::format_number(timeout_s + limits::k_box_timer_margin_s), "python3", "-I", "-B", "-u", "-"};
 }
 
 std::vector<std::string> warm_box_command()
@@ -88,7 +135,7 @@ std::vector<std::string> warm_box_command()
     // numbers are Linux's: F_SETFL 4, O_NONBLOCK 2048, EINTR 4, WNOHANG 1. Without a pidfd
     // (a kernel before 5.3) it exits 1 at once, so the box is not running when a run looks.
     return {"perl", "-e",
-            R"PL(pipe(my $pr, my $pw) or exit 1;
+            undumpable_first_lines() + R"PL(pipe(my $pr, my $pw) or exit 1;
 defined(my $py = fork) or exit 1;
 if (!$py) { open(STDIN, '<&', $pr) or exit 1; exec 'python3', '-I', '-B', '-u', '-'; exit 127 }
 close $pr;

@@ -28,6 +28,22 @@ struct BoxPolicy {
     std::string log_driver = "none";
     bool no_new_privileges = true;
     std::string capabilities_dropped = "ALL";
+    // Paths the engine hides (an empty file, or an empty read-only folder, in their place):
+    // Docker's defaults, and the host-wide counters and identity a program could watch the host
+    // through (its CPU times, context switches and forks, load, memory, disks, interrupts,
+    // pressure, file and inode counts, the boot id). docs/reference.md lists what stays visible.
+    std::vector<std::string> masked_paths = {
+        "/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/latency_stats", "/proc/timer_list",
+        "/proc/timer_stats", "/proc/sched_debug", "/proc/scsi", "/sys/firmware", "/sys/devices/virtual/powercap",
+        "/proc/stat", "/proc/loadavg", "/proc/meminfo", "/proc/vmstat", "/proc/zoneinfo", "/proc/buddyinfo",
+        "/proc/diskstats", "/proc/partitions", "/proc/swaps", "/proc/interrupts", "/proc/softirqs",
+        "/proc/schedstat", "/proc/pressure", "/proc/locks", "/proc/key-users", "/proc/cmdline",
+        "/proc/sys/kernel/random/boot_id", "/proc/sys/kernel/random/entropy_avail", "/proc/sys/fs/file-nr",
+        "/proc/sys/fs/inode-nr", "/proc/sys/fs/dentry-state"};
+    // Paths the engine mounts read-only: Docker's defaults, stated so that an engine cannot
+    // leave one out.
+    std::vector<std::string> readonly_paths = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys",
+                                               "/proc/sysrq-trigger"};
     std::string seccomp;                 // the profile's name (seccomp_profile.hpp)
     std::string seccomp_sha256;          // hex SHA-256 of the profile's JSON text
 
@@ -52,7 +68,15 @@ bool is_own_image_name(std::string_view name);
 // Why `name` cannot name an own image ("" when it can): one sentence for an error message.
 std::string own_image_name_problem(std::string_view name);
 
-// The first process of every cold box: `timeout -s KILL <deadline + 1> python3 -I -B -u -`.
+// The first process of every cold box, the box timer: `perl -e <script> <deadline + 1> python3
+// -I -B -u -`. A small fixed Perl program as PID 1 that makes itself undumpable (so that the
+// program, of the same uid, can neither read nor write its memory: /proc/1/mem, process_vm_*),
+// then runs the rest of its arguments as its child with the box's stdin, and waits for it at
+// most the timer's seconds: it exits with the child's exit status (128 + N for a signal N), or
+// kills it and exits 137 when the timer passes, which ends every process of the box; the exit
+// codes GNU `timeout -s KILL` gives as PID 1, which it replaces. It sets no signal handler, so
+// nothing in the box can signal it. Where it cannot make itself undumpable it exits 1 and runs
+// nothing.
 std::vector<std::string> box_command(double timeout_s);
 // The first process of a warm box, started before its program exists: a small fixed Perl
 // program, PID 1 of the box, that starts the interpreter ahead exactly as a cold box runs it
@@ -61,10 +85,10 @@ std::vector<std::string> box_command(double timeout_s);
 // line (the box timer's value) and only then passes the rest of stdin, the program, to the
 // interpreter, and waits for it at most that long: the timer starts at delivery and lives in
 // PID 1, which sets no signal handler, so nothing in the box can signal it; it exits with the
-// interpreter's exit status (128 + N for a signal N, as `timeout` as PID 1 does), or kills it
+// interpreter's exit status (128 + N for a signal N, as a cold box's PID 1 does), or kills it
 // and exits 137 when the timer passes, which ends every process of the box. It reads the line a
 // byte at a time, so the program is exactly what follows it. Without a line (stdin closed
-// first) it exits 1 and no program runs.
+// first) it exits 1 and no program runs. It makes itself undumpable first, as a cold box's.
 std::vector<std::string> warm_box_command();
 // The line the daemon writes first at delivery: the box timer (deadline + 1 s) and a newline.
 std::string warm_box_timer_line(double guest_timer_s);

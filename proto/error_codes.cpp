@@ -11,7 +11,7 @@ namespace {
 
 // 4xx: the request was wrong; 409: a state the user fixes with a command (or waits out, when
 // retrying helps); 503: the daemon is full, or the engine is not there or not answering; 500: the
-// daemon's own failure.
+// daemon's own failure; 501: a part of HTTP the daemon does not implement.
 constexpr ApiErrorCode k_codes[] = {
     {api_error::k_invalid_http, 400, false, "The request is not valid HTTP/1.1; the connection is closed."},
     {api_error::k_invalid_json, 400, false, "The body is not one valid JSON document."},
@@ -29,7 +29,7 @@ constexpr ApiErrorCode k_codes[] = {
      "The client runs as another user than pyboxd (a system pyboxd: is not root nor in the `pybox` group), or, in "
      "system mode, is not root and called an endpoint only root may call."},
     {api_error::k_no_such_endpoint, 404, false, "There is no endpoint at this path."},
-    {api_error::k_no_such_receipt, 404, false, "The daemon keeps no receipt of this run id that the caller may see (never issued, another user's, or dropped as the oldest)."},
+    {api_error::k_no_such_receipt, 404, false, "The daemon keeps no receipt of this run id that the caller may see (never issued, issued but not kept, another user's, or dropped as the oldest)."},
     {api_error::k_method_not_allowed, 405, false, "The endpoint exists but not with this method."},
     {api_error::k_image_not_built, 409, false, "The image has not been built yet; run `pybox setup` (or `pybox image build` for an own image)."},
     {api_error::k_image_mismatch, 409, false, "The image's recipe or the engine's image differs from images.json; run `pybox setup`."},
@@ -47,6 +47,7 @@ constexpr ApiErrorCode k_codes[] = {
     {api_error::k_engine_not_managed, 409, false, "The engine is not PyBox's private one, so PyBox does not stop it."},
     {api_error::k_engine_no_such_object, 409, true, "An engine object the daemon needed was removed behind its back."},
     {api_error::k_model_not_configured, 409, false, "A repair needs a model, and this pyboxd's config.json names none (docs/model.md)."},
+    {api_error::k_receipt_not_verified, 409, false, "The kept file of this run no longer holds the receipt the daemon issued for it (its signature does not verify with this installation's key, or it is another run's); it is not served."},
     {api_error::k_body_too_large, 413, false, "The request body is over 262,144 bytes (12,582,912 for `POST /v1/runs`); the connection is closed."},
     {api_error::k_header_too_large, 431, false, "The request header is over 16,384 bytes; the connection is closed."},
     {api_error::k_internal_error, 500, false, "The daemon failed in a way it has no other code for."},
@@ -68,6 +69,7 @@ constexpr ApiErrorCode k_codes[] = {
     {api_error::k_clock_unmeasured, 500, false, "The engine's clock cannot be compared with the daemon's."},
     {api_error::k_watch_output_invalid, 500, false, "The resource watcher wrote output the daemon cannot read."},
     {api_error::k_cancelled, 500, false, "An engine call was cancelled because the client went away; never written."},
+    {api_error::k_transfer_coding_unsupported, 501, false, "The request's Transfer-Encoding names a coding other than `chunked`; the connection is closed."},
     {api_error::k_busy, 503, true, "The run queue is full, or the run waited its longest in it; nothing ran. Retry after `Retry-After` seconds."},
     {api_error::k_too_many_connections, 503, true, "The daemon holds as many connections as it may and none is idle; the connection is closed."},
     {api_error::k_engine_unreachable, 503, true, "The engine is not running or refuses connections; run `pybox vm start`."},

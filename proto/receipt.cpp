@@ -46,10 +46,11 @@ constexpr std::array<std::pair<KillAnswer, std::string_view>, 3> k_kill_answer_n
     {KillAnswer::failed, "failed"},
 }};
 
-constexpr std::array<std::pair<SignalSource, std::string_view>, 3> k_signal_source_names{{
+constexpr std::array<std::pair<SignalSource, std::string_view>, 4> k_signal_source_names{{
     {SignalSource::pybox_kill, "pybox_kill"},
     {SignalSource::oom_kill, "oom_kill"},
     {SignalSource::wait_status, "wait_status"},
+    {SignalSource::box_timer, "box_timer"},
 }};
 
 constexpr std::string_view k_engine_offset_source =
@@ -186,6 +187,16 @@ json::object files_to_json(const FilesRecord& files)
                         {"errors", strings_to_json(files.errors)}};
 }
 
+json::value process_end_to_json(const std::optional<ProcessEndRecord>& end)
+{
+    if (!end) return nullptr;
+    return json::object{{"source", end->source},
+                        {"exit_code", optional_to_json(end->exit_code)},
+                        {"signal", optional_to_json(end->signal)},
+                        {"since_kill_sent_s", optional_to_json(end->since_kill_sent_s)},
+                        {"since_delivery_s", optional_to_json(end->since_delivery_s)}};
+}
+
 json::object termination_to_json(const Termination& termination)
 {
     return {{"mechanism", to_string(termination.mechanism)},
@@ -196,7 +207,9 @@ json::object termination_to_json(const Termination& termination)
             {"deadline_kill_sent", termination.deadline_kill_sent},
             {"deadline_kill_answer", optional_name(termination.deadline_kill_answer)},
             {"deadline_kill_sent_at", optional_to_json(termination.deadline_kill_sent_at)},
-            {"engine_lifetime_s", optional_to_json(termination.engine_lifetime_s)}};
+            {"engine_lifetime_s", optional_to_json(termination.engine_lifetime_s)},
+            {"program_end", process_end_to_json(termination.program_end)},
+            {"box_end", process_end_to_json(termination.box_end)}};
 }
 
 }  // namespace
@@ -398,14 +411,20 @@ int exit_code_for(const Receipt& receipt)
         if (termination.exit_code && *termination.exit_code >= 0 && *termination.exit_code <= 255) {
             return static_cast<int>(*termination.exit_code);
         }
-        // An unsealed run's process killed by a signal: 128 + N, as a shell reports it.
+        // A program the kernel (or an unsealed run's wait status) saw killed by a signal from
+        // inside: 128 + N, as a shell reports it.
         if (termination.signal_source == SignalSource::wait_status && termination.signal &&
             *termination.signal > 0 && *termination.signal < 128) {
             return 128 + *termination.signal;
         }
         return k_could_not_run;
-    case TerminationMechanism::deadline_kill:
     case TerminationMechanism::cause_not_established:
+        // PyBox's kill is not established as the end: the box's own code, never the deadline's.
+        if (termination.exit_code && *termination.exit_code >= 0 && *termination.exit_code <= 255) {
+            return static_cast<int>(*termination.exit_code);
+        }
+        return k_could_not_run;
+    case TerminationMechanism::deadline_kill:
         return k_deadline;
     case TerminationMechanism::out_of_memory:
         return k_out_of_memory;

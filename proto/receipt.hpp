@@ -91,15 +91,31 @@ std::optional<KillAnswer> kill_answer_from_string(std::string_view text);
 enum class SignalSource {
     pybox_kill,  // PyBox's SIGKILL, accepted by the engine, and the box ended after it
     oom_kill,    // the kernel's OOM killer, reported by the engine (OOMKilled) or the kernel's counter
-    wait_status, // unsealed runs: the wait status of the program's process; the sender is not known
+    wait_status, // the wait status of the program's process (the kernel's record); the sender is not known
+    box_timer,   // the box timer in the box's first process (the deadline and its margin)
     unrecognized,
 };
 std::string_view to_string(SignalSource source);
 std::optional<SignalSource> signal_source_from_string(std::string_view text);
 
+// How one process ended, as the kernel recorded it (observed.termination.program_end and
+// box_end): exactly one of exit_code and signal. The times are on the daemon's monotonic clock,
+// which is the kernel's.
+struct ProcessEndRecord {
+    std::string source;                      // where the fact comes from: "kernel_proc_connector"
+    std::optional<std::int64_t> exit_code;   // it exited with this code
+    std::optional<int> signal;               // a signal ended it
+    std::optional<double> since_kill_sent_s; // its end minus PyBox's kill (negative: before); null: no kill
+    std::optional<double> since_delivery_s;  // its end minus the program's delivery to the box
+
+    friend bool operator==(const ProcessEndRecord&, const ProcessEndRecord&) = default;
+};
+
 struct Termination {
     TerminationMechanism mechanism = TerminationMechanism::not_started;
-    std::optional<std::int64_t> exit_code;  // as the engine reported it
+    // The program's own exit code when the kernel recorded it exiting; otherwise the box's, as
+    // the engine reported it.
+    std::optional<std::int64_t> exit_code;
     std::optional<int> signal;              // only when observed: see signal_source
     bool deadline_kill_sent = false;        // PyBox sent POST /kill at the deadline, whatever the answer
     std::optional<double> engine_lifetime_s;  // FinishedAt - StartedAt (engine clock), to the nanosecond
@@ -110,6 +126,10 @@ struct Termination {
     std::optional<int> inferred_signal = {};
     std::optional<KillAnswer> deadline_kill_answer = {};      // null when no deadline kill was sent
     std::optional<std::string> deadline_kill_sent_at = {};  // daemon wall clock, RFC 3339 UTC
+    // The program's (the interpreter's) end and the box's (its first process's), apart; null
+    // when the kernel's record of it was not read (unknown.program_end says why).
+    std::optional<ProcessEndRecord> program_end = {};
+    std::optional<ProcessEndRecord> box_end = {};
 
     friend bool operator==(const Termination&, const Termination&) = default;
 };

@@ -116,6 +116,23 @@ std::optional<Enum> optional_name(util::ObjectReader& reader, std::string_view k
     return enum_value(reader, key, *text, from_string, receipt);
 }
 
+// Null, or one process's end; absent in receipts of daemons before it was recorded.
+std::optional<ProcessEndRecord> read_process_end(util::ObjectReader& reader, std::string_view key)
+{
+    const json::value* present = reader.if_present(key);
+    if (present == nullptr || present->is_null()) return std::nullopt;
+    auto end_reader = reader.object(key);
+    ProcessEndRecord end;
+    end.source = end_reader.string("source");
+    end.exit_code = end_reader.optional_int64("exit_code");
+    end_reader.small_int("signal", &end.signal);
+    if (end.exit_code.has_value() == end.signal.has_value()) end_reader.fail("signal", "must be set exactly when exit_code is null");
+    end.since_kill_sent_s = end_reader.optional_number("since_kill_sent_s");
+    end.since_delivery_s = end_reader.optional_number("since_delivery_s");
+    end_reader.finish();
+    return end;
+}
+
 void read_termination(util::ObjectReader& reader, Receipt& receipt)
 {
     Termination& termination = receipt.observed.termination;
@@ -135,6 +152,8 @@ void read_termination(util::ObjectReader& reader, Receipt& receipt)
         reader.fail("deadline_kill_answer", "must be set exactly when deadline_kill_sent is true");
     }
     termination.engine_lifetime_s = reader.optional_number("engine_lifetime_s");
+    termination.program_end = read_process_end(reader, "program_end");
+    termination.box_end = read_process_end(reader, "box_end");
 }
 
 // The descriptions are text for people (any string); engine_offset_ns is the measurement.

@@ -67,7 +67,12 @@ Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view
                                           std::to_string(parsed.at_byte) + ").");
     json::object* receipt = parsed.value.if_object();
     if (receipt == nullptr) return make_error("not_a_receipt", "The JSON is not a receipt: it is not an object.");
-    const json::value* block_value = receipt->if_contains("signature");
+    return verify_receipt(std::move(*receipt), trusted_public_key);
+}
+
+Expected<VerifiedReceipt> verify_receipt(json::object receipt, std::string_view trusted_public_key)
+{
+    const json::value* block_value = receipt.if_contains("signature");
     if (block_value == nullptr)
         return make_error("not_signed", "The receipt has no signature block: it was not issued by a pyboxd that signs "
                                         "receipts, or the block was removed.");
@@ -94,20 +99,20 @@ Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view
                                            key_id(trusted_public_key) +
                                            ": it comes from another installation (give its public key with --key "
                                            "if you trust it), or its block was replaced.");
-    receipt->erase("signature");
-    auto canonical = canonical_json(*receipt);
+    receipt.erase("signature");
+    auto canonical = canonical_json(receipt);
     if (!canonical) return canonical.error();
     if (!verify_signature(*public_key, *canonical, *signature))
         return make_error("signature_mismatch", "The signature does not match the receipt's content: the receipt was "
                                                 "changed after key " + signer + " signed it.");
     VerifiedReceipt verified;
     verified.key_id = signer;
-    if (const json::value* identity = receipt->if_contains("identity"); identity != nullptr && identity->is_object()) {
+    if (const json::value* identity = receipt.if_contains("identity"); identity != nullptr && identity->is_object()) {
         verified.run_id = string_at(identity->get_object(), "run_id");
         verified.created_at = string_at(identity->get_object(), "created_at");
         verified.daemon_version = string_at(identity->get_object(), "daemon_version");
     }
-    if (const json::value* schema = receipt->if_contains("schema_version"); schema != nullptr && schema->is_int64())
+    if (const json::value* schema = receipt.if_contains("schema_version"); schema != nullptr && schema->is_int64())
         verified.schema_version = schema->get_int64();
     return verified;
 }

@@ -44,5 +44,7 @@ struct VerifiedReceipt {
 // key_id that is not the public key's), "wrong_key" (signed by another key: the sentence names
 // both key ids), "not_canonical", "signature_mismatch" (the content changed after signing).
 Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view trusted_public_key);
+// The same for a receipt already read as JSON (from "not_signed" on).
+Expected<VerifiedReceipt> verify_receipt(boost::json::object receipt, std::string_view trusted_public_key);
 
 }  // namespace pybox::proto

@@ -76,14 +76,16 @@ json::object step_to_json(const RepairStep& step)
     }
     json::value error = nullptr;
     if (step.error) error = json::object{{"code", step.error->code}, {"message", step.error->message}};
-    return json::object{{"step", step.step},
-                        {"model_call", std::move(model_call)},
-                        {"program", program_json(step.program)},
-                        {"program_sha256", step.program_sha256},
-                        {"receipt", step.receipt ? receipt_to_json(*step.receipt) : json::value(nullptr)},
-                        {"outcome", to_string(step.outcome)},
-                        {"detail", step.detail},
-                        {"error", std::move(error)}};
+    json::object written{{"step", step.step},
+                         {"model_call", std::move(model_call)},
+                         {"program", program_json(step.program)},
+                         {"program_sha256", step.program_sha256},
+                         {"receipt", step.receipt ? receipt_to_json(*step.receipt) : json::value(nullptr)},
+                         {"outcome", to_string(step.outcome)},
+                         {"detail", step.detail},
+                         {"error", std::move(error)}};
+    if (step.receipt_not_kept) written["receipt_not_kept"] = *step.receipt_not_kept;
+    return written;
 }
 
 RepairStep read_step(util::ObjectReader& reader, std::string& error)
@@ -110,6 +112,10 @@ RepairStep read_step(util::ObjectReader& reader, std::string& error)
     } else if (!receipt.is_null()) {
         reader.fail("receipt", "must be an object or null");
     }
+    if (const json::value* why = reader.if_present("receipt_not_kept"); why != nullptr && why->is_string())
+        step.receipt_not_kept = std::string(why->get_string());
+    else if (why != nullptr)
+        reader.fail("receipt_not_kept", "must be a string");
     step.outcome = read_name(reader, "outcome", k_outcome_names);
     step.detail = reader.string("detail");
     if (reader.any("error").is_object()) {

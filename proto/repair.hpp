@@ -75,6 +75,7 @@ struct RepairStep {
     std::optional<std::string> program;   // the model's program (steps after 0), as run
     std::string program_sha256;           // SHA-256 of the program this step ran or would have run; "" when none
     std::optional<Receipt> receipt;       // the run's receipt, when it ran
+    std::optional<std::string> receipt_not_kept;  // why the daemon did not keep it (key written only then)
     StepOutcome outcome = StepOutcome::failed;
     std::string detail;                   // one sentence: what the outcome rests on
     std::optional<StepError> error;       // model_failed, run_refused

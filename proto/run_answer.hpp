@@ -3,6 +3,9 @@
 // with the output files the request asked for (an empty array otherwise). Reading follows
 // receipt_from_json's modes; the outputs' names and caps are checked as proto/files.hpp says
 // ("invalid_answer" otherwise), because they came out of the box. Pure.
+//
+// `receipt_not_kept` is not part of that JSON: the daemon says it beside the answer (the
+// k_receipt_not_kept_header of an unstreamed answer, the receipt event's key of a streamed one).
 #pragma once
 
 #include "common/error.hpp"
@@ -12,6 +15,8 @@
 
 #include <boost/json/value.hpp>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace pybox::proto {
@@ -19,6 +24,8 @@ namespace pybox::proto {
 struct RunAnswer {
     Receipt receipt;
     std::vector<FileContent> outputs;
+    // Why the daemon did not keep the receipt (docs/api.md "POST /v1/runs"); absent when it did.
+    std::optional<std::string> receipt_not_kept;
 
     friend bool operator==(const RunAnswer&, const RunAnswer&) = default;
 };

@@ -74,10 +74,11 @@ void append_output_events(std::string& lines, OutputStream stream, std::string_v
     }
 }
 
-std::string receipt_event(std::string_view answer_json)
+std::string receipt_event(std::string_view answer_json, const std::optional<std::string>& receipt_not_kept)
 {
     std::string line = R"({"event":"receipt","answer":)";
     line += answer_json;
+    if (receipt_not_kept) line += R"(,"receipt_not_kept":)" + util::to_json_text(json::value(*receipt_not_kept));
     line += "}\n";
     return line;
 }
@@ -132,6 +133,10 @@ Expected<RunEvent> parse_run_event(std::string_view line, util::ReadMode mode)
     } else if (kind == "receipt") {
         event.kind = RunEvent::Kind::receipt;
         event.answer = reader.any("answer");
+        if (const json::value* why = reader.if_present("receipt_not_kept"); why != nullptr && why->is_string())
+            event.receipt_not_kept = std::string(why->get_string());
+        else if (why != nullptr)
+            reader.fail("receipt_not_kept", "is not a string");
     } else if (kind == "error") {
         event.kind = RunEvent::Kind::error;
         auto inner = reader.object("error");

@@ -4,7 +4,9 @@
 //   {"event":"started","run_id":ID}                          the program was given to its box
 //   {"event":"stdout"|"stderr","encoding":"utf-8"|"base64","data":TEXT}
 //                                                             bytes the receipt keeps, in order
-//   {"event":"receipt","answer":ANSWER}                       the run's answer, as unstreamed
+//   {"event":"receipt","answer":ANSWER}                       the run's answer, as unstreamed,
+//                                                             with "receipt_not_kept":WHY when
+//                                                             the daemon could not keep it
 //   {"event":"error","error":{"code","message","retryable"}}  instead of a receipt (never after
 //                                                             a run that started, in v1)
 //
@@ -21,6 +23,7 @@
 #include <boost/json/value.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -34,8 +37,9 @@ enum class OutputStream { stdout_stream, stderr_stream };
 std::string started_event(std::string_view run_id);
 // Appends one output event per piece of at most k_max_event_data_bytes (none for no bytes).
 void append_output_events(std::string& lines, OutputStream stream, std::string_view bytes);
-// `answer_json` is the unstreamed answer's text (one line), carried byte for byte.
-std::string receipt_event(std::string_view answer_json);
+// `answer_json` is the unstreamed answer's text (one line), carried byte for byte;
+// `receipt_not_kept` says why the daemon did not keep its receipt (absent: it did).
+std::string receipt_event(std::string_view answer_json, const std::optional<std::string>& receipt_not_kept);
 std::string error_event(const ErrorAnswer& error);
 
 // How many leading bytes of `bytes` end on a character boundary: all of them, unless they end
@@ -49,6 +53,7 @@ struct RunEvent {
     OutputStream stream = OutputStream::stdout_stream;  // output
     std::string bytes;                     // output, decoded
     boost::json::value answer;             // receipt
+    std::optional<std::string> receipt_not_kept;  // receipt: why the daemon did not keep it
     ErrorAnswer error;                     // error
 };
 

@@ -117,9 +117,15 @@ Expected<ValidRunRequest> run_request_from_json(const json::value& document)
             request.image.assign(value.get_string().data(), value.get_string().size());
         } else if (key == "output_limit_bytes") {
             if (value.is_double()) {
-                return output_limit_error(util::format_number(value.get_double()));
-            }
-            if (value.is_int64()) {
+                // A whole number written with a fraction or an exponent (65536.0, 6.5536e4) is
+                // that number, as JSON Schema's "integer" has it; any other is refused as itself.
+                const double number = value.get_double();
+                if (number != std::floor(number) || number < static_cast<double>(limits::k_min_output_limit_bytes) ||
+                    number > static_cast<double>(limits::k_max_output_limit_bytes)) {
+                    return output_limit_error(util::format_number(number));
+                }
+                request.output_limit_bytes = static_cast<std::size_t>(number);
+            } else if (value.is_int64()) {
                 if (value.get_int64() < 0) {
                     return output_limit_error(std::to_string(value.get_int64()));
                 }

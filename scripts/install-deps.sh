@@ -3,7 +3,9 @@
 # Needs root and Debian's archive; no container registry is used. dpkg-dev (dpkg-shlibdeps) and
 # file are what `cpack -G DEB` needs to find the package's library dependencies; jq reads
 # receipts in the install tests (tests/install/); systemd is there for systemd-analyze, which
-# checks the installed units offline (tests/install/units_test.sh; nothing is started with it).
+# checks the installed units offline (tests/install/units_test.sh; nothing is started with it);
+# python3 and git are the test scripts' (a free port for the test sshd, the soak's JSON checks, the
+# revision test's repository), named here rather than assumed of the machine.
 set -euo pipefail
 packages=(
   cmake g++ ninja-build pkg-config ccache
@@ -12,6 +14,7 @@ packages=(
   openssh-server socat
   zsh fish groff-base
   dpkg-dev file jq systemd
+  python3 git
   clang libclang-rt-14-dev
 )
 missing=()

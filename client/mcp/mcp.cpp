@@ -169,7 +169,7 @@ private:
         if (!m_daemon) co_return mcp::failed_call_result(m_daemon.error());
         const auto budget = mcp::supervisor_budget(request->timeout_s);
         std::string body = proto::serialize_run_request(*request);
-        Expected<json::value> answer = make_error("daemon_io", "The run was not sent.");
+        Expected<RunReply> answer = make_error("daemon_io", "The run was not sent.");
         if (progress_token) {
             auto reporter = std::make_shared<mcp::ProgressReporter>(std::move(*progress_token));
             auto tell = [this, reporter](const proto::RunEvent& event) {
@@ -178,7 +178,7 @@ private:
             };
             answer = co_await m_daemon->call_streamed_async("/v1/runs", std::move(body), budget, std::move(tell));
         } else {
-            answer = co_await m_daemon->call_async("POST", "/v1/runs", std::move(body), budget);
+            answer = read_run_reply(co_await m_daemon->exchange_async("POST", "/v1/runs", std::move(body), budget));
         }
         if (!answer && answer.error().code == "daemon_timeout")
             co_return mcp::failed_call_result(make_error(
@@ -188,8 +188,9 @@ private:
         if (!answer && answer.error().code == "daemon_lost")
             co_return mcp::failed_call_result(make_error("daemon_lost", lost_daemon_message(answer.error().message)));
         if (!answer) co_return mcp::failed_call_result(answer.error());
-        auto run = proto::run_answer_from_json(*answer, util::ReadMode::tolerant, true);
+        auto run = proto::run_answer_from_json(answer->answer, util::ReadMode::tolerant, true);
         if (!run) co_return mcp::failed_call_result(make_error("daemon_io", "The daemon's answer cannot be read: " + run.error().message));
+        run->receipt_not_kept = answer->receipt_not_kept;
         log("run " + run->receipt.identity.run_id.substr(0, 8) + " answered");
         co_return mcp::run_python_result(*run);
     }
@@ -208,7 +209,7 @@ private:
         auto receipt = co_await net::co_spawn(m_unsealed_runner, std::move(work), net::use_awaitable);
         if (!receipt) co_return mcp::failed_call_result(receipt.error());
         log("unsealed run " + receipt->identity.run_id.substr(0, 8) + " answered");
-        co_return mcp::run_python_result(proto::RunAnswer{std::move(*receipt), {}});
+        co_return mcp::run_python_result(proto::RunAnswer{std::move(*receipt), {}, std::nullopt});
     }
 
     net::awaitable<json::object> list_images()

@@ -372,7 +372,8 @@ json::object run_python_result(const proto::RunAnswer& answer)
     const auto receipt = fit_receipt(answer.receipt);
     auto receipt_json = proto::receipt_to_json(receipt);
     const auto receipt_text = util::to_json_text(receipt_json);
-    const auto short_view = render_short_receipt(receipt);
+    const auto short_view = render_short_receipt(receipt) +
+                            (answer.receipt_not_kept ? render_not_kept(*answer.receipt_not_kept) : std::string());
     if (receipt_text.size() > limits::k_mcp_max_receipt_bytes)
         return tool_error(short_view + "\nThe receipt does not fit in " +
                           std::to_string(limits::k_mcp_max_receipt_bytes) + " bytes even without the output.");

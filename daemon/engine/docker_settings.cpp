@@ -21,7 +21,7 @@ constexpr std::string_view k_host_config_fields[] = {
     "Memory", "MemorySwap", "PidsLimit", "NanoCpus", "CapAdd", "CapDrop", "SecurityOpt",
     "Privileged", "ReadonlyRootfs", "Tmpfs", "NetworkMode", "Ulimits", "LogConfig", "AutoRemove",
     "Binds", "Mounts", "Devices", "DeviceRequests", "IpcMode", "PidMode", "UTSMode", "UsernsMode",
-    "CgroupnsMode", "CgroupParent", "VolumesFrom", "Runtime", "ShmSize",
+    "CgroupnsMode", "CgroupParent", "VolumesFrom", "Runtime", "ShmSize", "MaskedPaths", "ReadonlyPaths",
 };
 
 json::array to_array(const std::vector<std::string>& strings)
@@ -151,6 +151,8 @@ std::vector<SettingMismatch> mismatches_of(const BoxSpec& spec, const json::valu
     check.equal("HostConfig", "ReadonlyRootfs", policy.readonly_root);
     check.equal("HostConfig", "Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}});
     check.equal("HostConfig", "ShmSize", policy.tmpfs_bytes);
+    check.equal("HostConfig", "MaskedPaths", to_array(policy.masked_paths));
+    check.equal("HostConfig", "ReadonlyPaths", to_array(policy.readonly_paths));
     check.equal("HostConfig", "Runtime", json::value(spec.runtime));
     check.equal("HostConfig", "NetworkMode", json::value(policy.network));
     check.equal("HostConfig", "Ulimits", docker_ulimits(policy));
@@ -231,6 +233,8 @@ json::object docker_create_body(const BoxSpec& spec)
         {"ReadonlyRootfs", policy.readonly_root},
         {"Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}}},
         {"ShmSize", policy.tmpfs_bytes},
+        {"MaskedPaths", to_array(policy.masked_paths)},
+        {"ReadonlyPaths", to_array(policy.readonly_paths)},
         {"Runtime", spec.runtime},
         {"NetworkMode", policy.network},
         {"Ulimits", docker_ulimits(policy)},

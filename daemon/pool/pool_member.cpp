@@ -11,6 +11,12 @@ namespace pybox::daemon {
 
 namespace {
 
+// Why the receipts of an engine on another machine (an ssh host, the colima VM) rest on the
+// engine's report of how the program ended.
+constexpr std::string_view k_ends_elsewhere =
+    "the engine's boxes run on another machine, whose kernel's record of process ends this daemon does not read";
+
+
 // The local engine's control and where its boxes are watched: the one platform switch (see the
 // header). The watcher's host is kept when config.json switches the watcher off: the local
 // sweep still releases run parents (those of runs made while the watcher was on).
@@ -127,7 +133,9 @@ Expected<EngineSeat> make_engine_seat(net::any_io_executor executor, const engin
 PoolMember::PoolMember(net::any_io_executor executor, EngineSeat seat, const PoolContext& context)
     : m_seat(std::move(seat)),
       m_boxes(*m_seat.client),
-      m_watch(engine_watch_setup(context.config.watcher, m_seat.cgroups, context.watch_script)),
+      m_watch(engine_watch_setup(context.config.watcher, m_seat.cgroups, context.watch_script,
+                                 m_seat.cgroups_elsewhere ? ProcessEnds{nullptr, std::string(k_ends_elsewhere)}
+                                                          : context.process_ends)),
       m_sweeper(m_boxes, AttemptLog(context.paths), AttemptJournal(context.paths), context.installation_id,
                 SweepSettings{context.config.settle_after_expiry_s, &context.runs_in_progress,
                               m_seat.cgroups ? run_parent_releaser(*m_seat.cgroups, context.installation_id)

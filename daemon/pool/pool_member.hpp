@@ -66,6 +66,8 @@ struct PoolContext {
     const images::ImageRegistry& registry;
     RunsInProgress& runs_in_progress;
     const std::string& watch_script;
+    // The kernel's record of process ends on this host, for the engines whose boxes run on it.
+    const ProcessEnds& process_ends;
     RunQueueOptions queue;
     WarmSetup warm;  // the count from config.json, or 0 for a system pyboxd
 };

@@ -2,10 +2,10 @@
 
 #include "common/api_error_codes.hpp"
 #include "common/files.hpp"
+#include "daemon/records/kept_file.hpp"
 #include "proto/attempts.hpp"
 #include "proto/receipt_signature.hpp"
 #include "util/json_writer.hpp"
-#include "util/strict_json.hpp"
 
 #include <algorithm>
 #include <system_error>
@@ -17,42 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A kept file is {"owner_uid", "receipt"}: two levels above the receipt's own.
-constexpr std::size_t k_max_kept_depth = 66;
-
-const json::object* object_at(const json::object& object, std::string_view key)
-{
-    const json::value* value = object.if_contains(key);
-    return value != nullptr ? value->if_object() : nullptr;
-}
-
-std::string string_at(const json::object* object, std::string_view key)
-{
-    const json::value* value = object != nullptr ? object->if_contains(key) : nullptr;
-    return value != nullptr && value->is_string() ? std::string(value->get_string()) : std::string();
-}
-
-// The index entry of a kept file's receipt, read from the file (a receipt of any daemon version).
-proto::KeptReceipt kept_file_entry(const json::object& receipt, std::uint32_t owner_uid, std::uint64_t bytes)
-{
-    proto::KeptReceipt kept;
-    const json::object* identity = object_at(receipt, "identity");
-    kept.run_id = string_at(identity, "run_id");
-    kept.created_at = string_at(identity, "created_at");
-    kept.image = string_at(identity, "image");
-    const json::object* observed = object_at(receipt, "observed");
-    const json::object* termination = observed != nullptr ? object_at(*observed, "termination") : nullptr;
-    kept.mechanism = string_at(termination, "mechanism");
-    if (const json::value* code = termination != nullptr ? termination->if_contains("exit_code") : nullptr;
-        code != nullptr && code->is_int64())
-        kept.exit_code = code->get_int64();
-    kept.signed_receipt = receipt.contains("signature");
-    kept.bytes = bytes;
-    kept.owner_uid = owner_uid;
-    return kept;
-}
-
-// The index entry of a receipt this daemon issues.
+// The index entry of a receipt this daemon signed and keeps.
 proto::KeptReceipt kept_receipt_entry(const proto::Receipt& receipt, std::uint32_t owner_uid, std::uint64_t bytes)
 {
     const auto& termination = receipt.observed.termination;
@@ -61,9 +26,10 @@ proto::KeptReceipt kept_receipt_entry(const proto::Receipt& receipt, std::uint32
                               receipt.identity.image,
                               termination.exit_code,
                               std::string(proto::to_string(termination.mechanism)),
-                              receipt.signature.has_value(),
+                              true,
                               bytes,
-                              owner_uid};
+                              owner_uid,
+                              std::nullopt};
 }
 
 bool older(const proto::KeptReceipt& a, const proto::KeptReceipt& b)
@@ -74,8 +40,9 @@ bool older(const proto::KeptReceipt& a, const proto::KeptReceipt& b)
 Error no_such_receipt(const std::string& run_id)
 {
     return make_error(api_error::k_no_such_receipt, "pyboxd keeps no receipt of run " + (proto::is_run_id(run_id) ? run_id : "(not a run id)") +
-                                             " that you may see: it was never issued, is another user's, or was "
-                                             "dropped as the oldest (`pybox receipts` lists what is kept).");
+                                             " that you may see: it was never issued, could not be kept (pyboxd's "
+                                             "log says so), is another user's, or was dropped as the oldest "
+                                             "(`pybox receipts` lists what is kept).");
 }
 
 }  // namespace
@@ -89,6 +56,17 @@ ReceiptStore::ReceiptStore(fs::path folder, SigningKey key) : ReceiptStore(std::
 
 fs::path ReceiptStore::file_of(const std::string& run_id) const { return m_folder / (run_id + ".json"); }
 
+Expected<ReceiptStore::Kept> ReceiptStore::read_kept(const std::string& run_id) const
+{
+    const auto stamp = file_stamp(file_of(run_id));
+    if (!stamp) return make_error(api_error::k_file_missing, file_of(run_id).string() + " is gone.");
+    auto text = read_regular_file_capped(file_of(run_id), m_bounds.max_bytes, false);
+    if (!text) return text.error();
+    auto file = read_kept_file(*text, run_id, m_key.public_key());
+    if (!file) return file.error();
+    return Kept{std::move(file->entry), *stamp};
+}
+
 std::size_t ReceiptStore::load()
 {
     m_kept.clear();
@@ -98,39 +76,56 @@ std::size_t ReceiptStore::load()
     for (const auto& entry : fs::directory_iterator(m_folder, ec)) {
         const std::string name = entry.path().filename().string();
         const std::string run_id = name.size() > 5 ? name.substr(0, name.size() - 5) : std::string();
-        auto text = proto::is_run_id(run_id) && name.ends_with(".json")
-                        ? read_regular_file_capped(entry.path(), m_bounds.max_bytes, false)
-                        : Expected<std::string>(make_error(api_error::k_file_unreadable, name));
-        auto parsed = text ? util::parse_json_strictly(*text, k_max_kept_depth) : util::StrictJson{};
-        const json::object* document = text && parsed.ok() ? parsed.value.if_object() : nullptr;
-        const json::object* receipt = document != nullptr ? object_at(*document, "receipt") : nullptr;
-        const json::value* owner = document != nullptr ? document->if_contains("owner_uid") : nullptr;
-        json::error_code owner_ec;
-        const auto owner_uid = owner != nullptr ? owner->to_number<std::uint32_t>(owner_ec) : 0;
-        if (receipt == nullptr || owner == nullptr || owner_ec) {
+        auto kept = proto::is_run_id(run_id) && name.ends_with(".json")
+                        ? read_kept(run_id)
+                        : Expected<Kept>(make_error(api_error::k_file_unreadable, name));
+        if (!kept) {
             ++foreign;
             continue;
         }
-        auto kept = kept_file_entry(*receipt, owner_uid, text->size());
-        if (kept.run_id != run_id) {
-            ++foreign;
-            continue;
-        }
-        keep(std::move(kept));
+        keep(std::move(*kept));
     }
     apply_bounds();
     return foreign;
 }
 
-void ReceiptStore::keep(proto::KeptReceipt kept)
+void ReceiptStore::refresh()
 {
-    if (auto same = std::find_if(m_kept.begin(), m_kept.end(), [&](const auto& k) { return k.run_id == kept.run_id; });
+    for (auto kept = m_kept.begin(); kept != m_kept.end();) {
+        const auto stamp = file_stamp(file_of(kept->entry.run_id));
+        if (stamp && *stamp == kept->stamp) {
+            ++kept;
+            continue;
+        }
+        m_bytes -= kept->entry.bytes;
+        if (!stamp) {
+            kept = m_kept.erase(kept);
+            continue;
+        }
+        if (auto again = read_kept(kept->entry.run_id)) {
+            *kept = std::move(*again);
+        } else {
+            kept->entry.signed_receipt = false;
+            kept->entry.problem = "Its file no longer reads as a kept receipt: " + again.error().message;
+            kept->entry.bytes = stamp->size;
+            kept->stamp = *stamp;
+        }
+        m_bytes += kept->entry.bytes;
+        ++kept;
+    }
+}
+
+void ReceiptStore::keep(Kept kept)
+{
+    if (auto same = std::find_if(m_kept.begin(), m_kept.end(), [&](const auto& k) { return k.entry.run_id == kept.entry.run_id; });
         same != m_kept.end()) {
-        m_bytes -= same->bytes;
+        m_bytes -= same->entry.bytes;
         m_kept.erase(same);
     }
-    m_bytes += kept.bytes;
-    m_kept.insert(std::upper_bound(m_kept.begin(), m_kept.end(), kept, older), std::move(kept));
+    m_bytes += kept.entry.bytes;
+    const auto place = std::upper_bound(m_kept.begin(), m_kept.end(), kept,
+                                        [](const Kept& a, const Kept& b) { return older(a.entry, b.entry); });
+    m_kept.insert(place, std::move(kept));
 }
 
 void ReceiptStore::apply_bounds()
@@ -138,7 +133,7 @@ void ReceiptStore::apply_bounds()
     std::size_t dropped = 0;
     while (dropped < m_kept.size() &&
            (m_kept.size() - dropped > m_bounds.max_receipts || m_bytes > m_bounds.max_bytes)) {
-        const auto& oldest = m_kept[dropped++];
+        const auto& oldest = m_kept[dropped++].entry;
         std::error_code ignored;
         fs::remove(file_of(oldest.run_id), ignored);
         m_bytes -= oldest.bytes;
@@ -148,46 +143,71 @@ void ReceiptStore::apply_bounds()
 
 Expected<void> ReceiptStore::issue(proto::Receipt& receipt, std::uint32_t owner_uid)
 {
-    if (auto signed_in_place = proto::sign_receipt(receipt, m_key); !signed_in_place) return signed_in_place.error();
+    auto kept = sign_and_keep(receipt, owner_uid);
+    if (!kept) {
+        m_not_kept.push_back({receipt.identity.run_id, owner_uid, kept.error().message});
+        if (m_not_kept.size() > m_bounds.max_receipts) m_not_kept.pop_front();
+    }
+    return kept;
+}
+
+Expected<void> ReceiptStore::sign_and_keep(proto::Receipt& receipt, std::uint32_t owner_uid)
+{
+    const std::string& run_id = receipt.identity.run_id;
+    const std::string shown_id = proto::is_run_id(run_id) ? run_id : "(no run id)";
+    if (auto signed_in_place = proto::sign_receipt(receipt, m_key); !signed_in_place)
+        return make_error(signed_in_place.error().code, "pyboxd could not sign the receipt of run " + shown_id +
+                                                            ", so it did not keep it: " + signed_in_place.error().message);
+    const auto not_kept = [&](const char* code, const std::string& why) {
+        return make_error(code, "pyboxd signed the receipt of run " + shown_id + " but could not keep it: " + why);
+    };
+    if (!proto::is_run_id(run_id)) return not_kept(api_error::k_internal_error, "it has no run id.");
     const std::string text =
         util::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", proto::receipt_to_json(receipt)}});
-    auto kept = kept_receipt_entry(receipt, owner_uid, text.size());
-    if (!proto::is_run_id(kept.run_id))
-        return make_error(api_error::k_internal_error, "The receipt to keep has no run id; it was not kept.");
     if (text.size() > m_bounds.max_bytes)
-        return make_error(api_error::k_too_large, "The receipt of run " + kept.run_id + " is larger than the " +
-                                           std::to_string(m_bounds.max_bytes) + " bytes the daemon keeps; it was not kept.");
-    if (auto written = write_file_atomic(file_of(kept.run_id), text); !written) return written.error();
-    keep(std::move(kept));
+        return not_kept(api_error::k_too_large, "it is larger than the " + std::to_string(m_bounds.max_bytes) +
+                                                    " bytes the daemon keeps.");
+    if (auto written = write_file_atomic(file_of(run_id), text); !written)
+        return not_kept(api_error::k_file_unwritable, written.error().message);
+    keep(Kept{kept_receipt_entry(receipt, owner_uid, text.size()), file_stamp(file_of(run_id)).value_or(FileStamp{})});
     apply_bounds();
     return {};
 }
 
 Expected<proto::ReceiptList> ReceiptStore::list(std::optional<std::uint32_t> viewer)
 {
+    refresh();
     proto::ReceiptList answer{{}, m_bounds.max_receipts, m_bounds.max_bytes};
     for (auto kept = m_kept.rbegin(); kept != m_kept.rend(); ++kept)
-        if (!viewer || kept->owner_uid == *viewer) answer.receipts.push_back(*kept);
+        if (!viewer || kept->entry.owner_uid == *viewer) answer.receipts.push_back(kept->entry);
     return answer;
 }
 
 Expected<json::value> ReceiptStore::get(const std::string& run_id, std::optional<std::uint32_t> viewer)
 {
-    const auto kept = std::find_if(m_kept.begin(), m_kept.end(), [&](const auto& k) { return k.run_id == run_id; });
-    if (kept == m_kept.end() || (viewer && kept->owner_uid != *viewer)) return no_such_receipt(run_id);
+    const auto visible = [&](std::uint32_t owner_uid) { return !viewer || owner_uid == *viewer; };
+    const auto kept = std::find_if(m_kept.begin(), m_kept.end(), [&](const auto& k) { return k.entry.run_id == run_id; });
+    if (kept == m_kept.end() || !visible(kept->entry.owner_uid)) {
+        const auto lost = std::find_if(m_not_kept.begin(), m_not_kept.end(), [&](const auto& n) { return n.run_id == run_id; });
+        if (lost != m_not_kept.end() && visible(lost->owner_uid))
+            return make_error(api_error::k_no_such_receipt, lost->why + " Only the run's answer carried it.");
+        return no_such_receipt(run_id);
+    }
     auto text = read_regular_file_capped(file_of(run_id), m_bounds.max_bytes, false);
     if (!text) return text.error();
-    auto parsed = util::parse_json_strictly(*text, k_max_kept_depth);
-    const json::object* document = parsed.ok() ? parsed.value.if_object() : nullptr;
-    const json::value* receipt = document != nullptr ? document->if_contains("receipt") : nullptr;
-    if (receipt == nullptr)
+    auto file = read_kept_file(*text, run_id, m_key.public_key());
+    if (!file)
         return make_error(api_error::k_file_unreadable, file_of(run_id).string() + " no longer holds a kept receipt.");
-    return *receipt;
+    if (file->entry.problem)
+        return make_error(api_error::k_receipt_not_verified, "The kept receipt of run " + run_id + " is not shown: " +
+                                                                 *file->entry.problem + " The file is " +
+                                                                 file_of(run_id).string() + ".");
+    return std::move(file->receipt);
 }
 
 bool ReceiptStore::holds(const std::string& run_id) const
 {
-    return std::any_of(m_kept.begin(), m_kept.end(), [&](const auto& k) { return k.run_id == run_id; });
+    return std::any_of(m_kept.begin(), m_kept.end(), [&](const auto& k) { return k.entry.run_id == run_id; });
 }
 
 }  // namespace pybox::daemon

@@ -7,17 +7,30 @@
 // read by load() at start; a file that does not read as a kept receipt is left alone and not
 // counted.
 //
+// What is kept is checked before it is listed or served (kept_file.hpp): list() reads again
+// every file whose stamp (common/file_facts.hpp) changed since it was last read, and its entry
+// says when the receipt's signature does not verify with the installation's key or the receipt
+// is another run's; get() reads and checks the file each time and serves only a receipt that
+// passes ("receipt_not_verified" otherwise). A receipt issue() could not keep (its Error says
+// why) is remembered in memory, the newest Bounds::max_receipts of them, so get() says it was
+// issued but not kept rather than never issued.
+//
 // Owns the signing key. Synchronous, on the daemon's io_context: one fsync'd write of a few
-// hundred KiB at most per run, as the attempt notes are written. Not thread-safe.
+// hundred KiB at most per run, as the attempt notes are written, and a stat of every kept file
+// per list(). Not thread-safe.
 #pragma once
 
+#include "common/file_facts.hpp"
 #include "common/limits.hpp"
 #include "common/signing_key.hpp"
 #include "daemon/server/services.hpp"
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace pybox::daemon {
@@ -37,6 +50,7 @@ public:
     // Returns how many files were not kept receipts.
     std::size_t load();
 
+    // The Error says what was done: "signed ... but could not keep it: WHY", or could not sign.
     Expected<void> issue(proto::Receipt& receipt, std::uint32_t owner_uid) override;
     Expected<proto::ReceiptList> list(std::optional<std::uint32_t> viewer) override;
     Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) override;
@@ -45,15 +59,31 @@ public:
     std::uint64_t kept_bytes() const { return m_bytes; }
 
 private:
-    void keep(proto::KeptReceipt kept);
+    // One kept file: its entry as last read, and its stamp then.
+    struct Kept {
+        proto::KeptReceipt entry;
+        FileStamp stamp;
+    };
+    // A receipt issued but not kept.
+    struct NotKept {
+        std::string run_id;
+        std::uint32_t owner_uid = 0;
+        std::string why;
+    };
+
+    Expected<void> sign_and_keep(proto::Receipt& receipt, std::uint32_t owner_uid);
+    Expected<Kept> read_kept(const std::string& run_id) const;
+    void refresh();
+    void keep(Kept kept);
     void apply_bounds();
     std::filesystem::path file_of(const std::string& run_id) const;
 
     std::filesystem::path m_folder;
     SigningKey m_key;
     Bounds m_bounds;
-    std::vector<proto::KeptReceipt> m_kept;  // oldest first
+    std::vector<Kept> m_kept;  // oldest first
     std::uint64_t m_bytes = 0;
+    std::deque<NotKept> m_not_kept;  // oldest first
 };
 
 }  // namespace pybox::daemon

@@ -61,6 +61,7 @@ net::awaitable<bool> run_step(proto::RepairStep& step, Expected<proto::ValidRunR
     step.outcome = succeeded ? StepOutcome::succeeded : StepOutcome::failed;
     step.detail = how_it_ended(answer->receipt);
     step.receipt = std::move(answer->receipt);
+    step.receipt_not_kept = std::move(answer->receipt_not_kept);
     co_return succeeded;
 }
 

@@ -168,6 +168,7 @@ net::awaitable<bool> BoxRun::prepare()
     if (ready) ready = co_await start_box();
     if (ready) {
         co_await measure_engine_clock();
+        co_await find_first_process();
     } else {
         co_await cleanup();
     }
@@ -280,6 +281,7 @@ net::awaitable<bool> BoxRun::start_box()
     m_wait = std::move(*waiting);
     const double timeout_s = m_description.request.timeout_s;
     const auto start_budget = std::max(limits::k_min_start_timeout, to_millis(timeout_s));
+    m_start_sent = MonoClock::now();
     auto started = co_await m_engine.start_box(id, start_budget);
     if (!started) {
         phase.done(outcome_of(started.error()));
@@ -310,7 +312,7 @@ net::awaitable<void> BoxRun::run_program()
         // still_usable()): the run makes no engine call but its own.
         m_evidence.program_started = MonoClock::now();
         m_watch.start(m_evidence.container_id, timeout_s);
-        if (m_first_pid) m_watch.first_process(*m_first_pid);
+        if (m_first_pid) m_watch.first_process(*m_first_pid, monotonic_ns(m_start_sent));
         co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline());
     } else {
         co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline() && measure_engine_clock() &&
@@ -408,6 +410,7 @@ net::awaitable<void> BoxRun::kill_at_deadline()
 {
     co_await m_deadline_timer.async_wait(k_use);
     if (m_exited) co_return;
+    m_evidence.kill_sent_mono = MonoClock::now();
     m_evidence.kill_sent_unix_ns = unix_nanoseconds(WallClock::now());
     auto killed = co_await m_engine.kill_box(m_evidence.container_id, limits::k_stop_timeout);
     if (!killed) {
@@ -418,13 +421,17 @@ net::awaitable<void> BoxRun::kill_at_deadline()
     }
 }
 
-// Names the box's first process to the watcher, so its final reading follows that process's
-// end at once instead of the engine's later report (by then the box's cgroup is gone).
+// Names the box's first process to the watcher: from then on the kernel's record of its end and
+// its interpreter's is kept, and the watcher's final reading follows that process's end at once
+// instead of the engine's later report (by then the box's cgroup is gone). A warm box's is
+// read while it waits (prepare()), a cold box's while its program runs.
 net::awaitable<void> BoxRun::find_first_process()
 {
-    if (!m_watch.watching()) co_return;
+    if (!m_watch.wants_first_process()) co_return;
     auto inspected = co_await m_engine.inspect_box(m_evidence.container_id, limits::k_inspect_timeout);
-    if (inspected && inspected->state.first_pid) m_watch.first_process(*inspected->state.first_pid);
+    if (!inspected || !inspected->state.first_pid) co_return;
+    m_first_pid = inspected->state.first_pid;
+    m_watch.first_process(*m_first_pid, monotonic_ns(m_start_sent));
 }
 
 // The offset of the engine's clock from the daemon's (engine_clock.hpp), measured while the
@@ -451,7 +458,8 @@ net::awaitable<void> BoxRun::cleanup()
 {
     co_await remove_box();
     co_await m_watch.finish();
-    m_evidence.watch = WatchSummary{m_watch.resources(), m_watch.unknown(), m_watch.oom_kills()};
+    m_evidence.watch = WatchSummary{m_watch.resources(), m_watch.unknown(), m_watch.oom_kills(),
+                                    m_watch.process_ends(), m_watch.process_ends_unread()};
     m_evidence.ended = MonoClock::now();
 }
 

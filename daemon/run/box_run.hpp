@@ -153,7 +153,8 @@ private:
     std::optional<Error> m_wait_error;  // the wait for the exit ended without it
     bool m_exited = false;              // the wait for the exit ended, however
     bool m_create_uncertain = false;    // the create's answer did not say whether a box was made
-    std::optional<std::int64_t> m_first_pid;  // a warm box's first process, read before delivery
+    std::optional<std::int64_t> m_first_pid;  // the box's first process (State.Pid), once read
+    MonoClock::time_point m_start_sent;       // right before the start call
     std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
 };
 

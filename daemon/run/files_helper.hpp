@@ -19,7 +19,8 @@ namespace pybox::daemon {
 std::string_view files_helper_text();  // generated from files_helper.py
 const std::string& files_helper_sha256();
 
-// `timeout -s KILL <deadline + 1> python3 -I -B -u -c <helper>`.
+// The cold box's command (proto::box_command: the box timer at deadline + 1) running
+// `python3 -I -B -u -c <helper>`.
 std::vector<std::string> files_box_command(double timeout_s);
 
 // A fresh marker: a fixed prefix and 32 random hex digits.

@@ -1,5 +1,5 @@
 # PyBox's files helper: the first program of a box that moves files, run as
-# `timeout -s KILL <t> python3 -I -B -u -c <this text>`; its SHA-256 is in the receipt's
+# `python3 -I -B -u -c <this text>` under the box timer (proto::box_command); its SHA-256 is in the receipt's
 # configured.files_helper_sha256. Fixed in the daemon; docs/how-it-works.md "Runs that move files".
 #
 # stdin (from the daemon, read whole before anything else runs): one JSON object

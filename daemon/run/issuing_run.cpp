@@ -10,9 +10,10 @@ net::awaitable<Expected<proto::RunAnswer>> IssuingRunService::run(proto::ValidRu
 {
     auto answer = co_await m_runs.run(std::move(request), owner_uid, cancelled, observer);
     if (!answer) co_return answer;
-    if (auto issued = m_receipts.issue(answer->receipt, owner_uid); !issued)
-        std::cerr << "pyboxd: the receipt of run " << answer->receipt.identity.run_id
-                  << " was not signed or kept: " << issued.error().message << "\n";
+    if (auto issued = m_receipts.issue(answer->receipt, owner_uid); !issued) {
+        std::cerr << "pyboxd: " << issued.error().message << "\n";
+        answer->receipt_not_kept = issued.error().message;
+    }
     co_return answer;
 }
 

@@ -151,6 +151,10 @@ void record_end(const RunEvidence& evidence, proto::Receipt& receipt)
     end.engine_state = evidence.final_state ? &*evidence.final_state : nullptr;
     end.kill = evidence.kill;
     end.kill_sent_unix_ns = evidence.kill_sent_unix_ns;
+    if (evidence.kill_sent_mono) end.kill_sent_mono_ns = monotonic_ns(*evidence.kill_sent_mono);
+    if (evidence.program_started) end.delivered_mono_ns = monotonic_ns(*evidence.program_started);
+    end.kernel = evidence.watch.process_ends ? &*evidence.watch.process_ends : nullptr;
+    end.kernel_unread = evidence.watch.process_ends_unread;
     end.engine_clock_offset = evidence.engine_clock_offset;
     end.wall_timeout_s = receipt.configured.wall_timeout_s;
     end.guest_timer_s = receipt.configured.guest_timer_s;

@@ -15,6 +15,7 @@
 #include "daemon/engine/stream_demuxer.hpp"
 #include "daemon/run/box_removal.hpp"
 #include "daemon/run/box_spec.hpp"
+#include "daemon/watcher/process_end_log.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt.hpp"
 #include "proto/run_request.hpp"
@@ -97,6 +98,9 @@ struct WatchSummary {
     boost::json::value resources;
     std::vector<std::pair<std::string, std::string>> unknown;
     std::optional<std::int64_t> oom_kills;
+    // The kernel's record of the first process's and the interpreter's ends, or why it is missing.
+    std::optional<watcher::FollowedEnds> process_ends;
+    std::string process_ends_unread;
 };
 
 struct RunEvidence {
@@ -124,6 +128,7 @@ struct RunEvidence {
     bool cancelled = false;  // the client went away
     std::optional<proto::KillAnswer> kill;  // nullopt: no kill was sent
     std::optional<std::int64_t> kill_sent_unix_ns;
+    std::optional<MonoClock::time_point> kill_sent_mono;  // the same moment on the monotonic clock
     bool exit_observed = false;  // the engine reported the exit
     std::optional<engine::BoxState> final_state;  // the final inspect's, when it answered
     std::optional<EngineGone> engine_gone;

@@ -11,6 +11,7 @@
 #include <boost/json/array.hpp>
 
 #include <chrono>
+#include <utility>
 #include <limits>
 
 namespace pybox::daemon {
@@ -37,13 +38,26 @@ std::optional<std::int64_t> known_count(const json::object& resources, std::stri
 
 }  // namespace
 
-WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script)
+WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
+                              ProcessEnds process_ends)
 {
-    if (!watcher_in_config) return WatchSetup{nullptr, std::move(script), std::string(k_watcher_off_in_config)};
-    return WatchSetup{host, std::move(script)};
+    if (!watcher_in_config)
+        return WatchSetup{nullptr, std::move(script), std::string(k_watcher_off_in_config),
+                          ProcessEnds{nullptr, std::string(k_watcher_off_in_config)}};
+    return WatchSetup{host, std::move(script), std::string(k_watcher_off_in_config), std::move(process_ends)};
 }
 
-RunWatch::~RunWatch() = default;
+RunWatch::~RunWatch()
+{
+    // A run that ended before finish() (a failed start) stops following its box.
+    if (m_followed_pid) m_process_ends.log->take(*m_followed_pid);
+}
+
+std::string RunWatch::process_ends_unread() const
+{
+    if (m_process_ends.log == nullptr) return m_process_ends.unread;
+    return "the engine did not name the box's first process (State.Pid) while it ran";
+}
 
 void RunWatch::not_watched(std::string reason)
 {
@@ -88,9 +102,14 @@ void RunWatch::start(std::string_view container_id, double deadline_s)
     m_session = std::move(*session);
 }
 
-void RunWatch::first_process(std::int64_t pid)
+void RunWatch::first_process(std::int64_t pid, std::int64_t started_mono_ns)
 {
-    if (m_session && pid > 0 && pid <= std::numeric_limits<int>::max()) m_session->final_when_ended(static_cast<int>(pid));
+    if (pid <= 0 || pid > std::numeric_limits<int>::max()) return;
+    if (m_process_ends.log != nullptr && !m_followed_pid) {
+        m_process_ends.log->follow(pid, started_mono_ns);
+        m_followed_pid = pid;
+    }
+    if (m_session) m_session->final_when_ended(static_cast<int>(pid));
 }
 
 void RunWatch::exit_observed()
@@ -100,6 +119,7 @@ void RunWatch::exit_observed()
 
 net::awaitable<void> RunWatch::finish()
 {
+    if (m_followed_pid) m_ends = m_process_ends.log->take(*std::exchange(m_followed_pid, std::nullopt));
     std::optional<watcher::WatchOutput> output;
     if (m_session) {
         output = co_await m_session->finish(limits::k_watch_finish_timeout);

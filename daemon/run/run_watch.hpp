@@ -15,6 +15,7 @@
 
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/watcher/cgroup_host.hpp"
+#include "daemon/watcher/process_end_log.hpp"
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -37,20 +38,31 @@ namespace net = boost::asio;
 inline constexpr std::string_view k_watcher_off_in_config =
     "the kernel watcher is switched off in this daemon's config.json (\"watcher\": false)";
 
+// Where the kernel's record of the boxes' process ends is read (watcher/process_end_log.hpp):
+// the daemon's own log for an engine on this kernel, none for one on another host.
+struct ProcessEnds {
+    watcher::ProcessEndLog* log = nullptr;
+    std::string unread;  // why there is none, as the receipt says it (unknown.program_end)
+};
+
 // How this daemon's runs are watched.
 struct WatchSetup {
     watcher::CgroupHost* host = nullptr;  // null: the watcher is off, for `off_reason`
     std::string script;                   // the watcher script's text (the built-in watch.sh by default)
     std::string off_reason = std::string(k_watcher_off_in_config);  // why, when host is null
+    ProcessEnds process_ends = {};
 };
 
-// An engine's WatchSetup: `host` unless config.json switches the watcher off.
-WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script);
+// An engine's WatchSetup: `host` and `process_ends` unless config.json switches the watcher off.
+WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
+                              ProcessEnds process_ends);
 
 class RunWatch {
 public:
     explicit RunWatch(const WatchSetup& setup)
-        : m_host(setup.host), m_script(setup.script), m_off_reason(setup.off_reason) {}
+        : m_host(setup.host), m_script(setup.script), m_off_reason(setup.off_reason), m_process_ends(setup.process_ends)
+    {
+    }
     ~RunWatch();
     RunWatch(const RunWatch&) = delete;
     RunWatch& operator=(const RunWatch&) = delete;
@@ -62,9 +74,13 @@ public:
     void start(std::string_view container_id, double deadline_s);
     // Whether a watcher runs for this box.
     bool watching() const { return m_session != nullptr; }
-    // The engine named the box's first process (State.Pid): its end asks for the final reading
-    // at once, while the box's own cgroup still exists.
-    void first_process(std::int64_t pid);
+    // Whether first_process() has a use: a watcher runs, or the kernel's record is read.
+    bool wants_first_process() const { return watching() || m_process_ends.log != nullptr; }
+    // The engine named the box's first process (State.Pid): from now the kernel's record of its
+    // end and of its interpreter's is kept (events from `started_mono_ns`, the start call, on);
+    // when a watcher runs, the first process's end asks it for the final reading at once, while
+    // the box's own cgroup still exists.
+    void first_process(std::int64_t pid, std::int64_t started_mono_ns);
     // The engine reported the exit, or the box is being removed: ask for the final reading.
     void exit_observed();
     // After the box is removed (or was never created): collects the watcher's output and removes
@@ -77,6 +93,10 @@ public:
     // The kernel's OOM-kill count for the box: exact when read after the run, else a count above
     // zero that a sample saw; nullopt when neither.
     std::optional<std::int64_t> oom_kills() const { return m_oom_kills; }
+    // What the kernel recorded of the first process's and its interpreter's ends (after
+    // finish()); nullopt when it was not read, for process_ends_unread().
+    const std::optional<watcher::FollowedEnds>& process_ends() const { return m_ends; }
+    std::string process_ends_unread() const;
 
 private:
     void not_watched(std::string reason);
@@ -92,6 +112,9 @@ private:
     json::value m_resources;
     std::vector<std::pair<std::string, std::string>> m_unknown;
     std::optional<std::int64_t> m_oom_kills;
+    ProcessEnds m_process_ends;
+    std::optional<std::int64_t> m_followed_pid;  // set only with a log: the box it follows
+    std::optional<watcher::FollowedEnds> m_ends;
 };
 
 }  // namespace pybox::daemon

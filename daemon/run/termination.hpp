@@ -1,26 +1,31 @@
-// Deciding how a run ended from what was observed: the final engine state, the kill PyBox sent
-// (when, and what the engine answered), the measured offset of the engine's clock, and the
-// kernel's OOM-kill counter. Pure, so every branch is unit tested.
+// Deciding how a run ended from what was observed: what this host's kernel recorded of the
+// program's and the box's ends (when the daemon could read it: watcher/process_ends.hpp), the
+// final engine state, the kill PyBox sent (when, and what the engine answered), the measured
+// offset of the engine's clock, and the kernel's OOM-kill counter. Pure, so every branch is unit
+// tested.
 //
 // The rules never claim more than the evidence:
-// - A SIGKILL that reaches the box's first process ends the box with exit code 137. Any other
-//   exit code after a kill means the program ended by itself (ENDED_BEFORE_KILL).
-// - Exit code 137 after an accepted kill is PyBox's kill only when the engine's FinishedAt,
-//   moved onto the daemon's clock by the measured offset, is certainly after the kill was sent;
-//   certainly before means the program ended by itself; anything else is CAUSE_NOT_ESTABLISHED
-//   with the exact reason in unknown.exact_termination_cause.
-// - A signal is reported (`signal`, `signal_source`) only when something observed it: PyBox's
-//   accepted kill, or an OOM kill reported by the engine or the kernel. An exit code of 129-159
-//   is otherwise only a hint (`inferred_signal`, with the doubt in unknown.signal): the box's
-//   first process, GNU timeout as PID 1, turns its child's signal death into exit code 128 + n.
-//   Exit code 137 after a lifetime that reached the box timer (counted from the timer's start:
-//   a warm box's delivery) says the timer may have sent it.
-// - OOMKilled (or a kernel OOM-kill count) says some process in the box was OOM-killed, not
-//   which: it ends the run as OUT_OF_MEMORY only with exit code 137; otherwise the program's own
-//   end stands and OOM_KILL_IN_BOX records the kill.
+// - The kernel's record decides when it has both ends. The program's (the interpreter's) wait
+//   status tells an exit with a code from a death by a signal, and its time is on the daemon's
+//   own monotonic clock, so it is ordered against the moment PyBox sent its kill exactly. A
+//   program that exited, or died by a signal other than SIGKILL, ended by itself, whatever the
+//   box did after. A SIGKILL is PyBox's only when the box's first process, which nothing inside
+//   the box can kill, was itself killed by SIGKILL after the kill was sent, the engine accepted
+//   the kill, and no OOM kill was counted; the OOM killer's when one was counted and the first
+//   process outlived the program; the box timer's when the first process outlived the program
+//   and the program's life reached the timer; otherwise it came from inside the box.
+// - Without the kernel's record (an ssh engine's host, a daemon without CAP_NET_ADMIN) only the
+//   engine's report is left. Its exit code 137 is both a death by SIGKILL and `sys.exit(137)`,
+//   and its FinishedAt trails the kernel's exit by up to tens of milliseconds: a FinishedAt
+//   certainly before the kill was sent places the end before it, but one after it places
+//   nothing. So 137 after a kill is CAUSE_NOT_ESTABLISHED, any other code after a kill is the
+//   program's own end (ENDED_BEFORE_KILL_ARRIVED unless FinishedAt proves ENDED_BEFORE_KILL),
+//   an exit code of 129-159 is only a hint (`inferred_signal`, the doubt in unknown.signal), and
+//   an OOM kill with 137 is OUT_OF_MEMORY without a claim of which process the killer chose.
 #pragma once
 
 #include "daemon/engine/box_engine.hpp"
+#include "daemon/watcher/process_end_log.hpp"
 #include "proto/receipt.hpp"
 
 #include <cstdint>
@@ -35,8 +40,14 @@ using proto::KillAnswer;
 
 struct EndEvidence {
     const engine::BoxState* engine_state = nullptr;  // the final inspect's; null or not reported = unread
+    // What the kernel recorded of the box's first process and its interpreter; null when it was
+    // not read, for `kernel_unread`.
+    const watcher::FollowedEnds* kernel = nullptr;
+    std::string kernel_unread;
     std::optional<KillAnswer> kill;                     // PyBox's POST /kill; nullopt = none sent
     std::optional<std::int64_t> kill_sent_unix_ns;      // daemon wall clock right before the kill was sent
+    std::optional<std::int64_t> kill_sent_mono_ns;      // the same moment on the monotonic clock
+    std::optional<std::int64_t> delivered_mono_ns;      // the program's delivery (the timer's start)
     std::optional<proto::ClockOffset> engine_clock_offset;  // engine - daemon wall clock; nullopt = not measured
     std::optional<std::int64_t> kernel_oom_kills;        // the box's oom_kill counter; nullopt = not read
     double wall_timeout_s = 0;

@@ -130,7 +130,10 @@ net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_
 {
     auto request = proto::parse_run_request(body);
     if (!request) co_return error_response(request.error());
-    co_return from_expected(co_await m_services.runs.run(std::move(*request), owner_uid, client_gone, events));
+    auto answer = co_await m_services.runs.run(std::move(*request), owner_uid, client_gone, events);
+    auto response = from_expected(answer);
+    if (answer) response.receipt_not_kept = answer->receipt_not_kept;
+    co_return response;
 }
 
 net::awaitable<ApiResponse> ApiRouter::repair(const std::string& body, std::uint32_t owner_uid,

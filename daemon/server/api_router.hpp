@@ -32,6 +32,9 @@ struct ApiResponse {
     unsigned status = 200;
     std::string body;  // one JSON document
     std::optional<std::chrono::seconds> retry_after = {};  // the Retry-After header, when set
+    // POST /v1/runs: why the run's receipt was not kept, for the proto::k_receipt_not_kept_header
+    // of an unstreamed answer and the receipt event of a streamed one.
+    std::optional<std::string> receipt_not_kept = {};
 };
 
 // The answer for `error`: its status and retryable flag from proto::find_api_error_code(), and

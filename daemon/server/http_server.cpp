@@ -5,8 +5,11 @@
 #include "common/process.hpp"
 #include "daemon/server/api_router.hpp"
 #include "daemon/server/callers.hpp"
+#include "daemon/server/request_reader.hpp"
 #include "daemon/server/streamed_answer.hpp"
+#include "proto/api.hpp"
 #include "proto/run_events.hpp"
+#include "util/text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -18,7 +21,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/basic_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/string.hpp>
 #include <boost/beast/http.hpp>
 
 #include <exception>
@@ -35,7 +37,6 @@ namespace http = beast::http;
 namespace fs = std::filesystem;
 using Local = net::local::stream_protocol;
 using Stream = beast::basic_stream<Local, net::any_io_executor, beast::unlimited_rate_policy>;
-using RequestParser = http::request_parser<http::string_body>;
 
 namespace {
 
@@ -50,46 +51,33 @@ void report_failure(std::exception_ptr failure)
         std::rethrow_exception(failure);
     } catch (const std::exception& error) {
         std::cerr << "pyboxd: a connection ended on an unexpected error: " << error.what() << '\n';
+    } catch (...) {
+        std::cerr << "pyboxd: a connection ended on an unexpected error of unknown type\n";
     }
 }
 
-// The answer to a request that could not be read, or nullopt when the connection is simply
-// closed (the client left, went quiet past the deadline, or the server is stopping).
-std::optional<Error> refusal_for(const beast::error_code& ec)
+// Reads one request into `reader` under the deadline already set on the stream, answering
+// `Expect: 100-continue` so clients such as curl send the body without a pause. The parse runs
+// here, in the connection's coroutine, so that whatever it throws ends this connection only.
+// False when the connection is to be closed without an answer (the client left or went quiet
+// past the deadline, or the server is stopping); true when the reader is done or refused.
+net::awaitable<bool> read_request(Stream& stream, beast::flat_buffer& buffer, RequestReader& reader)
 {
-    if (ec == http::error::body_limit)
-        return make_error(api_error::k_body_too_large, "The request body is larger than " +
-                                                std::to_string(limits::k_max_request_body_bytes) + " bytes (" +
-                                                std::to_string(limits::k_max_run_request_body_bytes) +
-                                                " for POST /v1/runs).");
-    if (ec == http::error::header_limit)
-        return make_error(api_error::k_header_too_large, "The request header is larger than " +
-                                                  std::to_string(limits::k_max_request_header_bytes) + " bytes.");
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message) return std::nullopt;
-    if (ec.category() == make_error_code(http::error::bad_method).category())
-        return make_error(api_error::k_invalid_http, "The request is not valid HTTP/1.1: " + ec.message() + ".");
-    return std::nullopt;
-}
-
-// Reads one whole request under the deadline already set on the stream, answering
-// `Expect: 100-continue` so clients such as curl send the body without a pause.
-net::awaitable<beast::error_code> read_request(Stream& stream, beast::flat_buffer& buffer, RequestParser& parser)
-{
-    auto [header_ec, header_bytes] = co_await http::async_read_header(stream, buffer, parser, k_tuple);
-    if (header_ec) co_return header_ec;
-    // The parser took any body up to the runs' limit; every other request gets the smaller one.
-    const std::size_t limit = parser.get().target() == "/v1/runs" ? limits::k_max_run_request_body_bytes
-                                                                   : limits::k_max_request_body_bytes;
-    if (parser.content_length() && *parser.content_length() > limit) co_return http::error::body_limit;
-    parser.body_limit(limit);
-    if (parser.is_done()) co_return header_ec;
-    if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
-        http::response<http::empty_body> go_on{http::status::continue_, parser.get().version()};
-        auto [write_ec, written] = co_await http::async_write(stream, go_on, k_tuple);
-        if (write_ec) co_return write_ec;
+    bool continued = false;
+    for (;;) {
+        const auto offered = buffer.cdata();
+        buffer.consume(reader.put(std::string_view(static_cast<const char*>(offered.data()), offered.size())));
+        if (reader.done() || reader.refusal()) co_return true;
+        if (!continued && reader.expects_continue()) {
+            http::response<http::empty_body> go_on{http::status::continue_, reader.message().version()};
+            auto [write_ec, written] = co_await http::async_write(stream, go_on, k_tuple);
+            if (write_ec) co_return false;
+            continued = true;
+        }
+        auto [ec, received] = co_await stream.async_read_some(buffer.prepare(k_read_chunk), k_tuple);
+        if (ec) co_return false;
+        buffer.commit(received);
     }
-    auto [body_ec, body_bytes] = co_await http::async_read(stream, buffer, parser, k_tuple);
-    co_return body_ec;
 }
 
 http::response<http::string_body> response_message(ApiResponse response, unsigned version, bool keep_alive)
@@ -98,6 +86,8 @@ http::response<http::string_body> response_message(ApiResponse response, unsigne
     message.set(http::field::server, "pyboxd/" + pybox::version());
     message.set(http::field::content_type, "application/json");
     if (response.retry_after) message.set(http::field::retry_after, std::to_string(response.retry_after->count()));
+    if (response.receipt_not_kept)
+        message.set(proto::k_receipt_not_kept_header, util::printable_excerpt(*response.receipt_not_kept, 1000));
     message.keep_alive(keep_alive);
     if (!response.body.ends_with('\n')) response.body.push_back('\n');
     message.body() = std::move(response.body);
@@ -195,6 +185,22 @@ net::awaitable<void> watch_client(Local::socket& socket, beast::flat_buffer& buf
     }
     net::steady_timer until_cancelled(socket.get_executor(), net::steady_timer::time_point::max());
     co_await until_cancelled.async_wait(k_tuple);
+}
+
+// The router's answer, or internal_error when handling the request threw (a bug, logged). Nothing
+// may leave it by an exception: Asio's operator|| waits for one side to succeed, so the client's
+// watcher beside it would never be cancelled, and the connection would hang.
+net::awaitable<ApiResponse> handle_answering_bugs(ApiRouter& router, ApiRequest request, const Caller& caller,
+                                                  net::cancellation_slot client_gone, RunObserver* run_events)
+{
+    try {
+        co_return co_await router.handle(std::move(request), caller, client_gone, run_events);
+    } catch (const std::exception& error) {
+        std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
+    } catch (...) {
+        std::cerr << "pyboxd: a request failed on an unexpected error of unknown type\n";
+    }
+    co_return error_response(make_error(api_error::k_internal_error, "The daemon failed while handling the request."));
 }
 
 // Keeps a connection in the server's list while its coroutine runs, with whether it is idle
@@ -392,18 +398,16 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
             buffer.commit(received);
             entry.mark_busy();
         }
-        RequestParser parser;
-        parser.header_limit(static_cast<std::uint32_t>(limits::k_max_request_header_bytes));
-        parser.body_limit(limits::k_max_run_request_body_bytes);  // lowered by target in read_request
+        RequestReader reader;
         stream.expires_after(options.request_read_timeout);
-        if (const auto ec = co_await read_request(stream, buffer, parser)) {
-            if (auto refusal = refusal_for(ec))
-                co_await write_response(stream, error_response(*refusal), 11, false, options.response_write_timeout);
+        if (!co_await read_request(stream, buffer, reader)) co_return;
+        if (const auto& refusal = reader.refusal()) {
+            co_await write_response(stream, error_response(*refusal), 11, false, options.response_write_timeout);
             co_return;
         }
         stream.expires_never();
 
-        auto& message = parser.get();
+        auto& message = reader.message();
         const bool keep_alive = message.keep_alive();
         const unsigned version = message.version();
         const bool streamed = wants_run_events(message);
@@ -415,13 +419,7 @@ net::awaitable<void> HttpServer::Impl::serve(Local::socket socket)
                 co_return;
             continue;
         }
-        std::optional<ApiResponse> response;
-        try {
-            response = co_await handle_watching_client(stream, buffer, *caller, std::move(request));
-        } catch (const std::exception& error) {
-            std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
-            response = error_response(make_error(api_error::k_internal_error, "The daemon failed while handling the request."));
-        }
+        auto response = co_await handle_watching_client(stream, buffer, *caller, std::move(request));
         if (!response) co_return;
         if (!co_await write_response(stream, std::move(*response), version, keep_alive, options.response_write_timeout) ||
             !keep_alive)
@@ -438,7 +436,7 @@ net::awaitable<std::optional<ApiResponse>> HttpServer::Impl::handle_watching_cli
     using namespace net::experimental::awaitable_operators;
     net::cancellation_signal client_gone;
     bool gone = false;
-    auto outcome = co_await (router.handle(std::move(request), caller, client_gone.slot(), run_events) ||
+    auto outcome = co_await (handle_answering_bugs(router, std::move(request), caller, client_gone.slot(), run_events) ||
                              watch_client(stream.socket(), buffer, client_gone, gone));
     if (gone) co_return std::nullopt;
     co_return std::get<0>(std::move(outcome));
@@ -452,13 +450,7 @@ net::awaitable<bool> HttpServer::Impl::serve_streamed_run(Stream& stream, beast:
     StreamedAnswer answer(executor);
     bool ended = true;  // the run ended with an answer, not on the client's departure
     const auto run = [&]() -> net::awaitable<void> {
-        std::optional<ApiResponse> response;
-        try {
-            response = co_await handle_watching_client(stream, buffer, caller, std::move(request), &answer);
-        } catch (const std::exception& error) {
-            std::cerr << "pyboxd: a request failed on an unexpected error: " << error.what() << '\n';
-            response = error_response(make_error(api_error::k_internal_error, "The daemon failed while handling the request."));
-        }
+        auto response = co_await handle_watching_client(stream, buffer, caller, std::move(request), &answer);
         ended = response.has_value();
         answer.finish(response ? std::move(*response) : ApiResponse{});
     };

@@ -23,11 +23,16 @@
 //   been idle for idle_timeout. When a connection arrives at the cap, the connection idle the
 //   longest is closed to make room; when none is idle, the new one is answered 503
 //   too_many_connections (with Retry-After) and closed, without reading its request.
-// - Per request: a fresh parser with header and body limits (limits.hpp). A body announced
-//   larger than the limit is refused with 413 before it is read; an oversized header gets 431;
-//   malformed HTTP gets 400; each is answered once and the connection closed, so nothing
-//   desynchronises. The whole request must arrive within request_read_timeout of its first
-//   byte, else the connection is closed without answer.
+// - Per request: a fresh RequestReader (request_reader.hpp: its bounds and what it refuses),
+//   fed from the connection's buffer, which then never holds more than the header limit plus
+//   one read of unparsed bytes. A body announced larger than the limit is refused with 413
+//   before it is read; an oversized header, chunk-size line or trailer gets 431; a transfer
+//   coding other than chunked 501; malformed HTTP 400; each is answered once and the
+//   connection closed, so nothing desynchronises. The whole request must arrive within
+//   request_read_timeout of its first byte, else the connection is closed without answer.
+// - A bug never ends the daemon: a request whose handling throws (anything) is answered 500
+//   internal_error, and whatever else a connection's coroutine throws (reading, parsing,
+//   writing) ends that connection; both with a line on stderr.
 // - While a request is handled the connection is watched: if the client disconnects (or
 //   half-closes), the cancellation slot given to the service fires (a run then kills and
 //   removes its box) and no response is written.

@@ -106,10 +106,12 @@ public:
 
 // The receipts the daemon issues and keeps (docs/receipt.md "Signature", docs/api.md "Receipts").
 // issue() signs a finished run's receipt in place (setting its signature) and keeps it as
-// `owner_uid`'s; an Error says why it could not be signed or kept, and the run's answer goes out
-// all the same (unsigned when signing failed). list() answers the kept receipts, newest first;
-// get() one of them as it was issued, "no_such_receipt" when none of that id is kept (or it is
-// another user's). `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
+// `owner_uid`'s; an Error says, in one sentence for the caller and the log, whether it was signed
+// and why it was not kept, and the run's answer goes out all the same (unsigned when signing
+// failed). list() answers the kept receipts, newest first, each checked against the
+// installation's key and its run id; get() one of them as it was issued, "no_such_receipt" when
+// none of that id is kept (or it is another user's), "receipt_not_verified" when the kept file
+// fails that check. `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
 class ReceiptKeeper {
 public:
     virtual ~ReceiptKeeper() = default;

@@ -59,7 +59,8 @@ void StreamedAnswer::finish(ApiResponse response)
         m_plain = std::move(response);
     } else {
         flush_held_back();
-        queue(response.status == 200 ? proto::receipt_event(response.body) : proto::error_event(error_of(response)));
+        queue(response.status == 200 ? proto::receipt_event(response.body, response.receipt_not_kept)
+                                     : proto::error_event(error_of(response)));
     }
     m_finished = true;
     m_wake.cancel();

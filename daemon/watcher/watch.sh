@@ -99,7 +99,6 @@ read_v1() {
     one "$m" memory.max_usage_in_bytes
     one "$m" memory.memsw.usage_in_bytes
     one "$m" memory.memsw.max_usage_in_bytes
-    one "$m" memory.failcnt
     keyed "$m" memory.oom_control oom_kill
     keyed "$c" cpu.stat nr_periods nr_throttled throttled_time
     one "$a" cpuacct.usage

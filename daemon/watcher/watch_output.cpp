@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view k_v1_keys[] = {
     "memory.usage_in_bytes", "memory.max_usage_in_bytes", "memory.memsw.usage_in_bytes",
-    "memory.memsw.max_usage_in_bytes", "memory.failcnt", "memory.oom_control.oom_kill",
+    "memory.memsw.max_usage_in_bytes", "memory.oom_control.oom_kill",
     "cpu.stat.nr_periods", "cpu.stat.nr_throttled", "cpu.stat.throttled_time", "cpuacct.usage",
     "cpuacct.usage_user", "cpuacct.usage_sys", "pids.current", "pids.peak", "pids.events.max"};
 

@@ -9,7 +9,7 @@ bin=${PYBOX_BIN:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bin}
 home=$PYBOX_HOME
 engine_socket="$home/engine/docker.sock"
 docker_cli=${DOCKER_CLI:-/usr/bin/docker}
-seccomp_profile=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/proto/seccomp/pybox-seccomp-v1.json
+seccomp_profile=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/proto/seccomp/pybox-seccomp-v2.json
 # Everything of the box policy but the limits and the /tmp tmpfs (its size varies by run).
 box_docker_flags=(--network none --user 10000:10000 --cap-drop ALL --security-opt no-new-privileges --read-only
                   --security-opt "seccomp=$seccomp_profile" --ulimit core=0:0 --ulimit nofile=128:128

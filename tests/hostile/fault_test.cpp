@@ -1,7 +1,8 @@
-// docs/hostile.md cases 30, 38, 39, 49 and 50: faults of the engine, the client and the host (a
+// docs/hostile.md cases 30, 38, 39, 49-52 and 54: faults of the engine, the client and the host (a
 // client of another uid, the engine killed, the client gone, a runtime folder that is full or
-// read-only), each caused for real and measured from outside the daemon (the engine's events,
-// the host's /proc, the client's own clock).
+// read-only, a receipts folder that cannot be written, kept receipts tampered with), each caused
+// for real and measured from outside the daemon (the engine's events, the host's /proc, the
+// client's own clock, the files themselves).
 //
 // The engine cases kill the suite's own engine and start it again with `pybox vm start`: ctest
 // runs this suite with RUN_SERIAL and Catch2 runs its cases one after another, so no other test
@@ -25,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 using namespace pybox;
@@ -166,15 +168,22 @@ private:
     fs::path m_dir;
 };
 
+// Releases whatever is mounted on `dir` (a failed earlier run of a test may have left it).
+void unmount_all(const fs::path& dir)
+{
+    while (fs::exists(dir)) {
+        const auto released = run_process({"/usr/bin/umount", dir.string()});
+        if (!released || released->exit_code != 0) break;
+    }
+}
+
 // The runtime folder SideDaemon(name) uses, with whatever a failed earlier run of this test left
 // mounted on it released first (SideDaemon could not empty it otherwise).
 fs::path side_home_unmounted(const std::string& name)
 {
     const fs::path home = runtime_home().string() + "-" + name;
-    while (fs::exists(home)) {
-        const auto released = run_process({"/usr/bin/umount", home.string()});
-        if (!released || released->exit_code != 0) break;
-    }
+    unmount_all(home / "receipts");
+    unmount_all(home);
     return home;
 }
 
@@ -233,18 +242,23 @@ struct LostRun {
     std::string box;                // container ID
     double program_started = 0;     // unix seconds, as the program printed it
     double answered_after = 0;      // from the engine's death to the client's receipt
+    std::string stderr_text;        // what the program wrote to stderr before the engine died
 };
 
-// Starts a program that never ends by itself with the deadline `timeout_s`, SIGKILLs the
-// suite's engine once the program runs, and checks the receipt the client gets: the engine
-// went away, the end was not observed, the output is incomplete and the removal unconfirmed.
-LostRun run_and_kill_engine(double timeout_s)
+// A program that never ends by itself; it prints "started <unix time>" first.
+constexpr const char* k_endless_program =
+    "import time\nprint('started', time.time())\nwhile True:\n    time.sleep(0.05)\n";
+
+// Starts `program` (which must print "started <unix time>" first on stdout, then never end by
+// itself) with the deadline `timeout_s`, SIGKILLs the suite's engine once the program runs,
+// and checks the receipt the client gets: the engine went away, the end was not observed, the
+// output is incomplete and the removal unconfirmed.
+LostRun run_and_kill_engine(double timeout_s, const std::string& program = k_endless_program)
 {
     REQUIRE(labelled_boxes().empty());
     Expected<ProcessResult> result = make_error("not_run", "not run");
-    std::jthread client([&result, timeout_s] {
-        result = try_run_pybox({"exec", "-", "--json", "--timeout", std::to_string(timeout_s)},
-                               "import time\nprint('started', time.time())\nwhile True:\n    time.sleep(0.05)\n");
+    std::jthread client([&result, &program, timeout_s] {
+        result = try_run_pybox({"exec", "-", "--json", "--timeout", std::to_string(timeout_s)}, program);
     });
     LostRun lost;
     lost.box = wait_for_box();
@@ -270,6 +284,7 @@ LostRun run_and_kill_engine(double timeout_s)
     const auto stdout_text = captured(receipt, "stdout");
     REQUIRE(stdout_text.rfind("started ", 0) == 0);
     lost.program_started = std::strtod(stdout_text.c_str() + 8, nullptr);
+    lost.stderr_text = captured(receipt, "stderr");
     REQUIRE_FALSE(box_processes(lost.box).empty());  // the program outlived the engine
     return lost;
 }
@@ -341,6 +356,73 @@ TEST_CASE("The engine killed mid-run and back before the deadline: the program d
                                              << " s into the program; program lifetime " << program_lifetime
                                              << " s for a " << k_timeout_s << " s deadline");
     CHECK(back_after < k_timeout_s);
+    CHECK(program_lifetime < k_timeout_s + limits::k_box_timer_margin_s + 0.5);
+    check_ended_clean();
+}
+
+// docs/hostile.md case 54: the attack of issue 28 (item 10), which worked before the box's first
+// process made itself undumpable: patch PID 1's kill() into an endless loop through
+// /proc/1/mem, so that its timer never kills, then lose the engine.
+TEST_CASE("A program that patches the box timer through /proc/1/mem, with the engine killed, still ends by the box "
+          "timer")
+{
+    // The program finds the C library in PID 1's maps, and its kill() at the offset it has in the
+    // program's own copy of the same file, writes a jump to itself there, and tells what each
+    // step gave (an errno, or what it did) as JSON on stderr.
+    const std::string program = R"PY(import ctypes, json, os, platform, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+def libc_base(pid):
+    for line in open('/proc/%s/maps' % pid):
+        fields = line.split()
+        if len(fields) == 6 and fields[5].split('/')[-1].startswith('libc.so') and int(fields[2], 16) == 0:
+            return int(fields[0].split('-')[0], 16)
+found = {}
+def step(name, call):
+    try:
+        value = call()
+        found[name] = 'done'
+        return value
+    except OSError as e:
+        found[name] = e.errno
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+def vm_write():
+    buffer = ctypes.create_string_buffer(2)
+    local, remote = iovec(ctypes.addressof(buffer), 2), iovec(0x10000, 2)
+    number = {'x86_64': 311, 'aarch64': 271}[platform.machine()]
+    if libc.syscall(ctypes.c_long(number), ctypes.c_long(1), ctypes.byref(local), ctypes.c_ulong(1),
+                    ctypes.byref(remote), ctypes.c_ulong(1), ctypes.c_ulong(0)) == -1:
+        raise OSError(ctypes.get_errno(), 'process_vm_writev')
+step('process_vm_writev', vm_write)
+base = step('maps', lambda: libc_base(1))
+mem = step('mem', lambda: open('/proc/1/mem', 'r+b', buffering=0))
+found['patched'] = False
+if base is not None and mem is not None:
+    mem.seek(ctypes.cast(libc.kill, ctypes.c_void_p).value - libc_base('self') + base)
+    mem.write({'x86_64': b'\xeb\xfe', 'aarch64': b'\x00\x00\x00\x14'}[platform.machine()])
+    found['patched'] = True
+print(json.dumps(found), file=sys.stderr)
+print('started', time.time())
+while True:
+    time.sleep(0.05)
+)PY";
+    constexpr double k_timeout_s = 3;
+    constexpr int k_eacces = 13;
+    const EngineRestarter restarter;
+    const auto lost = run_and_kill_engine(k_timeout_s, program);
+    INFO("the program's findings: " << lost.stderr_text);
+    const auto found = json::parse(lost.stderr_text);
+    CHECK(found.at("maps") == k_eacces);
+    CHECK(found.at("mem") == k_eacces);
+    CHECK(found.at("process_vm_writev") == k_eperm);
+    CHECK(found.at("patched") == false);
+    const bool gone = wait_until([&] { return box_processes(lost.box).empty(); }, milliseconds(20'000));
+    const double program_lifetime = unix_now() - lost.program_started;
+    const double restart_s = restart_engine();
+    check_next_run_cleans_up();
+    WARN("timer patch tried, engine killed: program lifetime " << program_lifetime << " s for a " << k_timeout_s
+                                                               << " s deadline; vm start took " << restart_s << " s");
+    REQUIRE(gone);
     CHECK(program_lifetime < k_timeout_s + limits::k_box_timer_margin_s + 0.5);
     check_ended_clean();
 }
@@ -473,4 +555,116 @@ TEST_CASE("pyboxd refuses to start in a full runtime folder with a clear error a
     CHECK_FALSE(fs::exists(home / "pyboxd.sock"));
     for (const auto& [file, size] : files_under(home))
         if (!before.contains(file)) CHECK(size == 0);  // folders and the lock file only
+}
+
+// docs/hostile.md case 51
+TEST_CASE("An unwritable receipts folder: the run's answer is still signed, says it was not kept and why, and so do "
+          "the log and pybox receipts show")
+{
+    side_home_unmounted("receipts-unwritable");
+    SideDaemon daemon("receipts-unwritable", k_runs_cold);
+    const std::string why = "Read-only file system";
+    std::string run_id;
+    {
+        Mounted read_only;  // undone when the scope ends, the test's failure included
+        read_only.read_only(daemon.home() / "receipts");
+
+        const auto streamed = daemon.pybox({"exec", "-"}, "print('unkept')\n");
+        INFO("client stderr: " << streamed.error_output);
+        CHECK(streamed.exit_code == 0);
+        CHECK(streamed.output == "unkept\n");
+        CHECK_THAT(streamed.error_output, Catch::Contains("Receipt               NOT KEPT — pyboxd signed the receipt of run") &&
+                                              Catch::Contains(why));
+
+        const auto run = daemon.run_json("print('unkept')\n");
+        run_id = std::string(run.receipt.at("identity").at("run_id").as_string());
+        CHECK(run.process.exit_code == 0);
+        CHECK(run.receipt.as_object().contains("signature"));
+        CHECK_THAT(run.process.error_output, Catch::Contains("NOT KEPT — pyboxd signed the receipt of run " + run_id +
+                                                             " but could not keep it") &&
+                                                 Catch::Contains(why));
+
+        const auto raw = raw_exchange(daemon.home() / "pyboxd.sock", post_runs(R"J({"source": "print(1)\n"})J"),
+                                      milliseconds(30'000));
+        const auto answers = split_answers(raw.bytes);
+        REQUIRE(answers.size() == 1);
+        CHECK(answers[0].status == 200);
+        CHECK_THAT(answers[0].head, Catch::Contains("PyBox-Receipt-Not-Kept: pyboxd signed the receipt of run") &&
+                                        Catch::Contains(why));
+
+        const auto shown = daemon.pybox({"receipts", "show", run_id});
+        INFO("show: " << shown.error_output);
+        CHECK(shown.exit_code == 125);
+        CHECK_THAT(shown.error_output, Catch::Contains("signed the receipt of run " + run_id + " but could not keep it") &&
+                                           !Catch::Contains("never issued"));
+        const auto log = read_file_capped(daemon.home() / "pyboxd.log", 1 << 20);
+        REQUIRE(log.has_value());
+        CHECK_THAT(*log, Catch::Contains("pyboxd: pyboxd signed the receipt of run " + run_id + " but could not keep it") &&
+                             !Catch::Contains("was not signed or kept"));
+        CHECK(daemon.pybox({"receipts", "--json"}).output.find(run_id) == std::string::npos);
+    }
+    const auto again = daemon.run_json("print('kept again')\n");
+    CHECK_THAT(again.process.error_output, !Catch::Contains("NOT KEPT"));
+    const std::string kept_id(again.receipt.at("identity").at("run_id").as_string());
+    CHECK(daemon.pybox({"receipts", "show", kept_id}).exit_code == 0);
+    CHECK(labelled_boxes(daemon.home()).empty());
+}
+
+// docs/hostile.md case 52
+TEST_CASE("A tampered kept receipt: an edited value, a removed signature or another run's receipt in its place is "
+          "listed as not signed with why, and never shown as signed")
+{
+    SideDaemon daemon("receipts-tampered", k_runs_cold);
+    std::vector<std::string> ids;
+    for (int n = 0; n < 3; ++n) {
+        const auto run = daemon.run_json("print('genuine')\n");
+        REQUIRE(run.process.exit_code == 0);
+        ids.emplace_back(run.receipt.at("identity").at("run_id").as_string());
+    }
+    const auto file = [&](const std::string& id) { return daemon.home() / "receipts" / (id + ".json"); };
+    const auto kept = [&](const std::string& id) { return json::parse(*read_file_capped(file(id), 1 << 20)); };
+    const auto overwrite = [&](const std::string& id, const json::value& document) {
+        REQUIRE(write_file_atomic(file(id), json::serialize(document)).has_value());
+    };
+    auto edited = kept(ids[0]);
+    edited.at("receipt").at("observed").at("termination").at("exit_code") = 1;
+    overwrite(ids[0], edited);
+    auto unsigned_receipt = kept(ids[1]);
+    unsigned_receipt.at("receipt").as_object().erase("signature");
+    overwrite(ids[1], unsigned_receipt);
+    const std::string fourth = std::string(daemon.run_json("print('genuine')\n").receipt.at("identity").at("run_id").as_string());
+    overwrite(ids[2], kept(fourth));  // another run's genuine receipt in run 2's place
+
+    const std::map<std::string, std::string> expected = {
+        {ids[0], "signature_mismatch"}, {ids[1], "not_signed"}, {ids[2], "It is the receipt of run " + fourth}};
+    const auto listed = daemon.pybox({"receipts", "--json"});
+    REQUIRE(listed.exit_code == 0);
+    const auto list = json::parse(listed.output);
+    for (const auto& entry : list.at("receipts").as_array()) {
+        const std::string id(entry.at("run_id").as_string());
+        INFO("run " << id);
+        const bool tampered = expected.contains(id);
+        CHECK(entry.at("signed").as_bool() == !tampered);
+        if (tampered) CHECK_THAT(std::string(entry.at("problem").as_string()), Catch::Contains(expected.at(id)));
+    }
+    std::istringstream table(daemon.pybox({"receipts"}).output);
+    std::size_t marked = 0;
+    for (std::string line; std::getline(table, line);) {
+        const bool tampered = expected.contains(line.substr(0, 32));
+        CHECK((line.find("NOT VERIFIED: ") != std::string::npos) == tampered);
+        if (tampered) ++marked;
+    }
+    CHECK(marked == expected.size());
+    for (const auto& [id, why] : expected) {
+        INFO("run " << id);
+        const auto shown = daemon.pybox({"receipts", "show", id});
+        CHECK(shown.exit_code == 125);
+        CHECK(shown.output.empty());
+        CHECK_THAT(shown.error_output, Catch::Contains("is not shown") && Catch::Contains(why) &&
+                                           !Catch::Contains("Signed by"));
+        CHECK(daemon.pybox({"receipts", "show", id, "--json"}).exit_code == 125);
+    }
+    const auto genuine = daemon.pybox({"receipts", "show", fourth});
+    CHECK(genuine.exit_code == 0);
+    CHECK_THAT(genuine.output, Catch::Contains("Signed by             key"));
 }

@@ -1,4 +1,4 @@
-// docs/hostile.md cases 41, 42 and 48: hardening found by held-out hostile programs. PyBox's
+// docs/hostile.md cases 41, 42, 48, 55 and 56: hardening found by held-out hostile programs. PyBox's
 // seccomp profile refuses tracing and the other kernel surfaces it removes, the paths a box can
 // read name neither the user's home nor the user, and no resource limit can be raised. Each
 // runs through the real client, daemon and engine, and each case ends clean (check_ended_clean).
@@ -125,9 +125,8 @@ print(json.dumps(out))
     }
     CHECK(found.at("personality_query") == "succeeded");  // the default's allowed personalities stay
     CHECK(std::string_view(found.at("read_back").as_string()) == std::string_view("\0\0\0\0\0\0\0\0", 8));
-    // The box timer is the first process (a cold box's `timeout`, a warm box's Perl PID 1)...
-    const bool warm = run.receipt.at("lifecycle").at("warm") == true;
-    CHECK(found.at("pid1") == (warm ? "perl" : "timeout"));
+    // The box timer is the first process (Perl, in a cold box as in a warm one)...
+    CHECK(found.at("pid1") == "perl");
     CHECK(found.at("pid1_traced_by") == "0");              // ...and nobody traces it
     CHECK(mechanism(run.receipt) == "TARGET_EXIT_OBSERVED");
     check_ended_clean();
@@ -221,5 +220,101 @@ print(json.dumps(out))
     CHECK(found.at("nofile_after") == json::array{64, 128});
     CHECK(found.at("core_after") == json::array{0, 0});
     CHECK(found.at("pid1_core") == json::array{"0", "0"});
+    check_ended_clean();
+}
+
+// docs/hostile.md case 55
+TEST_CASE("memfd_create is refused, so no file the program writes can be executed, and ctypes callbacks still work")
+{
+    // Each exec runs in a child that exits 0 when the exec'd /bin/true ran, or 100 + errno.
+    const auto run = run_json(R"PY(
+import ctypes, json, os, platform, shutil
+libc = ctypes.CDLL(None, use_errno=True)
+def exec_in_child(call):
+    child = os.fork()
+    if child == 0:
+        try:
+            call()
+        except OSError as e:
+            os._exit(100 + e.errno)
+        os._exit(99)
+    return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+out = {}
+try:
+    memfd = os.memfd_create('elf')
+    out['memfd_create'] = 'succeeded'
+except OSError as e:
+    memfd = None
+    out['memfd_create'] = e.errno
+ctypes.set_errno(0)
+raw = libc.syscall(ctypes.c_long({'x86_64': 319, 'aarch64': 279}[platform.machine()]), b'elf', ctypes.c_uint(0))
+out['memfd_create_raw'] = 'succeeded' if raw >= 0 else ctypes.get_errno()
+if memfd is None:
+    out['memfd_exec'] = 'no memfd'
+else:
+    os.write(memfd, open('/bin/true', 'rb').read())
+    out['memfd_exec'] = exec_in_child(lambda: os.execve(memfd, ['true'], {}))
+shutil.copy('/bin/true', '/tmp/true')
+os.chmod('/tmp/true', 0o755)
+written = os.open('/tmp/true', os.O_RDONLY)
+out['exec_proc_self_fd'] = exec_in_child(lambda: os.execv('/proc/self/fd/%d' % written, ['true']))
+out['execveat_written'] = exec_in_child(lambda: os.execve(written, ['true'], {}))
+system = os.open('/bin/true', os.O_RDONLY)
+out['execveat_bin_true'] = exec_in_child(lambda: os.execve(system, ['true'], {}))
+compare = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+numbers = (ctypes.c_int * 5)(5, 1, 4, 2, 3)
+libc.qsort(numbers, 5, ctypes.sizeof(ctypes.c_int), compare(lambda a, b: a[0] - b[0]))
+out['callback_sorted'] = list(numbers)
+print(json.dumps(out))
+)PY");
+    REQUIRE(run.process.exit_code == 0);
+    const auto found = program_json(run);
+    constexpr int k_refused_eacces = 100 + 13;
+    CHECK(found.at("memfd_create") == k_eperm);
+    CHECK(found.at("memfd_create_raw") == k_eperm);
+    CHECK(found.at("memfd_exec") == "no memfd");
+    CHECK(found.at("exec_proc_self_fd") == k_refused_eacces);
+    CHECK(found.at("execveat_written") == k_refused_eacces);
+    CHECK(found.at("execveat_bin_true") == 0);
+    CHECK(found.at("callback_sorted") == json::array{1, 2, 3, 4, 5});
+    check_ended_clean();
+}
+
+// docs/hostile.md case 56
+TEST_CASE("The host's CPU, load, memory and boot counters read as empty, while the CPU count still answers")
+{
+    const auto run = run_json(R"PY(
+import json, os
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        return 'error %d' % e.errno
+paths = ['/proc/stat', '/proc/loadavg', '/proc/meminfo', '/proc/vmstat', '/proc/diskstats', '/proc/interrupts',
+         '/proc/softirqs', '/proc/schedstat', '/proc/locks', '/proc/cmdline', '/proc/sys/kernel/random/boot_id',
+         '/proc/sys/fs/file-nr']
+out = {'files': {p: read(p) for p in paths}}
+try:
+    out['pressure'] = os.listdir('/proc/pressure')
+except OSError as e:
+    out['pressure'] = 'error %d' % e.errno
+out['cpu_count'] = os.cpu_count()
+out['affinity'] = len(os.sched_getaffinity(0))
+print(json.dumps(out))
+)PY");
+    REQUIRE(run.process.exit_code == 0);
+    const auto found = program_json(run);
+    // Each masked file reads as empty, or is absent where this kernel has none (schedstat
+    // without CONFIG_SCHEDSTATS).
+    for (const auto& [path, text] : found.at("files").as_object()) {
+        INFO(std::string(path) << ": " << json::serialize(text));
+        CHECK((text == "" || text == "error 2"));
+    }
+    // An empty read-only folder, or none where the kernel has no pressure accounting.
+    INFO("pressure: " << json::serialize(found.at("pressure")));
+    CHECK((found.at("pressure") == json::array{} || found.at("pressure") == "error 2"));
+    CHECK(found.at("cpu_count").to_number<int>() >= 1);
+    CHECK(found.at("affinity").to_number<int>() >= 1);
     check_ended_clean();
 }

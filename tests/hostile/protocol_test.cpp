@@ -1,5 +1,6 @@
-// docs/hostile.md cases 31-36: bad bytes sent straight to the daemon's socket, requests that ask
-// for more than the policy allows, and several clients at once. Each case ends clean.
+// docs/hostile.md cases 31-36: bad bytes sent straight to the daemon's socket (chunked framing,
+// extensions and trailers among them), requests that ask for more than the policy allows, and
+// several clients at once. Each case ends clean.
 #include "tests/hostile/hostile.hpp"
 
 #include "common/limits.hpp"
@@ -14,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <thread>
+#include <vector>
 
 using namespace pybox;
 using namespace pybox::test;
@@ -93,6 +95,8 @@ TEST_CASE("Conflicting body lengths get one 400 answer and the connection closes
          "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Length: 2\r\nContent-Length: 41\r\n\r\n{}" + smuggled},
         {"Content-Length with a list",
          "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Length: 2, 41\r\n\r\n{}" + smuggled},
+        {"Content-Length with a list of equal numbers",
+         "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Length: 2, 2\r\n\r\n{}" + smuggled},
         {"Content-Length and chunked",
          "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nContent-Length: 41\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" +
              smuggled},
@@ -104,6 +108,21 @@ TEST_CASE("Conflicting body lengths get one 400 answer and the connection closes
         INFO(what);
         const auto answer = expect_one_answer_and_close(request, 400);
         CHECK(error_code(answer) == "invalid_http");
+    }
+    check_ping_answers();
+    check_ended_clean();
+}
+
+// docs/hostile.md case 32
+TEST_CASE("A transfer coding other than chunked gets 501 and the connection closes, so nothing is smuggled")
+{
+    const std::string smuggled = "GET /v1/ping HTTP/1.1\r\nHost: pybox\r\n\r\n";
+    for (const std::string coding : {"gzip, chunked", "gzip"}) {
+        INFO(coding);
+        const auto answer = expect_one_answer_and_close(
+            "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nTransfer-Encoding: " + coding + "\r\n\r\n2\r\n{}\r\n0\r\n\r\n" + smuggled,
+            501);
+        CHECK(error_code(answer) == "transfer_coding_unsupported");
     }
     check_ping_answers();
     check_ended_clean();
@@ -160,6 +179,53 @@ TEST_CASE("A body announced as 10 GB is refused with 413 before it is read and t
     CHECK(reply.write_failed);  // the daemon stopped reading: most of the 4 MiB never went in
     CHECK(reply.elapsed < std::chrono::duration_cast<milliseconds>(limits::k_request_read_timeout));
     CHECK(daemon_rss_kib() < rss_before + 8 * 1024);
+    check_ping_answers();
+    check_ended_clean();
+}
+
+// docs/hostile.md case 33
+TEST_CASE("A trailer field over 65,535 bytes is refused with 431 and the daemon lives on")
+{
+    const std::string request = "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                "2\r\n{}\r\n0\r\nX-T: " + std::string(65'540, 't') + "\r\n\r\n";
+    const auto answer = expect_one_answer_and_close(request, 431);
+    CHECK(error_code(answer) == "header_too_large");
+    check_ping_answers();
+    check_ended_clean();
+}
+
+// docs/hostile.md case 33
+TEST_CASE("Chunk extensions and trailers of 32 MiB on four connections at once get 431 and the daemon's peak memory stays within 16 MiB")
+{
+    const std::string chunked = "POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nTransfer-Encoding: chunked\r\n\r\n";
+    const std::string extension = chunked + "2;x=" + std::string(32 << 20, 'e') + "\r\n{}\r\n0\r\n\r\n";
+    std::string trailer = chunked + "2\r\n{}\r\n0\r\n";  // 32 Ki fields of 1 KiB, each within Beast's field limit
+    const std::string field = "X-T: " + std::string(1'017, 't') + "\r\n";
+    for (int i = 0; i < 32 * 1024; ++i) trailer += field;
+    trailer += "\r\n";
+    std::string fields = chunked + "2\r\n{}\r\n0\r\n";  // the issue's 50,000 small fields
+    for (int i = 0; i < 50'000; ++i) fields += "X-" + std::to_string(i) + ": v\r\n";
+    fields += "\r\n";
+
+    reset_daemon_peak_rss();
+    const auto rss_before = daemon_rss_kib();
+    const std::vector<const std::string*> requests{&extension, &extension, &trailer, &fields};
+    std::vector<RawReply> replies(requests.size());
+    std::vector<std::thread> clients;
+    for (std::size_t i = 0; i < requests.size(); ++i)
+        clients.emplace_back([&, i] { replies[i] = raw_exchange(daemon_socket(), *requests[i]); });
+    for (auto& client : clients) client.join();
+    const auto peak = daemon_peak_rss_kib();
+    INFO("daemon RSS " << rss_before << " KiB before, peak " << peak << " KiB");
+    for (const auto& reply : replies) {
+        const auto answers = split_answers(reply.bytes);
+        INFO("received: " << reply.bytes.substr(0, 600));
+        REQUIRE(answers.size() == 1);
+        CHECK(answers[0].status == 431);
+        CHECK(error_code(answers[0]) == "header_too_large");
+        CHECK(reply.closed_by_server);
+    }
+    CHECK(peak < rss_before + 16 * 1024);
     check_ping_answers();
     check_ended_clean();
 }

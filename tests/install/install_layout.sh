@@ -51,13 +51,13 @@ start_daemon() {
 
 cmake --install "$build" --prefix "$prefix" --strip > "$work/install.log"
 for file in bin/pyboxd bin/pybox share/pybox/images/stdlib/recipe share/pybox/images/stdlib/lock \
-            share/pybox/images/data/recipe share/pybox/images/data/lock share/pybox/seccomp/pybox-seccomp-v1.json \
+            share/pybox/images/data/recipe share/pybox/images/data/lock share/pybox/seccomp/pybox-seccomp-v2.json \
             share/doc/pybox/README.md share/doc/pybox/docs/install.md lib/systemd/user/pyboxd.service; do
   [ -f "$prefix/$file" ] || fail "cmake --install did not install $file"
 done
 grep -qx "ExecStart=$prefix/bin/pyboxd" "$prefix/lib/systemd/user/pyboxd.service" ||
   fail "the installed unit does not start $prefix/bin/pyboxd"
-cmp -s "$prefix/share/pybox/seccomp/pybox-seccomp-v1.json" "$PYBOX_SOURCE/proto/seccomp/pybox-seccomp-v1.json" ||
+cmp -s "$prefix/share/pybox/seccomp/pybox-seccomp-v2.json" "$PYBOX_SOURCE/proto/seccomp/pybox-seccomp-v2.json" ||
   fail "the installed seccomp profile differs from the one compiled in"
 # No path of the source or build tree (which lies under it or beside it) is in the programs.
 for program in pyboxd pybox; do

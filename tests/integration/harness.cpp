@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <initializer_list>
 #include <sstream>
 #include <thread>
@@ -404,18 +405,40 @@ std::size_t daemon_fd_count()
     return count;
 }
 
-std::optional<std::size_t> try_rss_kib(int pid)
+namespace {
+
+// A line of /proc/<pid>/status in KiB ("VmRSS", "VmHWM"), or nullopt.
+std::optional<std::size_t> status_kib(int pid, const std::string& name)
 {
     auto status = read_file_capped(std::filesystem::path("/proc") / std::to_string(pid) / "status", 64 * 1024);
     if (!status) return std::nullopt;
-    const auto at = status->find("VmRSS:");
+    const auto at = status->find(name + ":");
     if (at == std::string::npos) return std::nullopt;
-    return static_cast<std::size_t>(std::strtoull(status->c_str() + at + 6, nullptr, 10));
+    return static_cast<std::size_t>(std::strtoull(status->c_str() + at + name.size() + 1, nullptr, 10));
 }
+
+}  // namespace
+
+std::optional<std::size_t> try_rss_kib(int pid) { return status_kib(pid, "VmRSS"); }
 
 std::size_t daemon_rss_kib()
 {
     const auto kib = try_rss_kib(daemon_pid());
+    REQUIRE(kib.has_value());
+    return *kib;
+}
+
+void reset_daemon_peak_rss()
+{
+    std::ofstream clear_refs(std::filesystem::path("/proc") / std::to_string(daemon_pid()) / "clear_refs");
+    clear_refs << "5\n";
+    clear_refs.close();
+    REQUIRE(clear_refs.good());
+}
+
+std::size_t daemon_peak_rss_kib()
+{
+    const auto kib = status_kib(daemon_pid(), "VmHWM");
     REQUIRE(kib.has_value());
     return *kib;
 }

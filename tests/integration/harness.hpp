@@ -158,5 +158,9 @@ std::size_t daemon_rss_kib();
 std::size_t daemon_fd_count();
 // A process's VmRSS in KiB, or nullopt; asserts nothing, so it may be called from any thread.
 std::optional<std::size_t> try_rss_kib(int pid);
+// The suite daemon's peak resident memory in KiB (VmHWM): since it started, or since
+// reset_daemon_peak_rss() set the peak to what it holds now (/proc/<pid>/clear_refs, "5").
+void reset_daemon_peak_rss();
+std::size_t daemon_peak_rss_kib();
 
 }  // namespace pybox::test

@@ -15,7 +15,13 @@ sshd=/usr/sbin/sshd
 [ -x "$sshd" ] || { echo "ssh_up: $sshd is missing: run scripts/install-deps.sh (openssh-server)" >&2; exit 1; }
 command -v socat > /dev/null || { echo "ssh_up: socat is missing: run scripts/install-deps.sh" >&2; exit 1; }
 
-# sshd insists on its privilege separation folder (Debian: /run/sshd), which its service makes.
+# sshd insists on its privilege separation user and folder (Debian: sshd, /run/sshd), which the
+# package's postinst and its service make. A machine can lack either (the user was seen missing on
+# a fresh machine with openssh-server installed): make them as those do, or stop here with why.
+if ! getent passwd sshd > /dev/null; then
+  useradd --system --no-create-home --home-dir /run/sshd --shell /usr/sbin/nologin --gid nogroup sshd ||
+    { echo "ssh_up: sshd's privilege separation user 'sshd' is missing and could not be made" >&2; exit 1; }
+fi
 [ -d /run/sshd ] || install -d -m 0755 /run/sshd
 
 start_sshd() {

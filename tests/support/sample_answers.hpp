@@ -77,12 +77,15 @@ inline proto::AttemptsAnswer sample_attempts()
                                  0};
 }
 
-// A receipt list with one kept receipt of a run that ended by itself and one that never started.
+// A receipt list with one kept receipt of a run that ended by itself and one of a run that never
+// started, whose file failed the check.
 inline proto::ReceiptList sample_receipts()
 {
-    return {{{std::string(32, 'a'), "2026-12-01T03:00:00.000001Z", "stdlib", 0, "TARGET_EXIT_OBSERVED", true, 4321, 1000},
+    return {{{std::string(32, 'a'), "2026-12-01T03:00:00.000001Z", "stdlib", 0, "TARGET_EXIT_OBSERVED", true, 4321, 1000,
+              std::nullopt},
              {std::string(32, 'b'), "2026-12-01T02:00:00.000001Z", "data", std::nullopt, "NOT_STARTED", false, 2100,
-              1000}},
+              1000, "Its signature does not verify with this installation's key (not_signed): The receipt has no "
+                    "signature block."}},
             1000,
             64 * 1024 * 1024};
 }

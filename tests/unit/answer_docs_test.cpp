@@ -92,6 +92,7 @@ TEST_CASE("docs/api.md lists exactly the keys of a repair request and of the rep
     step.model_call = ModelCall{"m", 1, 2, 0.5, 1, "stop"};
     step.program = "print(1)\n";
     step.receipt = pybox::test::sample_receipt();
+    step.receipt_not_kept = "pyboxd signed the receipt of run 1 but could not keep it: full.";
     step.error = StepError{"busy", "full"};
     RepairRecord record;
     record.steps = {step};

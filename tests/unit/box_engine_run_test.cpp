@@ -301,7 +301,9 @@ TEST_CASE("Through the box engine, a client that goes away is CLIENT_DISCONNECTE
     const auto receipt = f.run(request(5.0), disconnect.slot());
     CHECK(has_code(receipt, "CLIENT_DISCONNECTED"));
     CHECK(receipt.lifecycle.cancelled);
-    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::stopped_on_disconnect);
+    // Without the kernel's record (none in a unit test) the engine's 137 cannot tell the kill's
+    // end from the program's own.
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::cause_not_established);
     CHECK_FALSE(f.engine.box_exists());
 }
 

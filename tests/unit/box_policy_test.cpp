@@ -49,7 +49,7 @@ TEST_CASE("Both policies share the same lock-down settings")
         CHECK(policy->log_driver == "none");
         CHECK(policy->no_new_privileges);
         CHECK(policy->capabilities_dropped == "ALL");
-        CHECK(policy->seccomp == "pybox-seccomp-v1");
+        CHECK(policy->seccomp == "pybox-seccomp-v2");
         CHECK(policy->seccomp_sha256 == pybox::sha256_hex(seccomp_profile_json()));
         CHECK(policy->tmpfs_path == "/tmp");
     }
@@ -99,8 +99,12 @@ TEST_CASE("The tmpfs option string gives the size in bytes and the hardening fla
 
 TEST_CASE("The box command carries a timer one second past the deadline")
 {
-    CHECK(box_command(2.0) ==
-          std::vector<std::string>{"timeout", "-s", "KILL", "3", "python3", "-I", "-B", "-u", "-"});
+    const auto command = box_command(2.0);
+    REQUIRE(command.size() == 9);
+    CHECK(command[0] == "perl");
+    CHECK(command[1] == "-e");
+    CHECK(std::vector<std::string>(command.begin() + 3, command.end()) ==
+          std::vector<std::string>{"3", "python3", "-I", "-B", "-u", "-"});
     CHECK(box_command(0.5)[3] == "1.5");
     CHECK(box_command(0.1)[3] == "1.1");
     CHECK(box_command(30.0)[3] == "31");
@@ -116,19 +120,65 @@ const std::vector<std::string> k_box_like = {"/usr/bin/unshare", "--user", "--ma
                                              "/usr/bin/env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
                                              "LANG=C.UTF-8", "HOME=/tmp", "HOSTNAME=pybox"};
 
-pybox::ProcessResult run_box_like(std::vector<std::string> argv, const std::string& input)
+// `argv` with `input` on stdin and stderr kept apart, for at most 20 s.
+pybox::ProcessResult run_with_input(const std::vector<std::string>& argv, const std::string& input)
 {
-    argv.insert(argv.begin(), k_box_like.begin(), k_box_like.end());
     pybox::ProcessOptions options;
     options.input = input;
     options.separate_stderr = true;
     options.timeout = std::chrono::seconds(20);
     auto ran = pybox::run_process(argv, options);
     REQUIRE(ran.has_value());
-    INFO("stderr: " << ran->error_output);
-    REQUIRE(ran->signal == 0);
     return *ran;
 }
+
+pybox::ProcessResult run_box_like(std::vector<std::string> argv, const std::string& input)
+{
+    argv.insert(argv.begin(), k_box_like.begin(), k_box_like.end());
+    auto ran = run_with_input(argv, input);
+    INFO("stderr: " << ran.error_output);
+    REQUIRE(ran.signal == 0);
+    return ran;
+}
+
+// `argv` as a box's first process, in a PID namespace as run_box_like's, but as uid and gid
+// 10000 with no capability in its user namespace, as in a box: what the program can do to its
+// PID 1 is then what its uid allows.
+pybox::ProcessResult run_box_like_unprivileged(std::vector<std::string> argv, const std::string& input)
+{
+    argv.insert(argv.begin(), k_box_like.begin(), k_box_like.end());
+    const auto root = std::find(argv.begin(), argv.end(), "--map-root-user");
+    REQUIRE(root != argv.end());
+    *root = "--map-user=10000";
+    argv.insert(root + 1, "--map-group=10000");
+    return run_with_input(argv, input);
+}
+
+// A program that tries to get into its parent, the box's first process (in /proc by its host
+// pid, as the host's /proc is the one mounted here; for process_vm_writev by its pid in the
+// namespace), and prints what each attempt gave: "open" or the errno.
+constexpr const char* k_into_pid1 = R"(import ctypes, os, platform
+parent = int([line.split()[1] for line in open('/proc/self/status') if line.startswith('PPid:')][0])
+def attempt(call):
+    try:
+        call()
+        return 'open'
+    except OSError as e:
+        return str(e.errno)
+libc = ctypes.CDLL(None, use_errno=True)
+class iovec(ctypes.Structure):
+    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]
+def vm_write():
+    buffer = ctypes.create_string_buffer(8)
+    local, remote = iovec(ctypes.addressof(buffer), 8), iovec(0x10000, 8)
+    number = {'x86_64': 311, 'aarch64': 271}[platform.machine()]
+    if libc.syscall(ctypes.c_long(number), ctypes.c_long(os.getppid()), ctypes.byref(local), ctypes.c_ulong(1),
+                    ctypes.byref(remote), ctypes.c_ulong(1), ctypes.c_ulong(0)) == -1:
+        raise OSError(ctypes.get_errno(), 'process_vm_writev')
+print(os.getuid(), attempt(lambda: open('/proc/%d/mem' % parent, 'r+b')),
+      attempt(lambda: open('/proc/%d/maps' % parent)), attempt(lambda: open('/proc/%d/environ' % parent)),
+      attempt(vm_write))
+)";
 
 // The warm command with `input` on stdin (the timer line, then the program).
 pybox::ProcessResult run_warm_step(const std::string& input)
@@ -272,6 +322,32 @@ TEST_CASE("A warm box's timer still fires when the program signals PID 1, its pa
     CHECK(took < std::chrono::seconds(5));
 }
 
+TEST_CASE("A cold box's timer kills the program when it passes, with exit 137")
+{
+    const auto started = std::chrono::steady_clock::now();
+    const auto ran = run_box_like(box_command(0.1), "import time\ntime.sleep(10)\n");
+    const auto took = std::chrono::steady_clock::now() - started;
+    CHECK(ran.exit_code == 137);
+    CHECK(took >= std::chrono::milliseconds(1100));
+    CHECK(took < std::chrono::seconds(5));
+}
+
+TEST_CASE("Neither a cold nor a warm box's first process lets the program of its uid into its memory")
+{
+    // EACCES (13) for the files of /proc, EPERM (1) for process_vm_writev: the first process
+    // is undumpable, and the program has no CAP_SYS_PTRACE. (In a box the seccomp profile
+    // refuses process_vm_writev before the kernel looks.)
+    const std::string expected = "10000 13 13 13 1\n";
+    const auto cold = run_box_like_unprivileged(box_command(2.0), k_into_pid1);
+    INFO("cold stderr: " << cold.error_output);
+    CHECK(cold.output == expected);
+    CHECK(cold.exit_code == 0);
+    const auto warm = run_box_like_unprivileged(warm_box_command(), warm_box_timer_line(3.0) + k_into_pid1);
+    INFO("warm stderr: " << warm.error_output);
+    CHECK(warm.output == expected);
+    CHECK(warm.exit_code == 0);
+}
+
 TEST_CASE("A warm box whose stdin closes before a line, or whose line is not a number, ends with 1 and runs no "
           "program")
 {
@@ -302,6 +378,7 @@ TEST_CASE("The seccomp profile denies by default and allows none of the calls a 
 {
     const std::set<std::string> denied = {
         "ptrace", "process_vm_readv", "process_vm_writev", "userfaultfd", "perf_event_open", "bpf", "keyctl",
+        "memfd_create", "memfd_secret",
         "add_key", "request_key", "io_uring_setup", "io_uring_enter", "io_uring_register", "kcmp", "pidfd_getfd",
         "process_madvise", "unshare", "setns", "mount", "umount2", "init_module", "finit_module", "kexec_load",
         "open_by_handle_at", "clock_settime", "settimeofday", "reboot", "chroot", "iopl", "ioperm", "syslog"};

@@ -46,7 +46,7 @@ TEST_CASE("pybox key show prints the PEM, the key id and the file it came from")
     CHECK(*public_key_from_pem(text) == key.public_key());
 }
 
-TEST_CASE("pybox receipts prints one line per kept receipt, newest first, marking an unsigned one")
+TEST_CASE("pybox receipts prints one line per kept receipt, newest first, marking one that did not verify with why")
 {
     const auto shown = client::render_receipt_list(test::sample_receipts());
     CHECK(shown.exit_code == 0);
@@ -54,7 +54,8 @@ TEST_CASE("pybox receipts prints one line per kept receipt, newest first, markin
           "RUN ID                            TIME                         IMAGE       EXIT  MECHANISM               BYTES\n"
           "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa  2026-12-01T03:00:00.000001Z  stdlib      0     TARGET_EXIT_OBSERVED    4321\n"
           "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb  2026-12-01T02:00:00.000001Z  data        -     NOT_STARTED             2100"
-          "  (unsigned)\n");
+          "  NOT VERIFIED: Its signature does not verify with this installation's key (not_signed): The receipt has "
+          "no signature block.\n");
     CHECK_THAT(client::render_receipt_list({{}, 1000, 1}).text, Catch::Contains("No receipts kept yet"));
 }
 
@@ -63,10 +64,21 @@ TEST_CASE("pybox receipts show prints the short view and the signer of a kept re
     const auto key = SigningKey::generate().value();
     auto receipt = proto::receipt_to_json(test::sample_receipt()).as_object();
     REQUIRE(proto::sign_receipt(receipt, key).has_value());
-    const auto shown = client::render_kept_receipt(receipt);
+    const std::string run_id = test::sample_receipt().identity.run_id;
+    const auto shown = client::render_kept_receipt(receipt, run_id);
     CHECK(shown.exit_code == 0);
     CHECK_THAT(shown.text, Catch::StartsWith("PyBox receipt · run 5319e024") &&
                                Catch::Contains("Signed by             key " + key_id(key.public_key())));
     receipt.erase("signature");
-    CHECK_THAT(client::render_kept_receipt(receipt).text, Catch::Contains("none (unsigned)"));
+    CHECK_THAT(client::render_kept_receipt(receipt, run_id).text, Catch::Contains("none (unsigned)"));
+}
+
+TEST_CASE("pybox receipts show refuses a receipt of another run than the one asked for")
+{
+    const auto receipt = proto::receipt_to_json(test::sample_receipt());
+    const std::string asked(32, 'f');
+    const auto shown = client::render_kept_receipt(receipt, asked);
+    CHECK(shown.exit_code == client::k_exit_pybox_failed);
+    CHECK(shown.text == "pybox: pyboxd answered the receipt of run " + test::sample_receipt().identity.run_id +
+                            " for run " + asked + "; it is not shown.\n");
 }

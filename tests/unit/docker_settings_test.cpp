@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 using namespace pybox;
 namespace json = boost::json;
 
@@ -91,6 +93,48 @@ TEST_CASE("Widening settings are each caught")
         INFO(field);
         REQUIRE(mismatches.size() == 1);
         CHECK(mismatches[0].field == std::string("HostConfig.") + field);
+    }
+}
+
+TEST_CASE("The box hides the host-wide counters: /proc/stat, loadavg, meminfo and the boot id are masked")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    const auto body = create_body(policy);
+    const auto& masked = body.at("HostConfig").at("MaskedPaths").as_array();
+    for (const char* path : {"/proc/stat", "/proc/loadavg", "/proc/meminfo", "/proc/sys/kernel/random/boot_id",
+                             "/proc/kcore", "/proc/keys", "/sys/firmware"}) {
+        INFO(path);
+        CHECK(std::find(masked.begin(), masked.end(), json::value(path)) != masked.end());
+    }
+    CHECK(body.at("HostConfig").at("ReadonlyPaths") ==
+          json::parse(R"(["/proc/bus","/proc/fs","/proc/irq","/proc/sys","/proc/sysrq-trigger"])"));
+}
+
+TEST_CASE("Masked or read-only paths the engine left out, or its defaults alone, are a mismatch")
+{
+    // An engine that does not know the fields keeps its own defaults, which show none of PyBox's
+    // masks; an empty list would mask nothing.
+    const auto policy = *proto::policy_for_image("stdlib");
+    const json::value variants[] = {
+        nullptr,
+        json::array{},
+        json::parse(R"(["/proc/asound","/proc/acpi","/proc/kcore","/proc/keys","/proc/latency_stats",
+                        "/proc/timer_list","/proc/timer_stats","/proc/sched_debug","/proc/scsi","/sys/firmware"])"),
+    };
+    for (const char* field : {"MaskedPaths", "ReadonlyPaths"}) {
+        for (const auto& variant : variants) {
+            auto inspected = inspected_from_spec(policy);
+            inspected.at("HostConfig").as_object()[field] = variant;
+            const auto mismatches = mismatches_found(policy, inspected);
+            INFO(field << ": " << json::serialize(variant));
+            REQUIRE(mismatches.size() == 1);
+            CHECK(mismatches[0].field == std::string("HostConfig.") + field);
+        }
+        auto inspected = inspected_from_spec(policy);
+        inspected.at("HostConfig").as_object().erase(field);
+        const auto missing = mismatches_found(policy, inspected);
+        REQUIRE(missing.size() == 1);
+        CHECK(missing[0].observed == "missing");
     }
 }
 

@@ -56,7 +56,7 @@ public:
         if (answers.empty()) {
             auto receipt = test::sample_receipt();
             receipt.engine = proto::EngineRef{m_engine_id, "unix:///x"};
-            co_return proto::RunAnswer{receipt, {}};
+            co_return proto::RunAnswer{receipt, {}, std::nullopt};
         }
         auto answer = std::move(answers.front());
         answers.pop_front();
@@ -220,7 +220,7 @@ TEST_CASE("A receipt whose engine went away mid-run is returned and its engine s
     ScriptedRuns local("local"), e2("e2");
     auto lost = test::sample_receipt();
     lost.observed.termination.mechanism = proto::TerminationMechanism::engine_lost;
-    local.answers.push_back(proto::RunAnswer{lost, {}});
+    local.answers.push_back(proto::RunAnswer{lost, {}, std::nullopt});
     daemon::PooledRunService service(pool, {&local, &e2});
     const auto answer = run_one(service);
     REQUIRE(answer.has_value());

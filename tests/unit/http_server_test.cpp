@@ -2,6 +2,7 @@
 // side is raw bytes so malformed HTTP can be sent. No engine needed.
 #include "daemon/server/api_router.hpp"
 #include "daemon/server/http_server.hpp"
+#include "proto/api.hpp"
 
 #include "common/ids.hpp"
 #include "common/sha256.hpp"
@@ -28,6 +29,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,11 +49,13 @@ using pybox::daemon::HttpServerOptions;
 constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
 
 // A run whose source is "wait" lasts until cancelled (or 10 s); "busy" is refused as the full
-// run queue refuses; any other source ends after 300 ms with a receipt carrying the source's
+// run queue refuses; "throw" throws an int, as a bug might throw anything; any other source ends after 300 ms with a receipt carrying the source's
 // SHA-256. An observer is told the start (run "1...1"), "out\n" on stdout and a byte 0xFF and
 // the first two bytes of "é" on stderr, then the rest of the "é".
 class FakeRunService : public pybox::daemon::RunService {
 public:
+    static constexpr const char* k_not_kept = "pyboxd signed the receipt of run 1 but could not keep it: full.";
+
     net::awaitable<pybox::Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest valid,
                                                                  std::uint32_t owner_uid,
                                                                  net::cancellation_slot cancelled,
@@ -60,6 +64,7 @@ public:
         const pybox::proto::RunRequest& request = valid.request();
         last_owner = owner_uid;
         if (request.source == "busy") co_return pybox::make_error("busy", "pyboxd is busy; nothing ran.");
+        if (request.source == "throw") throw 28;
         if (observer != nullptr) {
             observer->started(std::string(32, '1'));
             observer->output(pybox::proto::OutputStream::stdout_stream, "out\n");
@@ -72,7 +77,9 @@ public:
         receipt.lifecycle.cancelled = ec == net::error::operation_aborted;
         if (observer != nullptr) observer->output(pybox::proto::OutputStream::stderr_stream, "\xa9");
         if (receipt.lifecycle.cancelled) m_cancellations.fetch_add(1);
-        co_return pybox::proto::RunAnswer{std::move(receipt), {}};
+        pybox::proto::RunAnswer answer{std::move(receipt), {}, std::nullopt};
+        if (request.source == "unkept") answer.receipt_not_kept = k_not_kept;
+        co_return answer;
     }
     int cancellations() const { return m_cancellations.load(); }
     std::atomic<std::uint32_t> last_owner{UINT32_MAX};
@@ -180,7 +187,7 @@ public:
         last_viewer = viewer;
         pybox::proto::ReceiptList answer{{}, 1000, 64};
         answer.receipts.push_back({std::string(32, 'a'), "2026-12-01T00:00:00.000000Z", "stdlib", 0,
-                                   "TARGET_EXIT_OBSERVED", true, 1234, 1001});
+                                   "TARGET_EXIT_OBSERVED", true, 1234, 1001, std::nullopt});
         return answer;
     }
     pybox::Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) override
@@ -253,6 +260,7 @@ struct Reply {
     std::string content_type;
     bool has_content_length = false;
     std::string retry_after;
+    std::string receipt_not_kept;
 };
 
 // A raw client: sends bytes as given, reads with a deadline so a broken server fails the test
@@ -277,7 +285,8 @@ public:
         if (!finish(timeout, [&] { return result.has_value(); }) || *result) return std::nullopt;
         const auto& message = parser.get();
         return Reply{message.result_int(), message.body(), std::string(message[http::field::content_type]),
-                     message.has_content_length(), std::string(message[http::field::retry_after])};
+                     message.has_content_length(), std::string(message[http::field::retry_after]),
+                     std::string(message[pybox::proto::k_receipt_not_kept_header])};
     }
 
     // True when the server closes the connection within the timeout (data before it is dropped).
@@ -506,6 +515,64 @@ TEST_CASE("Conflicting Content-Length headers are refused with 400")
     CHECK(client.closed_by_server());
 }
 
+TEST_CASE("A chunked request is answered as its body asks, its trailer ignored")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    const std::string body = run_body("print(1)");
+    std::ostringstream size;
+    size << std::hex << body.size();
+    client.send("POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nTransfer-Encoding: chunked\r\n\r\n" + size.str() + "\r\n" + body +
+                "\r\n0\r\nConnection: close\r\n\r\n" + get("/v1/ping"));
+    const auto run = client.read_reply();
+    REQUIRE(run);
+    CHECK(run->status == 200);
+    CHECK(run->body.find(pybox::sha256_hex("print(1)")) != std::string::npos);
+    const auto ping = client.read_reply();  // the trailer's Connection: close was not taken as the header's
+    REQUIRE(ping);
+    CHECK(ping->status == 200);
+}
+
+// Issue 28 item 7: Beast threw std::length_error out of the server's handler, and that ended the process.
+TEST_CASE("A trailer field over 65,535 bytes gets 431 and the server serves the next client")
+{
+    RunningServer server;
+    RawClient client(server.socket_path());
+    client.send("POST /v1/runs HTTP/1.1\r\nHost: pybox\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX-T: " +
+                std::string(65'540, 't') + "\r\n\r\n");
+    const auto reply = client.read_reply();
+    REQUIRE(reply);
+    CHECK(reply->status == 431);
+    CHECK(body_has_error(*reply, "header_too_large"));
+    CHECK(client.closed_by_server());
+    RawClient next(server.socket_path());
+    next.send(get("/v1/ping"));
+    const auto ping = next.read_reply();
+    REQUIRE(ping);
+    CHECK(ping->status == 200);
+}
+
+TEST_CASE("A request whose handling throws an exception of any type gets 500 and the server serves on")
+{
+    RunningServer server;
+    RawClient waiting(server.socket_path());
+    waiting.send(post("/v1/runs", run_body("x")));
+    RawClient thrower(server.socket_path());
+    thrower.send(post("/v1/runs", run_body("throw")));
+    const auto failed = thrower.read_reply();
+    REQUIRE(failed);
+    CHECK(failed->status == 500);
+    CHECK(body_has_error(*failed, "internal_error"));
+    const auto run = waiting.read_reply();
+    REQUIRE(run);
+    CHECK(run->status == 200);
+    RawClient next(server.socket_path());
+    next.send(get("/v1/ping"));
+    const auto ping = next.read_reply();
+    REQUIRE(ping);
+    CHECK(ping->status == 200);
+}
+
 TEST_CASE("A body sent after Expect: 100-continue is read once the server says continue")
 {
     RunningServer server;
@@ -676,6 +743,29 @@ TEST_CASE("A streamed run answers chunked NDJSON events, then the answer an unst
     CHECK(lines[2] == R"({"event":"stderr","encoding":"base64","data":"/w=="})");  // 0xFF; the "é" held back
     CHECK(lines[3] == "{\"event\":\"stderr\",\"encoding\":\"utf-8\",\"data\":\"\xc3\xa9\"}");
     CHECK(lines[4] == R"({"event":"receipt","answer":)" + answer->body.substr(0, answer->body.size() - 1) + "}");
+}
+
+TEST_CASE("A run whose receipt was not kept says so and why: in a header unstreamed, in the receipt event streamed")
+{
+    RunningServer server;
+    RawClient plain(server.socket_path());
+    plain.send(post("/v1/runs", run_body("unkept")));
+    const auto answer = plain.read_reply(3s);
+    REQUIRE(answer);
+    CHECK(answer->status == 200);
+    CHECK(answer->receipt_not_kept == FakeRunService::k_not_kept);
+    RawClient streamed(server.socket_path());
+    streamed.send(streamed_run(run_body("unkept")));
+    const auto events = streamed.read_reply(3s);
+    REQUIRE(events);
+    CHECK(events->receipt_not_kept.empty());
+    CHECK(lines_of(events->body).back() == R"({"event":"receipt","answer":)" + answer->body.substr(0, answer->body.size() - 1) +
+                                               R"(,"receipt_not_kept":")" + FakeRunService::k_not_kept + "\"}");
+    RawClient kept(server.socket_path());
+    kept.send(post("/v1/runs", run_body("print(1)")));
+    const auto kept_answer = kept.read_reply(3s);
+    REQUIRE(kept_answer);
+    CHECK(kept_answer->receipt_not_kept.empty());
 }
 
 TEST_CASE("A streamed run refused before it starts gets the plain error answer, its status and Retry-After")

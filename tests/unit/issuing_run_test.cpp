@@ -1,6 +1,6 @@
 // IssuingRunService (daemon/run/issuing_run.hpp): every receipt a run answers is signed and kept
 // as the caller's before it goes out; a run that did not happen issues nothing; a receipt the
-// keeper cannot keep goes out all the same.
+// keeper cannot keep goes out all the same, its answer saying so.
 #include "daemon/run/issuing_run.hpp"
 
 #include "daemon/records/installation.hpp"
@@ -33,7 +33,7 @@ public:
         if (request.request().source == "busy") co_return pybox::make_error("busy", "The run queue is full.");
         auto receipt = pybox::test::sample_receipt();
         receipt.identity.run_id = std::string(32, '1');
-        co_return pybox::proto::RunAnswer{std::move(receipt), {}};
+        co_return pybox::proto::RunAnswer{std::move(receipt), {}, std::nullopt};
     }
 };
 
@@ -82,11 +82,23 @@ TEST_CASE("A run that did not happen issues nothing")
     CHECK(issuing.store.list(std::nullopt)->receipts.empty());
 }
 
-TEST_CASE("A receipt the keeper cannot keep still goes out")
+TEST_CASE("A receipt the keeper cannot keep still goes out, signed, and its answer says it was not kept and why")
 {
     Issuing issuing(ReceiptStore::Bounds{10, 64});  // no receipt fits in 64 bytes
     const auto answer = issuing.run("print(1)", 1001);
     REQUIRE(answer.has_value());
     CHECK(answer->receipt.identity.run_id == std::string(32, '1'));
+    CHECK(answer->receipt.signature.has_value());
+    REQUIRE(answer->receipt_not_kept.has_value());
+    CHECK_THAT(*answer->receipt_not_kept, Catch::StartsWith("pyboxd signed the receipt of run " + std::string(32, '1') +
+                                                            " but could not keep it: it is larger than the 64 bytes"));
     CHECK(issuing.store.list(std::nullopt)->receipts.empty());
+}
+
+TEST_CASE("A kept receipt's answer does not say it was not kept")
+{
+    Issuing issuing;
+    const auto answer = issuing.run("print(1)", 1001);
+    REQUIRE(answer.has_value());
+    CHECK_FALSE(answer->receipt_not_kept.has_value());
 }

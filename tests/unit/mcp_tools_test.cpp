@@ -47,7 +47,7 @@ void check_required(const json::object& schema, const json::value& document)
 
 pybox::proto::RunAnswer answer_with(std::string stdout_bytes, std::vector<pybox::proto::FileContent> outputs = {})
 {
-    pybox::proto::RunAnswer answer{pybox::test::sample_receipt(), std::move(outputs)};
+    pybox::proto::RunAnswer answer{pybox::test::sample_receipt(), std::move(outputs), std::nullopt};
     answer.receipt.capture.stdout_stream = {stdout_bytes, stdout_bytes.size()};
     return answer;
 }
@@ -146,6 +146,18 @@ TEST_CASE("A run's result: the receipt as structuredContent, the short view and 
     const std::string text(content[0].at("text").as_string());
     CHECK(text.find("Receipt (JSON):\n") != std::string::npos);
     CHECK(json::parse(text.substr(text.find("Receipt (JSON):\n") + 16)) == structured);
+    CHECK(text.find("NOT KEPT") == std::string::npos);
+}
+
+TEST_CASE("A run's result whose receipt pyboxd did not keep says so in its text, before the JSON")
+{
+    auto answer = answer_with("42\n");
+    answer.receipt_not_kept = "pyboxd signed the receipt of run 1 but could not keep it: full.";
+    const auto result = run_python_result(answer);
+    const std::string text(result.at("content").as_array()[0].at("text").as_string());
+    const auto said = text.find("NOT KEPT — pyboxd signed the receipt of run 1 but could not keep it: full.");
+    REQUIRE(said != std::string::npos);
+    CHECK(said < text.find("Receipt (JSON):\n"));
 }
 
 TEST_CASE("A receipt over 64 KiB is trimmed to fit, stays valid and says so")
@@ -197,7 +209,7 @@ TEST_CASE("A worst-case result stays within the response cap")
     answer.receipt.capture.stderr_stream = {std::string(8192, '"'), 8192};
     const auto result = run_python_result(answer);
     CHECK(json::serialize(result).size() <= limits::k_mcp_max_response_bytes);
-    const auto with_files = run_python_result({answer.receipt, outputs});
+    const auto with_files = run_python_result({answer.receipt, outputs, std::nullopt});
     CHECK(json::serialize(with_files).size() <= limits::k_mcp_max_response_bytes);
     CHECK(with_files.at("content").as_array().size() > 1);
 }

@@ -51,10 +51,11 @@ struct Wiring {
     daemon::RunsInProgress runs_in_progress;
     std::string watch_script = "echo watching";
     daemon::WarmSetup warm{2, 1000};
+    daemon::ProcessEnds process_ends{nullptr, "not read in this test"};
 
     daemon::PoolContext context()
     {
-        return {runtime.paths, config, installation_id, registry, runs_in_progress, watch_script, {}, warm};
+        return {runtime.paths, config, installation_id, registry, runs_in_progress, watch_script, process_ends, {}, warm};
     }
     std::list<PoolMember> members()
     {

@@ -91,6 +91,10 @@ RunEvidence completed(int exit_code = 0)
     evidence.output = output("42\n");
     evidence.stream_ended = true;
     evidence.watch.resources = json::object{{"status", "MEASURED"}};
+    // The kernel's record: the interpreter exited at 0.28 s, the box's first process after it.
+    const auto status = static_cast<std::uint32_t>(exit_code) << 8;
+    evidence.watch.process_ends = watcher::FollowedEnds{watcher::ProcExit{100, status, monotonic_ns(at(0.29))}, 101,
+                                                        watcher::ProcExit{101, status, monotonic_ns(at(0.28))}};
     evidence.removal = daemon::RemovalOutcome{true, 1, std::nullopt, false};
     return evidence;
 }
@@ -113,6 +117,11 @@ RunEvidence killed_at_deadline(KillAnswer answer = KillAnswer::accepted)
     RunEvidence evidence = completed(137);
     evidence.kill = answer;
     evidence.kill_sent_unix_ns = k_finished_ns - 1'000'000;
+    // Sent at 0.27 s; the kernel recorded both processes killed by SIGKILL after it.
+    evidence.kill_sent_mono = at(0.27);
+    constexpr std::uint32_t k_sigkill = 9;
+    evidence.watch.process_ends->first->wait_status = k_sigkill;
+    evidence.watch.process_ends->program->wait_status = k_sigkill;
     evidence.phases[3].outcome = "timeout";
     evidence.timeouts = {"deadline"};
     return evidence;
@@ -202,7 +211,7 @@ TEST_CASE("A non-zero exit is the program's own end, with its exit code")
     const auto receipt = assembled(described(), completed(3));
     CHECK(receipt.observed.termination.mechanism == TerminationMechanism::target_exit_observed);
     CHECK(receipt.observed.termination.exit_code == 3);
-    CHECK(explanation(receipt, "EXITED").message == "The program ended by itself with exit code 3.");
+    CHECK(explanation(receipt, "EXITED").message == "The program ended by itself with exit code 3, as the kernel recorded its end.");
     CHECK(receipt.capture.output_complete);
 }
 
@@ -221,8 +230,11 @@ TEST_CASE("Exit code 137 with the engine's OOMKilled is OUT_OF_MEMORY")
 {
     auto evidence = completed(137);
     evidence.final_state = test::exited_state(137, true);
+    // The kernel recorded the interpreter killed by SIGKILL, its first process outliving it.
+    evidence.watch.process_ends->program->wait_status = 9;
     const auto receipt = assembled(described(), evidence);
     CHECK(receipt.observed.termination.mechanism == TerminationMechanism::out_of_memory);
+    CHECK(receipt.observed.termination.signal_source == proto::SignalSource::oom_kill);
     CHECK(has_code(receipt, "OUT_OF_MEMORY"));
 }
 

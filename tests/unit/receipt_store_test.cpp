@@ -15,6 +15,8 @@
 #include "tests/support/temp_runtime.hpp"
 #include "util/json_writer.hpp"
 
+#include <boost/json/parse.hpp>
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -193,4 +195,131 @@ TEST_CASE("The attempts answer links a settled run to its kept receipt")
         CHECK(entry.receipt == (entry.run_id == run_id_of(7) ? std::optional(run_id_of(7)) : std::nullopt));
     const auto written = pybox::proto::to_json(*answer);
     CHECK(pybox::proto::attempts_answer_from_json(written, pybox::util::ReadMode::strict)->settled == answer->settled);
+}
+
+TEST_CASE("A receipt whose folder cannot be written is signed, not kept, and its run is told apart from one never issued")
+{
+    pybox::test::TempRuntime runtime;
+    const fs::path folder = runtime.paths.receipts_dir();
+    ReceiptStore store(folder, key_of(runtime.paths));
+    fs::remove_all(folder);
+    REQUIRE(pybox::write_file_atomic(folder, "not a folder").has_value());  // nothing can be written in it
+
+    pybox::proto::Receipt receipt = receipt_of_run(1);
+    const auto issued = store.issue(receipt, 1001);
+    REQUIRE_FALSE(issued.has_value());
+    CHECK(receipt.signature.has_value());
+    CHECK_THAT(issued.error().message, Catch::StartsWith("pyboxd signed the receipt of run " + run_id_of(1) +
+                                                         " but could not keep it: ") &&
+                                           Catch::Contains("Not a directory"));
+    CHECK_FALSE(store.holds(run_id_of(1)));
+    CHECK(store.list(std::nullopt)->receipts.empty());
+
+    const auto shown = store.get(run_id_of(1), 1001);
+    CHECK(shown.error().code == "no_such_receipt");
+    CHECK_THAT(shown.error().message, Catch::StartsWith(issued.error().message) && !Catch::Contains("never issued"));
+    CHECK_THAT(store.get(run_id_of(1), 1002).error().message, Catch::Contains("never issued"));
+    CHECK_THAT(store.get(run_id_of(2), 1001).error().message, Catch::Contains("never issued"));
+}
+
+namespace {
+
+// A store with runs 1 and 2 kept as uid 1001's, and the text of each kept file.
+struct TwoKept {
+    pybox::test::TempRuntime runtime;
+    ReceiptStore store{runtime.paths.receipts_dir(), key_of(runtime.paths)};
+
+    TwoKept()
+    {
+        for (int n : {1, 2}) {
+            pybox::proto::Receipt receipt = receipt_of_run(n);
+            REQUIRE(store.issue(receipt, 1001).has_value());
+        }
+    }
+    fs::path file(int n) const { return runtime.paths.receipts_dir() / (run_id_of(n) + ".json"); }
+    json::value kept(int n) const { return json::parse(*pybox::read_file_capped(file(n), 1 << 20)); }
+    // Rewrites run n's file in place, as someone with write access to the folder would.
+    void overwrite(int n, const json::value& document) const
+    {
+        REQUIRE(pybox::write_file_atomic(file(n), pybox::util::to_json_text(document)).has_value());
+    }
+    pybox::proto::KeptReceipt listed(int n)
+    {
+        const auto list = store.list(std::nullopt);
+        for (const auto& entry : list->receipts)
+            if (entry.run_id == run_id_of(n)) return entry;
+        FAIL("run " << n << " is not listed");
+        return {};
+    }
+};
+
+}  // namespace
+
+TEST_CASE("A kept receipt edited after it was signed is listed as not signed, with why, and is not served")
+{
+    TwoKept kept;
+    auto document = kept.kept(1);
+    document.at("receipt").at("observed").at("termination").at("exit_code") = 1;
+    kept.overwrite(1, document);
+
+    const auto entry = kept.listed(1);
+    CHECK_FALSE(entry.signed_receipt);
+    CHECK(entry.exit_code == 1);  // what the file says, marked as not to be trusted
+    REQUIRE(entry.problem.has_value());
+    CHECK_THAT(*entry.problem, Catch::Contains("signature_mismatch"));
+    const auto shown = kept.store.get(run_id_of(1), 1001);
+    CHECK(shown.error().code == "receipt_not_verified");
+    CHECK_THAT(shown.error().message, Catch::Contains("signature_mismatch") && Catch::Contains(kept.file(1).string()));
+    CHECK(kept.listed(2).signed_receipt);
+    CHECK(kept.store.get(run_id_of(2), 1001).has_value());
+}
+
+TEST_CASE("A kept receipt whose signature was removed is listed as not signed and is not served")
+{
+    TwoKept kept;
+    auto document = kept.kept(1);
+    document.at("receipt").as_object().erase("signature");
+    kept.overwrite(1, document);
+
+    const auto entry = kept.listed(1);
+    CHECK_FALSE(entry.signed_receipt);
+    CHECK_THAT(entry.problem.value_or(""), Catch::Contains("not_signed"));
+    CHECK(kept.store.get(run_id_of(1), 1001).error().code == "receipt_not_verified");
+}
+
+TEST_CASE("Another run's genuine receipt copied over a run's file is listed and refused as that other run's")
+{
+    TwoKept kept;
+    kept.overwrite(1, kept.kept(2));
+
+    const auto entry = kept.listed(1);
+    CHECK_FALSE(entry.signed_receipt);
+    CHECK_THAT(entry.problem.value_or(""), Catch::Contains("receipt of run " + run_id_of(2) + ", not of run " + run_id_of(1)));
+    const auto shown = kept.store.get(run_id_of(1), 1001);
+    CHECK(shown.error().code == "receipt_not_verified");
+    CHECK_THAT(shown.error().message, Catch::Contains("receipt of run " + run_id_of(2)));
+
+    // A restarted store finds the same.
+    ReceiptStore again(kept.runtime.paths.receipts_dir(), key_of(kept.runtime.paths));
+    CHECK(again.load() == 0);
+    const auto list = again.list(std::nullopt);
+    REQUIRE(list->receipts.size() == 2);
+    CHECK_FALSE(list->receipts.back().signed_receipt);
+    CHECK(again.get(run_id_of(1), 1001).error().code == "receipt_not_verified");
+}
+
+TEST_CASE("A kept receipt whose file no longer reads as one stays listed as not signed, and one removed is no longer listed")
+{
+    TwoKept kept;
+    REQUIRE(pybox::write_file_atomic(kept.file(1), "garbage").has_value());
+    fs::remove(kept.file(2));
+
+    const auto list = kept.store.list(std::nullopt);
+    REQUIRE(list->receipts.size() == 1);
+    CHECK(list->receipts.front().run_id == run_id_of(1));
+    CHECK_FALSE(list->receipts.front().signed_receipt);
+    CHECK_THAT(list->receipts.front().problem.value_or(""), Catch::Contains("no longer reads as a kept receipt"));
+    CHECK(list->receipts.front().bytes == 7);
+    CHECK(kept.store.kept_bytes() == 7);
+    CHECK(kept.store.get(run_id_of(1), 1001).error().code == "file_unreadable");
 }

@@ -70,7 +70,7 @@ TEST_CASE("The nested sections have exactly their documented keys")
     CHECK(keys_of(document.at("observed").at("termination")) ==
           std::set<std::string>{"mechanism", "exit_code", "signal", "signal_source", "inferred_signal",
                                 "deadline_kill_sent", "deadline_kill_answer", "deadline_kill_sent_at",
-                                "engine_lifetime_s"});
+                                "engine_lifetime_s", "program_end", "box_end"});
     CHECK(keys_of(document.at("capture")) ==
           std::set<std::string>{"stdout", "stdout_encoding", "stdout_bytes", "stdout_bytes_kept",
                                 "stdout_bytes_dropped", "stdout_truncated", "stderr", "stderr_encoding",
@@ -442,8 +442,9 @@ TEST_CASE("The exit code follows the termination mechanism")
     CHECK(exit_code_for(receipt) == 125);
     termination = {TerminationMechanism::deadline_kill, 137, 9, true, 2.0};
     CHECK(exit_code_for(receipt) == 124);
+    // Not established: the box's own code, never the deadline's.
     termination.mechanism = TerminationMechanism::cause_not_established;
-    CHECK(exit_code_for(receipt) == 124);
+    CHECK(exit_code_for(receipt) == 137);
     termination.mechanism = TerminationMechanism::out_of_memory;
     CHECK(exit_code_for(receipt) == 137);
     termination.mechanism = TerminationMechanism::not_started;

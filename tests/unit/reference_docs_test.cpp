@@ -347,7 +347,8 @@ TEST_CASE("The reference's stopping row and warm start budget state what the cod
                                std::to_string(static_cast<int>(limits::k_max_timeout_s)) + " s"));
 }
 
-TEST_CASE("How it works shows the warm box's first process exactly as the code sets it, and the receipt guide names it")
+TEST_CASE("How it works shows a cold and a warm box's first process exactly as the code sets them, and the receipt "
+          "guide names them")
 {
     const auto command = proto::warm_box_command();
     REQUIRE(command.size() == 3);
@@ -355,6 +356,9 @@ TEST_CASE("How it works shows the warm box's first process exactly as the code s
     CHECK(command[1] == "-e");
     const std::string guide = test::read_text(pybox::test::source_dir() / "docs" / "how-it-works.md");
     CHECK_THAT(guide, Catch::Contains("```perl\n" + command[2] + "```\n"));
+    const auto cold = proto::box_command(2.0);
+    REQUIRE(cold[0] == "perl");
+    CHECK_THAT(guide, Catch::Contains("```perl\n" + cold[2] + "```\n"));
     CHECK_THAT(guide, Catch::Contains("`perl -e`"));
     CHECK_THAT(doc_row("`command`", "receipt.md"), Catch::Contains("`[\"perl\",\"-e\",\"<program>\"]`"));
 }

@@ -14,6 +14,7 @@
 
 #include <deque>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,10 +32,12 @@ using pybox::proto::TerminationMechanism;
 namespace {
 
 // A fake daemon: programs whose text contains "fine" exit 0, "slow" are killed at the deadline,
-// anything else exits 1 with a traceback naming the program's first line on stderr.
+// anything else exits 1 with a traceback naming the program's first line on stderr. With
+// `not_kept`, every answer says its receipt was not kept.
 struct FakeRuns {
     std::vector<std::string> programs;
     bool refuse = false;
+    std::optional<std::string> not_kept;
 
     net::awaitable<Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest valid)
     {
@@ -43,6 +46,7 @@ struct FakeRuns {
         if (refuse) co_return make_error("busy", "The run queue is full.");
         pybox::proto::RunAnswer answer;
         answer.receipt = pybox::test::sample_receipt();
+        answer.receipt_not_kept = not_kept;
         answer.receipt.configured.wall_timeout_s = request.timeout_s;
         auto& termination = answer.receipt.observed.termination;
         if (request.source.find("fine") != std::string::npos) {
@@ -166,6 +170,20 @@ TEST_CASE("A program that succeeds as it is never reaches the model")
     CHECK(record.final_step == 0);
     CHECK(record.steps.size() == 1);
     CHECK(h.model.asked.empty());
+}
+
+TEST_CASE("A step whose receipt the daemon did not keep says so and why, and its record reads back with it")
+{
+    Harness h;
+    h.runs.not_kept = "pyboxd signed the receipt of run 1 but could not keep it: full.";
+    const auto record = h.repair("print('fine')\n");
+    REQUIRE(record.steps.size() == 1);
+    CHECK(record.steps[0].receipt_not_kept == h.runs.not_kept);
+    const auto written = pybox::proto::to_json(record);
+    CHECK(written.at("steps").at(0).at("receipt_not_kept").as_string() == *h.runs.not_kept);
+    CHECK(pybox::proto::repair_record_from_json(written, pybox::util::ReadMode::strict)->steps == record.steps);
+    h.runs.not_kept.reset();
+    CHECK_FALSE(pybox::proto::to_json(h.repair("print('fine')\n")).at("steps").at(0).as_object().contains("receipt_not_kept"));
 }
 
 TEST_CASE("A new broken program every round stops when the rounds are used")

@@ -143,8 +143,7 @@ TEST_CASE("v1 with the box's cgroup gone: only the hierarchical counters are fin
     CHECK(s.resources.at("status") == "PARTIAL");
     CHECK(s.resources.at("final_counters_complete") == false);
     const auto why = unknown_reason(s, "final_resource_counters");
-    CHECK_THAT(why, Catch::Contains("memory_limit_hits, oom_kills, cpu_periods, cpu_throttled_periods, "
-                                    "cpu_throttled_usec, pids_limit_hits"));
+    CHECK_THAT(why, Catch::Contains("oom_kills, cpu_throttled_periods, cpu_throttled_usec, pids_limit_hits"));
     CHECK_THAT(why, Catch::Contains("only in the box's own cgroup"));
 }
 
@@ -160,7 +159,7 @@ TEST_CASE("v2 with the box's cgroup gone: the run parent gives all but throttlin
     CHECK(metric(without_local, "pids_limit_hits").at("final").is_null());
     CHECK(metric(without_local, "oom_kills").at("final_source") == "run_parent_after_exit");
     CHECK_THAT(unknown_reason(without_local, "final_resource_counters"),
-               Catch::Contains("cpu_periods, cpu_throttled_periods, cpu_throttled_usec, pids_limit_hits"));
+               Catch::Contains("for cpu_throttled_periods, cpu_throttled_usec, pids_limit_hits"));
 }
 
 TEST_CASE("A counter unreadable in the box's final reading falls back to the run parent where it is hierarchical")
@@ -274,4 +273,27 @@ TEST_CASE("Trouble delivering the output is listed and keeps a complete reading 
     CHECK(s.resources.at("status") == "PARTIAL");
     CHECK(s.resources.at("final_counters_complete") == true);
     CHECK(s.resources.at("errors").as_array().front() == "the watcher did not end in time and was killed");
+}
+
+TEST_CASE("CPU periods are only sampled: the kernel's period timer still counts after the last task ended")
+{
+    const auto s = summarize(finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000)));
+    CHECK(metric(s, "cpu_periods").at("final").is_null());
+    CHECK(metric(s, "cpu_periods").at("final_source").is_null());
+    CHECK(s.resources.at("final_counters_complete") == true);
+}
+
+TEST_CASE("On cgroup v1 the memory limit's hits are not reported, since the kernel left them at 0 through an OOM kill")
+{
+    const auto s = summarize(finished(CgroupVersion::v1, gone(130)));
+    CHECK_FALSE(s.resources.at("metrics").as_object().contains("memory_limit_hits"));
+}
+
+TEST_CASE("Final counters taken from the run parent say they are the parent's, not the box's own")
+{
+    const auto from_parent = summarize(finished(CgroupVersion::v1, gone(130)));
+    CHECK_THAT(unknown_reason(from_parent, "box_own_counters"),
+               Catch::Contains("memory_peak_bytes") && Catch::Contains("the run parent's"));
+    const auto own = summarize(finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000)));
+    CHECK(unknown_reason(own, "box_own_counters").empty());
 }

@@ -81,12 +81,13 @@ TEST_CASE("Every event reads back as written")
     CHECK(started->run_id == "abc");
 
     const std::string answer = R"({"run_id":"abc","n":[1,2.5]})";
-    const std::string receipt_line = pybox::proto::receipt_event(answer);
+    const std::string receipt_line = pybox::proto::receipt_event(answer, std::nullopt);
     CHECK(receipt_line == "{\"event\":\"receipt\",\"answer\":" + answer + "}\n");
     auto receipt = pybox::proto::parse_run_event(receipt_line.substr(0, receipt_line.size() - 1), ReadMode::strict);
     REQUIRE(receipt.has_value());
     CHECK(receipt->kind == RunEvent::Kind::receipt);
     CHECK(receipt->answer.at("run_id") == "abc");
+    CHECK_FALSE(receipt->receipt_not_kept.has_value());
 
     const std::string error_line = pybox::proto::error_event({"busy", "full", true});
     CHECK(error_line == R"({"event":"error","error":{"code":"busy","message":"full","retryable":true}})" "\n");
@@ -94,6 +95,19 @@ TEST_CASE("Every event reads back as written")
     REQUIRE(error.has_value());
     CHECK(error->kind == RunEvent::Kind::error);
     CHECK(error->error == pybox::proto::ErrorAnswer{"busy", "full", true});
+}
+
+TEST_CASE("A receipt event says why its receipt was not kept, and reads back with it")
+{
+    const std::string answer = R"({"run_id":"abc"})";
+    const std::string line = pybox::proto::receipt_event(answer, "pyboxd signed the receipt but could not keep it: \"full\".");
+    CHECK(line == "{\"event\":\"receipt\",\"answer\":" + answer +
+                      R"(,"receipt_not_kept":"pyboxd signed the receipt but could not keep it: \"full\"."})" "\n");
+    auto receipt = pybox::proto::parse_run_event(line.substr(0, line.size() - 1), ReadMode::strict);
+    REQUIRE(receipt.has_value());
+    CHECK(receipt->answer.at("run_id") == "abc");
+    CHECK(receipt->receipt_not_kept == "pyboxd signed the receipt but could not keep it: \"full\".");
+    CHECK_FALSE(pybox::proto::parse_run_event(R"({"event":"receipt","answer":{},"receipt_not_kept":1})", ReadMode::tolerant).has_value());
 }
 
 TEST_CASE("The reader refuses what this version does not write; tolerantly it skips unknown events and keys")

@@ -209,6 +209,28 @@ TEST_CASE("An output limit outside 1 to 65536 is refused")
     CHECK(parse_run_request(R"({"source": "x", "output_limit_bytes": 1})").has_value());
 }
 
+// Issue 28 item 9: 65536.0 was refused with "(got 65536)", a value in the range.
+TEST_CASE("An output limit written as a whole number with a fraction or exponent is that number")
+{
+    for (const auto* written : {"65536.0", "6.5536e4", "1.0"}) {
+        INFO(written);
+        const auto request = parse_run_request(R"({"source": "x", "output_limit_bytes": )"s + written + "}");
+        REQUIRE(request.has_value());
+        CHECK(request->request().output_limit_bytes == static_cast<std::size_t>(std::stod(written)));
+    }
+}
+
+TEST_CASE("An output limit with a fraction is refused with a message that shows a value outside the range")
+{
+    CHECK(error_message_of(R"({"source": "x", "output_limit_bytes": 65537.0})") ==
+          "output_limit_bytes must be an integer between 1 and 65536 (got 65537).");
+    CHECK(error_message_of(R"({"source": "x", "output_limit_bytes": 0.0})") ==
+          "output_limit_bytes must be an integer between 1 and 65536 (got 0).");
+    CHECK(error_message_of(R"({"source": "x", "output_limit_bytes": 65535.5})") ==
+          "output_limit_bytes must be an integer between 1 and 65536 (got 65535.5).");
+    CHECK(error_code_of(R"({"source": "x", "output_limit_bytes": 1e300})") == "output_limit_out_of_range");
+}
+
 TEST_CASE("A timeout outside 0.1 to 30 seconds is refused with the allowed range")
 {
     CHECK(error_message_of(R"({"source": "x", "timeout_s": 31})") ==

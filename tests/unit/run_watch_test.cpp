@@ -35,10 +35,52 @@ TEST_CASE("config.json's \"watcher\": false switches the local watcher off, sayi
 {
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor());
-    const auto setup = engine_watch_setup(false, &host, "script");
+    watcher::ProcessEndLog log;
+    const auto setup = engine_watch_setup(false, &host, "script", ProcessEnds{&log, ""});
     CHECK(setup.host == nullptr);
     CHECK(setup.off_reason == k_watcher_off_in_config);
-    CHECK(engine_watch_setup(true, &host, "script").host == &host);
+    CHECK(setup.process_ends.log == nullptr);
+    CHECK(setup.process_ends.unread == k_watcher_off_in_config);
+    const auto on = engine_watch_setup(true, &host, "script", ProcessEnds{&log, ""});
+    CHECK(on.host == &host);
+    CHECK(on.process_ends.log == &log);
+}
+
+TEST_CASE("A run follows its box's first process in the kernel's record and takes both ends when it finishes")
+{
+    net::io_context io;
+    watcher::ProcessEndLog log;
+    {
+        RunWatch watch(WatchSetup{nullptr, "script", std::string(k_watcher_off_in_config), ProcessEnds{&log, ""}});
+        watch.first_process(100, 10);
+        CHECK(log.followed_count() == 1);
+        log.record(watcher::ProcFork{100, 101, 11});
+        log.record(watcher::ProcExit{101, 0, 20});
+        log.record(watcher::ProcExit{100, 0, 21});
+        test::run_to_result(io, [&]() -> net::awaitable<bool> {
+            co_await watch.finish();
+            co_return true;
+        }());
+        REQUIRE(watch.process_ends());
+        CHECK(watch.process_ends()->program->mono_ns == 20);
+        CHECK(watch.process_ends()->first->mono_ns == 21);
+        CHECK(log.followed_count() == 0);
+    }
+    {
+        // A run that never finished (its start failed) stops following its box when it goes.
+        RunWatch watch(WatchSetup{nullptr, "script", std::string(k_watcher_off_in_config), ProcessEnds{&log, ""}});
+        watch.first_process(200, 10);
+        CHECK(log.followed_count() == 1);
+    }
+    CHECK(log.followed_count() == 0);
+}
+
+TEST_CASE("Without the kernel's record a run says why, in the words the setup gives")
+{
+    RunWatch unread(WatchSetup{nullptr, "script", std::string(k_watcher_off_in_config), ProcessEnds{nullptr, "no connector"}});
+    unread.first_process(100, 10);
+    CHECK_FALSE(unread.process_ends());
+    CHECK(unread.process_ends_unread() == "no connector");
 }
 
 TEST_CASE("A run on macOS before the colima VM is reached reports resources UNKNOWN, saying how to reach it")

@@ -105,7 +105,7 @@ TEST_CASE("An unestablished cause gives the reason from unknown")
     receipt.observed.termination = {TerminationMechanism::cause_not_established, 137, 9, true, std::nullopt};
     receipt.unknown["exact_termination_cause"] = "the kill and the exit were 3 ms apart";
     CHECK(render_short_receipt(receipt).find(
-              "  Exit code             124 (cause not established: the kill and the exit were 3 ms apart)\n") !=
+              "  Exit code             137 (cause not established: the kill and the exit were 3 ms apart)\n") !=
           std::string::npos);
 }
 
@@ -132,7 +132,7 @@ TEST_CASE("A program that ended before the deadline kill says so")
     receipt.observed.termination.deadline_kill_sent = true;
     receipt.observed.termination.deadline_kill_answer = KillAnswer::not_running;
     CHECK(render_short_receipt(receipt).find(
-              "  Exit code             0 (ended by itself; before PyBox's deadline kill)\n") != std::string::npos);
+              "  Exit code             0 (ended by itself; PyBox's deadline kill did not end it)\n") != std::string::npos);
 }
 
 TEST_CASE("An out-of-memory end the engine did not report says the kernel counted it")
@@ -302,4 +302,14 @@ TEST_CASE("A run on another engine of a pool names it; a run on the local engine
     receipt.engine = EngineRef{"engine2", "unix:///e2/docker.sock"};
     CHECK_THAT(render_short_receipt(receipt),
                Catch::Contains("  Network               none\n  Engine                engine2 (unix:///e2/docker.sock)\n"));
+}
+
+TEST_CASE("A receipt pyboxd did not keep gets a Kept line that says so, why, and that the answer is its only copy")
+{
+    const auto text = pybox::client::render_not_kept(
+        "pyboxd signed the receipt of run 5319e024 but could not keep it: Cannot write /r/x.tmp: Read-only file system.\x1b");
+    CHECK(text == "Kept\n"
+                  "  Receipt               NOT KEPT — pyboxd signed the receipt of run 5319e024 but could not keep it: "
+                  "Cannot write /r/x.tmp: Read-only file system.? `pybox receipts show` cannot show it: this answer "
+                  "holds its only copy.\n");
 }

@@ -46,7 +46,6 @@ public:
             file("memory", cgroup, "memory.max_usage_in_bytes", n(2));
             file("memory", cgroup, "memory.memsw.usage_in_bytes", n(3));
             file("memory", cgroup, "memory.memsw.max_usage_in_bytes", n(4));
-            file("memory", cgroup, "memory.failcnt", n(5));
             file("memory", cgroup, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill " + n(6));
             file("cpu", cgroup, "cpu.stat",
                  "nr_periods " + n(7) + "nr_throttled " + n(8) + "throttled_time " + n(9) + "nr_bursts 0\n");
