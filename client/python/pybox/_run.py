@@ -145,28 +145,31 @@ def exit_code_for(receipt: Receipt) -> int:
 
 @dataclass(frozen=True)
 class Result:
-    """What a run gave back: the program's output (bytes, as the receipt keeps them), the exit
-    code `pybox exec` would return, the receipt, and the output files."""
+    """What a run gave back: the program's output (`stdout` and `stderr` as text, `stdout_bytes`
+    and `stderr_bytes` exactly as the receipt keeps them), the exit code `pybox exec` would
+    return, `ok`, the receipt, and the output files."""
 
     receipt: Receipt
     files: list[_files.OutputFile] = field(default_factory=list)
     receipt_not_kept: str | None = None  # pyboxd's sentence when it could not keep the receipt
 
     @property
-    def stdout(self) -> bytes:
+    def stdout(self) -> str:
+        """What the program wrote to stdout (as kept), as text: UTF-8, an invalid byte as U+FFFD."""
+        return self.stdout_bytes.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_bytes.decode("utf-8", "replace")
+
+    @property
+    def stdout_bytes(self) -> bytes:
+        """The exact bytes the receipt keeps of stdout (untrusted: the program chose them)."""
         return self.receipt.capture.stdout
 
     @property
-    def stderr(self) -> bytes:
+    def stderr_bytes(self) -> bytes:
         return self.receipt.capture.stderr
-
-    @property
-    def stdout_text(self) -> str:
-        return self.stdout.decode("utf-8", "replace")
-
-    @property
-    def stderr_text(self) -> str:
-        return self.stderr.decode("utf-8", "replace")
 
     @property
     def exit_code(self) -> int:
