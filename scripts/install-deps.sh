@@ -5,7 +5,10 @@
 # receipts in the install tests (tests/install/); systemd is there for systemd-analyze, which
 # checks the installed units offline (tests/install/units_test.sh; nothing is started with it);
 # python3 and git are the test scripts' (a free port for the test sshd, the soak's JSON checks, the
-# revision test's repository), named here rather than assumed of the machine.
+# revision test's repository), named here rather than assumed of the machine. The Python library
+# (client/python) is built into a wheel with python3-build, python3-setuptools and python3-wheel
+# (no index: --no-isolation), installed into a python3-venv venv, checked with mypy and tested
+# with python3-pytest; pybox.verify uses python3-cryptography.
 set -euo pipefail
 packages=(
   cmake g++ ninja-build pkg-config ccache
@@ -15,6 +18,7 @@ packages=(
   zsh fish groff-base
   dpkg-dev file jq systemd
   python3 git
+  python3-pytest mypy python3-build python3-venv python3-cryptography python3-setuptools python3-wheel
   clang libclang-rt-14-dev
 )
 missing=()

@@ -4,8 +4,9 @@
 # the build folder is moved away meanwhile, the daemon has a private PYBOX_HOME under /tmp and
 # its own private engine (`pybox vm start`), and the stdlib image comes from `pybox setup`
 # (imported from the image tar cache the suite's fixture fills, when its recipe SHA-256 is
-# there). Everything it started is stopped and everything it made removed, the package and the
-# engine's state folder included.
+# there), and the installed Python library (/usr/lib/python3/dist-packages/pybox) prints 42
+# with Debian's python3 through the same daemon. Everything it started is stopped and
+# everything it made removed, the package and the engine's state folder included.
 # Needs root.   Usage: tests/install/deb_test.sh BUILD_DIR
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -51,7 +52,8 @@ DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=120 
 installed=yes
 [ "$(dpkg -L pybox | grep -c -x -e /usr/bin/pybox -e /usr/bin/pyboxd -e /usr/share/pybox/images/stdlib/recipe \
       -e /usr/lib/systemd/user/pyboxd.service -e /usr/lib/systemd/user/pyboxd.socket \
-      -e /usr/lib/systemd/system/pyboxd.service -e /usr/lib/systemd/system/pyboxd.socket)" = 7 ] ||
+      -e /usr/lib/systemd/system/pyboxd.service -e /usr/lib/systemd/system/pyboxd.socket \
+      -e /usr/lib/python3/dist-packages/pybox/__init__.py -e /usr/lib/python3/dist-packages/pybox/py.typed)" = 9 ] ||
   fail "the package does not hold the expected files"
 grep -qx "ExecStart=/usr/bin/pyboxd" /usr/lib/systemd/user/pyboxd.service || fail "the unit does not start /usr/bin/pyboxd"
 grep -qx "ExecStart=/usr/bin/pyboxd --system" /usr/lib/systemd/system/pyboxd.service ||
@@ -72,5 +74,13 @@ for _ in $(seq 1 100); do [ -S "$PYBOX_HOME/pyboxd.sock" ] && break; sleep 0.1; 
 "$pybox" version
 "$pybox" vm start
 sealed_run
+# The Python library, installed for the system python3, through the same daemon (PYBOX_HOME),
+# run from / so that nothing of a source tree can be imported instead, writing no byte code
+# under /usr (dpkg -r would leave it).
+export PYTHONDONTWRITEBYTECODE=1
+python_out=$(cd / && /usr/bin/python3 -c 'import pybox; print(pybox.run("print(6*7)").stdout)')
+[ "$python_out" = 42 ] || fail "/usr/bin/python3 -c 'import pybox; print(pybox.run(\"print(6*7)\").stdout)' printed '$python_out', not 42"
+(cd / && /usr/bin/python3 -c 'import pybox; print(pybox.__file__)') | grep -qx /usr/lib/python3/dist-packages/pybox/__init__.py ||
+  fail "python3 does not import pybox from /usr/lib/python3/dist-packages"
 "$pybox" vm stop
-echo "deb_test: /usr/bin/pybox printed 42 with a receipt from pyboxd $version; $(( $(date +%s) - started )) s"
+echo "deb_test: /usr/bin/pybox and python3's pybox printed 42 with a receipt from pyboxd $version; $(( $(date +%s) - started )) s"

@@ -52,7 +52,8 @@ start_daemon() {
 cmake --install "$build" --prefix "$prefix" --strip > "$work/install.log"
 for file in bin/pyboxd bin/pybox share/pybox/images/stdlib/recipe share/pybox/images/stdlib/lock \
             share/pybox/images/data/recipe share/pybox/images/data/lock share/pybox/seccomp/pybox-seccomp-v2.json \
-            share/doc/pybox/README.md share/doc/pybox/docs/install.md lib/systemd/user/pyboxd.service; do
+            share/doc/pybox/README.md share/doc/pybox/docs/install.md lib/systemd/user/pyboxd.service \
+            lib/python3/dist-packages/pybox/__init__.py lib/python3/dist-packages/pybox/py.typed; do
   [ -f "$prefix/$file" ] || fail "cmake --install did not install $file"
 done
 grep -qx "ExecStart=$prefix/bin/pyboxd" "$prefix/lib/systemd/user/pyboxd.service" ||
