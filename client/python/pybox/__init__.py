@@ -8,15 +8,15 @@ printed and its signed receipt (docs/python.md).
     pybox.verify(result.receipt)
 
 The module-level functions use a default Client, which finds the daemon as `pybox` does
-(PYBOX_HOME, then ~/.pybox/runtime, then the system daemon) at every call. pybox.aio has the
-asyncio twins.
+(PYBOX_HOME, then ~/.pybox/runtime, then the system daemon) at every call. `import pybox.aio`
+for the asyncio twins (not imported by `import pybox`, which so does not pay for asyncio).
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterator, Union
 
-from . import _errors, aio
+from . import _errors
 from ._answers import Attempts, Image, ReceiptSummary, Status
 from ._canonical import canonical_json, es6_number
 from ._client import Client
@@ -35,7 +35,7 @@ from ._verify import KeyUnreadable, NotVerified, Verified, verify
 __version__ = "0.1.0"
 
 __all__ = [
-    "aio", "run", "stream", "images", "receipts", "receipt", "attempts", "status", "ping", "verify",
+    "run", "stream", "images", "receipts", "receipt", "attempts", "status", "ping", "verify",
     "Client", "Result", "Event", "Started", "Output", "Finished", "OutputCallback",
     "Receipt", "Identity", "Engine", "Submission", "Configured", "Observed", "Resources", "Metric", "Termination",
     "Capture", "Lifecycle", "Phase", "Cleanup", "FilesReport", "FileEntry", "SkippedFile", "Unknown", "Explanation",
