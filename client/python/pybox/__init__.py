@@ -14,7 +14,7 @@ for the asyncio twins (not imported by `import pybox`, which so does not pay for
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Union
+from typing import Any, Generator, Union
 
 from . import _errors
 from ._answers import Attempts, Image, ReceiptSummary, Status
@@ -60,7 +60,7 @@ def run(source: Union[str, bytes], *, timeout: float = 2, image: str = "stdlib",
 
 
 def stream(source: Union[str, bytes], *, timeout: float = 2, image: str = "stdlib", output_limit: int = 65536,
-           files: InputFiles | None = None, out_dir: StrPath | None = None, force: bool = False) -> Iterator[Event]:
+           files: InputFiles | None = None, out_dir: StrPath | None = None, force: bool = False) -> Generator[Event, None, None]:
     """Runs `source` and yields Started, Output... and Finished as they arrive (Client.stream)."""
     return _default.stream(source, timeout=timeout, image=image, output_limit=output_limit, files=files,
                            out_dir=out_dir, force=force)

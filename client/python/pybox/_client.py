@@ -8,7 +8,7 @@ import errno
 import socket
 import time
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Generator, Union
 from urllib.parse import quote
 
 from . import _errors, _files, _http, _locate, _run
@@ -149,7 +149,7 @@ class Client:
 
     def stream(self, source: Union[str, bytes], *, timeout: float = 2, image: str = "stdlib",
                output_limit: int = 65536, files: _files.InputFiles | None = None,
-               out_dir: _files.StrPath | None = None, force: bool = False) -> Iterator[_run.Event]:
+               out_dir: _files.StrPath | None = None, force: bool = False) -> Generator[_run.Event, None, None]:
         """Runs `source` and yields its events as they arrive: Started, Output..., and last
         Finished (with the Result and its receipt). The checks are made at the call, before
         anything is sent; closing the generator early closes the connection, which stops the
@@ -172,7 +172,7 @@ class Client:
             raise _errors.ProtocolError("pyboxd's answer is not UTF-8.") from None
         return _run.read_answer(plan, text, head.header("PyBox-Receipt-Not-Kept"))
 
-    def _stream(self, plan: _run.RunPlan) -> Iterator[_run.Event]:
+    def _stream(self, plan: _run.RunPlan) -> Generator[_run.Event, None, None]:
         exchange = _Exchange(self._socket(), _http.request_bytes("POST", "/v1/runs", plan.body, _http.NDJSON),
                              plan.budget(self.timeout))
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, AsyncIterator, Union
+from typing import Any, AsyncGenerator, Union
 from urllib.parse import quote
 
 from . import _errors, _files, _http, _locate, _run
@@ -142,12 +142,12 @@ class AsyncClient:
 
     def stream(self, source: Union[str, bytes], *, timeout: float = 2, image: str = "stdlib",
                output_limit: int = 65536, files: _files.InputFiles | None = None,
-               out_dir: _files.StrPath | None = None, force: bool = False) -> AsyncIterator[Event]:
+               out_dir: _files.StrPath | None = None, force: bool = False) -> AsyncGenerator[Event, None]:
         plan = _run.plan_run(source, timeout=timeout, image=image, output_limit=output_limit, files=files,
                              out_dir=out_dir, force=force)
         return self._stream(plan)
 
-    async def _stream(self, plan: _run.RunPlan) -> AsyncIterator[Event]:
+    async def _stream(self, plan: _run.RunPlan) -> AsyncGenerator[Event, None]:
         exchange = await _AsyncExchange.open(self._socket(),
                                              _http.request_bytes("POST", "/v1/runs", plan.body, _http.NDJSON),
                                              plan.budget(self.timeout))
@@ -204,7 +204,7 @@ async def run(source: Union[str, bytes], *, timeout: float = 2, image: str = "st
 
 def stream(source: Union[str, bytes], *, timeout: float = 2, image: str = "stdlib", output_limit: int = 65536,
            files: _files.InputFiles | None = None, out_dir: _files.StrPath | None = None,
-           force: bool = False) -> AsyncIterator[Event]:
+           force: bool = False) -> AsyncGenerator[Event, None]:
     """pybox.stream as an async iterator: `async for event in pybox.aio.stream(...)`."""
     return _default.stream(source, timeout=timeout, image=image, output_limit=output_limit, files=files,
                            out_dir=out_dir, force=force)

@@ -2,7 +2,7 @@
 # The Python library's test command (ctest `python`): builds the wheel from client/python into a
 # fresh folder, installs it into a fresh venv made from Debian's /usr/bin/python3 (with the
 # system site-packages, so Debian's cryptography, pytest and mypy are seen; nothing comes from
-# an index: pip runs with --no-index --no-deps), checks the installed package with
+# an index: pip runs with --no-index --no-deps), checks the installed package and the tests with
 # `mypy --strict`, and runs the pytest suite against the daemon of $PYBOX_HOME, importing pybox
 # from the venv, never from the source tree.
 #   PYBOX_HOME          the daemon to test against (ctest: the suite's fixture)
@@ -52,4 +52,6 @@ esac
 cp -r "$here" "$work/tests"
 find "$work/tests" -name __pycache__ -prune -exec rm -rf {} +
 cd "$work/tests"
+# The tests are typed too: they use the API as a typed caller would.
+"$work/venv/bin/python" -m mypy --strict --no-incremental --cache-dir=/dev/null .
 "$work/venv/bin/python" -m pytest -p no:cacheprovider -q -rs "$@" .

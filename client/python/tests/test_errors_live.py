@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,6 @@ def test_a_relative_pybox_home_is_refused_as_the_cli_refuses_it(monkeypatch: pyt
 
 
 def test_a_daemon_that_closes_mid_answer_raises_daemon_lost(tmp_path: Path) -> None:
-    import threading
     path = tmp_path / "fake.sock"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
@@ -97,6 +97,67 @@ def test_a_daemon_that_closes_mid_answer_raises_daemon_lost(tmp_path: Path) -> N
     try:
         with pytest.raises(pybox.DaemonLost):
             pybox.Client(socket_path=path, timeout=10).run("print(1)")
+    finally:
+        thread.join()
+        listener.close()
+
+
+def fake_daemon(path: Path, answer: bytes | None) -> tuple[socket.socket, threading.Thread]:
+    """A socket that takes one request and answers `answer` (None: never answers, closes later)."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+
+    def serve() -> None:
+        connection, _ = listener.accept()
+        connection.recv(65536)
+        if answer is None:
+            connection.recv(1)  # until the client gives up and closes
+        else:
+            connection.sendall(answer)
+        connection.close()
+    thread = threading.Thread(target=serve)
+    thread.start()
+    return listener, thread
+
+
+def test_a_daemon_that_does_not_answer_in_time_raises_daemon_timeout(tmp_path: Path) -> None:
+    listener, thread = fake_daemon(tmp_path / "slow.sock", None)
+    try:
+        with pytest.raises(pybox.DaemonTimeout):
+            pybox.Client(socket_path=tmp_path / "slow.sock", timeout=0.5).status()
+    finally:
+        thread.join()
+        listener.close()
+
+
+@pytest.mark.parametrize("answer", [
+    b"garbage\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n{nope",
+    b"HTTP/1.1 500 Internal\r\nContent-Length: 2\r\n\r\nno",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b"5\r\nnope\n\r\n0\r\n\r\n",
+])
+def test_an_answer_that_cannot_be_read_raises_protocol_error(tmp_path: Path, answer: bytes) -> None:
+    listener, thread = fake_daemon(tmp_path / "bad.sock", answer)
+    try:
+        with pytest.raises(pybox.ProtocolError):
+            list(pybox.Client(socket_path=tmp_path / "bad.sock", timeout=10).stream("print(1)"))
+    finally:
+        thread.join()
+        listener.close()
+
+
+def test_a_stream_that_ends_without_its_receipt_raises_daemon_lost(tmp_path: Path) -> None:
+    answer = (b"HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n"
+              b"21\r\n{\"event\":\"started\",\"run_id\":\"a\"}\n\r\n")
+    listener, thread = fake_daemon(tmp_path / "cut.sock", answer)
+    try:
+        events = pybox.Client(socket_path=tmp_path / "cut.sock", timeout=10).stream("print(1)")
+        assert isinstance(next(events), pybox.Started)
+        with pytest.raises(pybox.DaemonLost):
+            next(events)
     finally:
         thread.join()
         listener.close()

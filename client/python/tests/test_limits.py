@@ -57,7 +57,7 @@ def test_the_limits_themselves_are_accepted(daemon: pybox.Client) -> None:
     (lambda: NOWHERE.run("print(1)", files={"x" * 256: b""}), "input_files_invalid"),
     (lambda: NOWHERE.run("print(1)", out_dir="/nonexistent/folder"), "output_folder_invalid"),
     (lambda: NOWHERE.run("print(1)", timeout=True), "timeout_out_of_range"),
-    (lambda: NOWHERE.run("print(1)", output_limit=2.5), "output_limit_out_of_range"),
+    (lambda: NOWHERE.run("print(1)", output_limit=2.5), "output_limit_out_of_range"),  # type: ignore[arg-type]
 ])
 def test_invalid_arguments_are_refused_before_connecting(call: Callable[[], Any], code: str) -> None:
     with pytest.raises(pybox.InvalidArgument) as caught:

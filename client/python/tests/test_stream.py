@@ -61,3 +61,24 @@ def test_a_refused_streamed_run_raises_before_any_event(daemon: pybox.Client) ->
     import pytest
     with pytest.raises(pybox.ImageNotBuilt):
         next(iter(pybox.stream("print(1)", image="never-built-here")))
+
+
+def test_leaving_a_stream_early_stops_the_run_and_its_box(daemon: pybox.Client) -> None:
+    events = pybox.stream("import time\nprint('up', flush=True)\ntime.sleep(20)", timeout=25)
+    run_id = None
+    began = time.monotonic()
+    for event in events:
+        if isinstance(event, pybox.Started):
+            run_id = event.run_id
+        if isinstance(event, pybox.Output):
+            break
+    events.close()
+    assert run_id is not None
+    while time.monotonic() - began < 15:
+        kept = {summary.run_id: summary for summary in pybox.receipts()}
+        if run_id in kept:
+            break
+        time.sleep(0.2)
+    assert kept[run_id].mechanism == "STOPPED_ON_DISCONNECT"
+    assert time.monotonic() - began < 15, "the run went on after its client left"
+    assert pybox.receipt(run_id).lifecycle.cancelled is True

@@ -85,7 +85,7 @@ TAMPERING: list[tuple[str, Callable[[str], str], str]] = [
     ("exit code changed", edit(set_in(["observed", "termination", "exit_code"], 1)), "signature_mismatch"),
     ("a key added", edit(set_in(["added"], 1)), "signature_mismatch"),
     ("a float nudged", edit(set_in(["lifecycle", "timing", "total_s"], 0.1234567)), "signature_mismatch"),
-    ("signature removed", edit(lambda r: r.pop("signature")), "not_signed"),
+    ("signature removed", edit(lambda r: r.__delitem__("signature")), "not_signed"),
     ("algorithm renamed", edit(set_in(["signature", "algorithm"], "Ed448")), "unknown_algorithm"),
     ("key id changed", edit(set_in(["signature", "key_id"], "0" * 64)), "invalid_signature_block"),
     ("block with an extra key", edit(set_in(["signature", "extra"], "")), "invalid_signature_block"),
