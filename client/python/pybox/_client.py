@@ -166,11 +166,7 @@ class Client:
         finally:
             exchange.close()
         _http.raise_for_error(head, body)
-        try:
-            text = body.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _errors.ProtocolError("pyboxd's answer is not UTF-8.") from None
-        return _run.read_answer(plan, text, head.header("PyBox-Receipt-Not-Kept"))
+        return _run.read_answer(plan, body, head.header("PyBox-Receipt-Not-Kept"))
 
     def _stream(self, plan: _run.RunPlan) -> Generator[_run.Event, None, None]:
         exchange = _Exchange(self._socket(), _http.request_bytes("POST", "/v1/runs", plan.body, _http.NDJSON),
@@ -181,7 +177,7 @@ class Client:
             if head.status != 200 or content_type != _http.NDJSON:
                 head, body = exchange.read_all()
                 _http.raise_for_error(head, body)
-                result = _run.read_answer(plan, body.decode("utf-8"), head.header("PyBox-Receipt-Not-Kept"))
+                result = _run.read_answer(plan, body, head.header("PyBox-Receipt-Not-Kept"))
                 yield _run.Finished(result)
                 return
             reader = _run.EventReader(plan)
@@ -221,7 +217,7 @@ class Client:
         finally:
             exchange.close()
         _http.raise_for_error(head, body)
-        return Receipt.from_text(body.decode("utf-8", "strict").rstrip("\n"))
+        return Receipt.from_text(body.rstrip(b"\n"))
 
     def attempts(self) -> Attempts:
         return Attempts.from_json(self._call("GET", "/v1/attempts"))

@@ -181,9 +181,14 @@ class Result:
         return self.receipt.observed.termination.mechanism == Mechanism.TARGET_EXIT_OBSERVED and self.exit_code == 0
 
 
-def read_answer(plan: RunPlan, text: str, receipt_not_kept: str | None) -> Result:
+def read_answer(plan: RunPlan, body: str | bytes, receipt_not_kept: str | None) -> Result:
     """A run's 200 answer (the receipt, or {"receipt", "outputs"} for a run that moved files)."""
-    text = text.rstrip("\n")
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _errors.ProtocolError("pyboxd's answer is not UTF-8.") from None
+    text = body.rstrip("\n")
     try:
         answer = json.loads(text)
     except ValueError as error:

@@ -130,7 +130,7 @@ class AsyncClient:
             finally:
                 await exchange.close()
             _http.raise_for_error(head, body)
-            return _run.read_answer(plan, body.decode("utf-8"), head.header("PyBox-Receipt-Not-Kept"))
+            return _run.read_answer(plan, body, head.header("PyBox-Receipt-Not-Kept"))
         async for event in self._stream(plan):
             if isinstance(event, _run.Output):
                 callback = on_stdout if event.stream == "stdout" else on_stderr
@@ -157,8 +157,7 @@ class AsyncClient:
             if head.status != 200 or content_type != _http.NDJSON:
                 head, body = await exchange.read_all()
                 _http.raise_for_error(head, body)
-                yield _run.Finished(_run.read_answer(plan, body.decode("utf-8"),
-                                                     head.header("PyBox-Receipt-Not-Kept")))
+                yield _run.Finished(_run.read_answer(plan, body, head.header("PyBox-Receipt-Not-Kept")))
                 return
             reader = _run.EventReader(plan)
             while True:

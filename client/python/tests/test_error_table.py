@@ -18,6 +18,7 @@ def read_table(source_tree: Path) -> dict[str, tuple[int, bool]]:
     assert path.exists(), f"{path} is missing: the one error table"
     rows: dict[str, tuple[int, bool]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
         if not line.startswith("PYBOX_API_ERROR("):
             continue
         match = ROW.match(line)
