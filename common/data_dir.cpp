@@ -1,5 +1,7 @@
 #include "common/data_dir.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #ifdef __APPLE__
 #include <mach-o/dyld.h>
 #endif
@@ -20,13 +22,13 @@ Expected<std::filesystem::path> own_program()
     _NSGetExecutablePath(nullptr, &size);
     std::string path(size, '\0');
     if (_NSGetExecutablePath(path.data(), &size) != 0)
-        return make_error("data_missing", "Cannot find the path of the running program (_NSGetExecutablePath).");
+        return make_error(api_error::k_data_missing, "Cannot find the path of the running program (_NSGetExecutablePath).");
     path.resize(path.find('\0'));
     auto program = std::filesystem::canonical(path, ec);
 #else
     auto program = std::filesystem::read_symlink("/proc/self/exe", ec);
 #endif
-    if (ec) return make_error("data_missing", "Cannot find the path of the running program: " + ec.message() + ".");
+    if (ec) return make_error(api_error::k_data_missing, "Cannot find the path of the running program: " + ec.message() + ".");
     return program;
 }
 
@@ -54,7 +56,7 @@ Expected<std::filesystem::path> data_subdir(const std::filesystem::path& name)
     std::error_code ec;
     if (!std::filesystem::is_directory(dir, ec)) {
         const auto program = own_program();
-        return make_error("data_missing", "PyBox's data folder " + dir.string() + " is missing (looked next to " +
+        return make_error(api_error::k_data_missing, "PyBox's data folder " + dir.string() + " is missing (looked next to " +
                                               (program ? program->string() : std::string("this program")) +
                                               "); reinstall PyBox.");
     }

@@ -56,7 +56,7 @@ Expected<std::string> read_private_file(const std::filesystem::path& file, std::
         return make_error(api_error::k_file_unreadable, "Cannot look at " + file.string() + ": " + std::strerror(errno) + ".");
     const auto problem = private_file_problem(S_ISREG(info.st_mode), static_cast<unsigned>(info.st_mode) & 07777u,
                                               info.st_uid == ::geteuid());
-    if (!problem.empty()) return make_error("file_not_private", file.string() + " is refused: " + problem + ".");
+    if (!problem.empty()) return make_error(api_error::k_file_not_private, file.string() + " is refused: " + problem + ".");
     std::string bytes;
     char buffer[4096];
     for (;;) {

@@ -361,7 +361,7 @@ Expected<unsigned> socket_peer_uid(int fd)
     ucred credentials{};
     socklen_t length = sizeof credentials;
     if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0)
-        return make_error("peer_unknown", "Cannot read the peer's credentials: " + errno_text(errno) + ".");
+        return make_error(api_error::k_peer_unknown, "Cannot read the peer's credentials: " + errno_text(errno) + ".");
     return static_cast<unsigned>(credentials.uid);
 }
 

@@ -1,5 +1,6 @@
 #include "common/signing_key.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/sha256.hpp"
 
 #include <openssl/bio.h>
@@ -25,7 +26,7 @@ struct MdCtxFree {
 };
 using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxFree>;
 
-Error unusable(std::string why) { return make_error("key_unusable", std::move(why)); }
+Error unusable(std::string why) { return make_error(api_error::k_key_unusable, std::move(why)); }
 
 Bio memory_bio(std::string_view text)
 {

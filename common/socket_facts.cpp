@@ -1,5 +1,7 @@
 #include "common/socket_facts.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,7 +17,7 @@ namespace {
 
 Error invalid(int fd, const std::string& what)
 {
-    return make_error("socket_activation_invalid",
+    return make_error(api_error::k_socket_activation_invalid,
                       "The socket handed over by the service manager (fd " + std::to_string(fd) + ") " + what + ".");
 }
 

@@ -1,5 +1,6 @@
 #include "daemon/daemon_wiring.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "common/process.hpp"
 #include "daemon/images/image_recipe.hpp"
@@ -44,7 +45,7 @@ Serving serving(const DaemonOptions& options)
         return {std::move(paths), std::move(socket), {}};
     }
     if (current_uid() != 0)
-        fail_to_start(make_error("not_root", "pyboxd --system runs as root (the system unit pyboxd.service does); a "
+        fail_to_start(make_error(api_error::k_not_root, "pyboxd --system runs as root (the system unit pyboxd.service does); a "
                                              "user runs pyboxd without --system."));
     const char* home = std::getenv("PYBOX_HOME");
     auto paths = home != nullptr && *home != '\0' ? or_fail(RuntimePaths::from_environment())
@@ -52,7 +53,7 @@ Serving serving(const DaemonOptions& options)
     const auto socket = or_fail(system_daemon_socket());
     const auto group = system_group_id();
     if (!group)
-        fail_to_start(make_error("no_system_group", std::string("pyboxd --system serves the members of the ") +
+        fail_to_start(make_error(api_error::k_no_system_group, std::string("pyboxd --system serves the members of the ") +
                                                         k_system_group + " group, and there is none. Create it with: "
                                                         "addgroup --system " + k_system_group));
     // The socket's folder is traversable by all; the socket itself is 0660 root:pybox.
@@ -67,7 +68,7 @@ Serving serving(const DaemonOptions& options)
                                      ec);
     if (ec)
         fail_to_start(
-            make_error("socket_unusable", "Cannot create " + socket.parent_path().string() + ": " + ec.message()));
+            make_error(api_error::k_socket_unusable, "Cannot create " + socket.parent_path().string() + ": " + ec.message()));
     HttpServerOptions server;
     server.mode = ServeMode::system;
     server.socket_group = *group;
@@ -80,7 +81,7 @@ FileLock hold_runtime(const RuntimePaths& paths)
     or_fail(paths.ensure_private());
     auto lifecycle = FileLock::try_acquire(paths.lifecycle_lock());
     if (!lifecycle)
-        fail_to_start(make_error("daemon_already_running",
+        fail_to_start(make_error(api_error::k_daemon_already_running,
                                  "another pyboxd is already running for " + paths.root().string() + "."));
     return std::move(*lifecycle);
 }

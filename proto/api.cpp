@@ -1,5 +1,6 @@
 #include "proto/api.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/answers.hpp"
 #include "util/text.hpp"
 
@@ -25,7 +26,7 @@ Error parse_error_body(unsigned http_status, std::string_view body)
             return make_error(std::move(answer->code), std::move(answer->message));
         }
     }
-    return make_error("http_" + std::to_string(http_status),
+    return make_error(api_error::k_http_ + std::to_string(http_status),
                       "The daemon answered HTTP " + std::to_string(http_status) +
                           (body.empty() ? std::string(" with an empty body.")
                                         : ": " + util::printable_excerpt(body, k_max_raw_text_shown)));

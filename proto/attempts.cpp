@@ -1,5 +1,6 @@
 #include "proto/attempts.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
@@ -21,7 +22,7 @@ constexpr std::string_view k_owner_key = "owner_uid";
 
 Error invalid(std::string_view key, std::string_view why)
 {
-    return make_error("invalid_attempt", "attempt key \"" + std::string(key) + "\" " + std::string(why) + ".");
+    return make_error(api_error::k_invalid_attempt, "attempt key \"" + std::string(key) + "\" " + std::string(why) + ".");
 }
 
 // The string under `key`: valid UTF-8 of at most max_bytes.
@@ -48,13 +49,13 @@ void check_json(util::ObjectReader& reader, const SettledAttempt& attempt)
 Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)
 {
     const auto* object = value.if_object();
-    if (object == nullptr) return make_error("invalid_attempt", "An attempt must be a JSON object.");
+    if (object == nullptr) return make_error(api_error::k_invalid_attempt, "An attempt must be a JSON object.");
     for (const auto& [key, item] : *object)
         if (std::find(k_keys.begin(), k_keys.end(), std::string_view(key)) == k_keys.end() && key != k_owner_key)
             return invalid(key, "is not an attempt field");
     const bool has_owner = object->contains(k_owner_key);
     if (object->size() != k_keys.size() + (has_owner ? 1 : 0))
-        return make_error("invalid_attempt", "An attempt lacks a field.");
+        return make_error(api_error::k_invalid_attempt, "An attempt lacks a field.");
 
     SettledAttempt attempt;
     auto run_id = bounded_string(*object, "run_id", 32);
@@ -109,13 +110,13 @@ Expected<SettledAttempt> settled_attempt_from_json(const json::value& value)
 Expected<SettledAttempt> parse_settled_attempt(std::string_view line)
 {
     if (line.size() > k_max_attempt_line_bytes)
-        return make_error("invalid_attempt",
+        return make_error(api_error::k_invalid_attempt,
                           "An attempt line is longer than " + std::to_string(k_max_attempt_line_bytes) + " bytes.");
     json::parse_options options;
     options.max_depth = 4;
     boost::system::error_code ec;
     const json::value value = json::parse(line, ec, {}, options);
-    if (ec) return make_error("invalid_attempt", "An attempt line is not JSON: " + ec.message() + ".");
+    if (ec) return make_error(api_error::k_invalid_attempt, "An attempt line is not JSON: " + ec.message() + ".");
     return settled_attempt_from_json(value);
 }
 

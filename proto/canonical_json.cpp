@@ -1,5 +1,6 @@
 #include "proto/canonical_json.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "util/json_writer.hpp"
 
 #include <utility>
@@ -9,7 +10,7 @@ namespace pybox::proto {
 Expected<std::string> canonical_json(const boost::json::value& value)
 {
     auto written = util::write_json(value, util::JsonForm::canonical);
-    if (!written.ok()) return make_error("not_canonical", "The JSON has no canonical form: " + written.problem + ".");
+    if (!written.ok()) return make_error(api_error::k_not_canonical, "The JSON has no canonical form: " + written.problem + ".");
     return std::move(written.text);
 }
 

@@ -1,10 +1,10 @@
-// The one table of the error codes the socket API answers (docs/api.md, "Errors"): for each,
-// the HTTP status, whether the same request may succeed if simply retried later, and a one-line
-// meaning. Statuses come from this table alone, never from a code's spelling; each code is a
-// constant of common/api_error_codes.hpp, which its makers and readers name. docs/api.md holds
-// the same table and tests/unit/api_docs_test.cpp keeps the two equal; the same test requires
-// every code the daemon, proto/ and common/ can make to be either in this table or on the
-// test's short list of codes that never reach an answer (startup failures, the client's own).
+// The socket API's error table (docs/api.md, "Errors") as data: for each code an answer can
+// carry, the HTTP status, whether the same request may succeed if simply retried later, and a
+// one-line meaning. The rows are those of common/api_errors.def, the one place a code, its
+// status and its meaning are written; statuses come from it alone, never from a code's spelling.
+// tests/unit/api_docs_test.cpp keeps docs/api.md's table equal to it, and requires every code
+// the daemon, proto/ and common/ can make to be either in it or in
+// common/unanswered_errors.def (codes no answer carries: startup failures, the client's own).
 #pragma once
 
 #include <chrono>

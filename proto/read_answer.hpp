@@ -2,6 +2,7 @@
 // util::ObjectReader; internal to proto/ (answers.cpp, repair.cpp).
 #pragma once
 
+#include "common/api_error_codes.hpp"
 #include "common/error.hpp"
 #include "util/json_reader.hpp"
 #include "util/read_mode.hpp"
@@ -24,7 +25,7 @@ Expected<T> read_answer(const boost::json::value& document, util::ReadMode mode,
     T answer = read(reader);
     reader.finish();
     if (!error.empty())
-        return make_error("invalid_answer",
+        return make_error(api_error::k_invalid_answer,
                           "The daemon's " + std::string(what) + " cannot be read: " + util::printable_excerpt(error, 200) + ".");
     return answer;
 }

@@ -1,3 +1,4 @@
+#include "common/api_error_codes.hpp"
 #include "proto/receipt.hpp"
 
 #include "proto/receipt_encoding.hpp"
@@ -255,7 +256,7 @@ const json::value& sealed_defaults()
 Expected<json::value> fill_not_applicable(const json::value& document, util::ReadMode mode)
 {
     const auto invalid = [](const std::string& why) {
-        return make_error("invalid_receipt", "The receipt is not valid: " + why + ".");
+        return make_error(api_error::k_invalid_receipt, "The receipt is not valid: " + why + ".");
     };
     json::value filled = document;
     const auto* named = document.as_object().if_contains("not_applicable");
@@ -302,7 +303,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode 
     bool sealed = true;
     const auto* top = original.if_object();
     if (const auto* flag = top != nullptr ? top->if_contains("sealed") : nullptr; flag != nullptr) {
-        if (!flag->is_bool()) return make_error("invalid_receipt", "The receipt is not valid: sealed: must be a boolean.");
+        if (!flag->is_bool()) return make_error(api_error::k_invalid_receipt, "The receipt is not valid: sealed: must be a boolean.");
         sealed = flag->get_bool();
     }
     json::value filled;
@@ -478,7 +479,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode 
     root.finish();
 
     if (!error.empty()) {
-        return make_error("invalid_receipt", "The receipt is not valid: " + util::printable_excerpt(error, 200) + ".");
+        return make_error(api_error::k_invalid_receipt, "The receipt is not valid: " + util::printable_excerpt(error, 200) + ".");
     }
     return receipt;
 }

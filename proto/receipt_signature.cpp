@@ -1,5 +1,6 @@
 #include "proto/receipt_signature.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/canonical_json.hpp"
 #include "util/strict_json.hpp"
 #include "util/text.hpp"
@@ -17,7 +18,7 @@ constexpr std::size_t k_max_receipt_depth = 64;
 
 Error bad_block(const std::string& why)
 {
-    return make_error("invalid_signature_block", "The receipt's signature block is not valid: " + why + ".");
+    return make_error(api_error::k_invalid_signature_block, "The receipt's signature block is not valid: " + why + ".");
 }
 
 std::string string_at(const json::object& object, std::string_view key)
@@ -60,13 +61,13 @@ Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view
 {
     auto parsed = util::parse_json_strictly(text, k_max_receipt_depth);
     if (parsed.duplicate_key)
-        return make_error("not_json", "The receipt repeats the key \"" + util::printable_excerpt(*parsed.duplicate_key) +
+        return make_error(api_error::k_not_json, "The receipt repeats the key \"" + util::printable_excerpt(*parsed.duplicate_key) +
                                           "\", so it has no single meaning.");
     if (!parsed.ok())
-        return make_error("not_json", "The receipt is not JSON: " + parsed.problem + " (at byte " +
+        return make_error(api_error::k_not_json, "The receipt is not JSON: " + parsed.problem + " (at byte " +
                                           std::to_string(parsed.at_byte) + ").");
     json::object* receipt = parsed.value.if_object();
-    if (receipt == nullptr) return make_error("not_a_receipt", "The JSON is not a receipt: it is not an object.");
+    if (receipt == nullptr) return make_error(api_error::k_not_a_receipt, "The JSON is not a receipt: it is not an object.");
     return verify_receipt(std::move(*receipt), trusted_public_key);
 }
 
@@ -74,7 +75,7 @@ Expected<VerifiedReceipt> verify_receipt(json::object receipt, std::string_view 
 {
     const json::value* block_value = receipt.if_contains("signature");
     if (block_value == nullptr)
-        return make_error("not_signed", "The receipt has no signature block: it was not issued by a pyboxd that signs "
+        return make_error(api_error::k_not_signed, "The receipt has no signature block: it was not issued by a pyboxd that signs "
                                         "receipts, or the block was removed.");
     const json::object* block = block_value->if_object();
     if (block == nullptr) return bad_block("it is not an object");
@@ -84,7 +85,7 @@ Expected<VerifiedReceipt> verify_receipt(json::object receipt, std::string_view 
             return bad_block("it has the unknown key \"" + util::printable_excerpt(member.key(), 64) + "\"");
     const std::string algorithm = string_at(*block, "algorithm");
     if (algorithm != k_signature_algorithm)
-        return make_error("unknown_algorithm", "The receipt is signed with \"" + util::printable_excerpt(algorithm, 64) +
+        return make_error(api_error::k_unknown_algorithm, "The receipt is signed with \"" + util::printable_excerpt(algorithm, 64) +
                                                    "\", which this pybox does not know (it knows Ed25519).");
     const auto public_key = util::base64_decode(string_at(*block, "public_key"));
     if (!public_key || public_key->size() != k_ed25519_public_key_bytes)
@@ -95,7 +96,7 @@ Expected<VerifiedReceipt> verify_receipt(json::object receipt, std::string_view 
     const std::string signer = key_id(*public_key);
     if (string_at(*block, "key_id") != signer) return bad_block("key_id is not the SHA-256 of public_key");
     if (*public_key != trusted_public_key)
-        return make_error("wrong_key", "The receipt was signed by key " + signer + ", not by the trusted key " +
+        return make_error(api_error::k_wrong_key, "The receipt was signed by key " + signer + ", not by the trusted key " +
                                            key_id(trusted_public_key) +
                                            ": it comes from another installation (give its public key with --key "
                                            "if you trust it), or its block was replaced.");
@@ -103,7 +104,7 @@ Expected<VerifiedReceipt> verify_receipt(json::object receipt, std::string_view 
     auto canonical = canonical_json(receipt);
     if (!canonical) return canonical.error();
     if (!verify_signature(*public_key, *canonical, *signature))
-        return make_error("signature_mismatch", "The signature does not match the receipt's content: the receipt was "
+        return make_error(api_error::k_signature_mismatch, "The signature does not match the receipt's content: the receipt was "
                                                 "changed after key " + signer + " signed it.");
     VerifiedReceipt verified;
     verified.key_id = signer;

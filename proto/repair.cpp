@@ -201,7 +201,7 @@ Expected<RepairRecord> repair_record_from_json(const json::value& document, util
     });
     if (!record) return record.error();
     if (!receipt_error.empty())
-        return make_error("invalid_answer", "The daemon's repair record cannot be read: " + util::printable_excerpt(receipt_error, 200) + ".");
+        return make_error(api_error::k_invalid_answer, "The daemon's repair record cannot be read: " + util::printable_excerpt(receipt_error, 200) + ".");
     return record;
 }
 

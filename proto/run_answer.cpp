@@ -1,5 +1,6 @@
 #include "proto/run_answer.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "util/json_reader.hpp"
 #include "util/text.hpp"
@@ -49,8 +50,8 @@ Expected<RunAnswer> run_answer_from_json(const json::value& document, util::Read
     }
     root.finish();
     if (!receipt) return receipt.error();
-    if (!error.empty()) return make_error("invalid_answer", "The run's answer is not valid: " + util::printable_excerpt(error, 200) + ".");
-    auto checked = check_file_set(answer.outputs, {limits::k_max_output_files, limits::k_max_output_bytes}, "invalid_answer",
+    if (!error.empty()) return make_error(api_error::k_invalid_answer, "The run's answer is not valid: " + util::printable_excerpt(error, 200) + ".");
+    auto checked = check_file_set(answer.outputs, {limits::k_max_output_files, limits::k_max_output_bytes}, api_error::k_invalid_answer,
                                   "output");
     if (!checked) return checked.error();
     answer.receipt = std::move(*receipt);

@@ -1,5 +1,6 @@
 #include "proto/run_events.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "proto/receipt_encoding.hpp"
 #include "util/json_reader.hpp"
 #include "util/json_writer.hpp"
@@ -52,7 +53,7 @@ std::size_t piece_length(std::string_view bytes)
 
 Error invalid_event(std::string_view problem)
 {
-    return make_error("invalid_answer", "The daemon's streamed run event cannot be read: " + std::string(problem) + ".");
+    return make_error(api_error::k_invalid_answer, "The daemon's streamed run event cannot be read: " + std::string(problem) + ".");
 }
 
 }  // namespace

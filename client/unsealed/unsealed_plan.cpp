@@ -1,5 +1,6 @@
 #include "client/unsealed/unsealed_plan.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/posix.hpp"
 #include "common/process.hpp"
@@ -24,7 +25,7 @@ const proto::BoxPolicy& stdlib_policy()
 
 Error config_invalid(const std::filesystem::path& file, const std::string& why)
 {
-    return make_error("config_invalid", file.string() + ": " + why + ".");
+    return make_error(api_error::k_config_invalid, file.string() + ": " + why + ".");
 }
 
 json::object stream_evidence(const proto::StreamRecord& stream, std::string_view name)

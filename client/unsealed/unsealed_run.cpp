@@ -27,7 +27,7 @@ Expected<fs::path> configured_python()
     if (!paths) return paths.error();
     const auto file = paths->config_file();
     auto text = read_file_capped(file, k_max_config_bytes);
-    if (!text && text.error().code != api_error::k_file_missing) return make_error("config_invalid", text.error().message);
+    if (!text && text.error().code != api_error::k_file_missing) return make_error(api_error::k_config_invalid, text.error().message);
     auto python = python_from_config(text ? std::optional<std::string>(std::move(*text)) : std::nullopt, file);
     if (!python) return python;
     std::error_code ec;

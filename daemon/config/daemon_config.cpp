@@ -87,13 +87,13 @@ Expected<std::int64_t> seconds_in_range(const json::value& value, const std::fil
 Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::filesystem::path& file)
 {
     if (text.size() > k_max_config_bytes)
-        return make_error("config_invalid",
+        return make_error(api_error::k_config_invalid,
                           file.string() + " is larger than " + std::to_string(k_max_config_bytes) + " bytes.");
     boost::system::error_code ec;
     const json::value root = json::parse(text, ec);
-    if (ec) return make_error("config_invalid", file.string() + " is not valid JSON: " + ec.message() + ".");
+    if (ec) return make_error(api_error::k_config_invalid, file.string() + " is not valid JSON: " + ec.message() + ".");
     const auto* object = root.if_object();
-    if (object == nullptr) return make_error("config_invalid", file.string() + " must hold one JSON object.");
+    if (object == nullptr) return make_error(api_error::k_config_invalid, file.string() + " must hold one JSON object.");
 
     DaemonConfig config;
     for (const auto& [key, value] : *object) {
@@ -154,7 +154,7 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
         }
     }
     if (!config.local_engine && config.engines.empty())
-        return make_error("config_invalid", file.string() + ": \"local_engine\": false needs at least one entry in \"engines\".");
+        return make_error(api_error::k_config_invalid, file.string() + ": \"local_engine\": false needs at least one entry in \"engines\".");
     return config;
 }
 
@@ -164,7 +164,7 @@ Expected<DaemonConfig> load_daemon_config(const RuntimePaths& paths)
     auto text = read_file_capped(file, k_max_config_bytes);
     if (!text) {
         if (text.error().code == api_error::k_file_missing) return DaemonConfig{};
-        return make_error("config_invalid", text.error().message);
+        return make_error(api_error::k_config_invalid, text.error().message);
     }
     return parse_daemon_config(*text, file);
 }

@@ -1,5 +1,6 @@
 #include "daemon/config/engines_section.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/posix.hpp"
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/config_values.hpp"
@@ -105,9 +106,9 @@ Expected<std::vector<EngineEntry>> parse_engine_entries(const json::value& value
 {
     const auto* array = value.if_array();
     if (array == nullptr)
-        return make_error("config_invalid", file.string() + ": key \"engines\" must be an array of engine objects.");
+        return make_error(api_error::k_config_invalid, file.string() + ": key \"engines\" must be an array of engine objects.");
     if (array->size() > engine::k_max_extra_engines)
-        return make_error("config_invalid", file.string() + ": key \"engines\" names more than " +
+        return make_error(api_error::k_config_invalid, file.string() + ": key \"engines\" names more than " +
                                                 std::to_string(engine::k_max_extra_engines) + " engines.");
     std::vector<EngineEntry> entries;
     std::set<std::string> ids;

@@ -1,5 +1,6 @@
 #include "daemon/config/model_section.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/posix.hpp"
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/config_values.hpp"
@@ -46,7 +47,7 @@ Expected<model::ModelConfig> parse_model_config(const json::value& value, const 
 {
     const auto* object = value.if_object();
     if (object == nullptr)
-        return make_error("config_invalid", file.string() + ": key \"model\" must be an object.");
+        return make_error(api_error::k_config_invalid, file.string() + ": key \"model\" must be an object.");
     ModelConfig config;
     auto endpoint = model::parse_base_url(k_default_base_url);
     config.endpoint = *endpoint;
@@ -103,7 +104,7 @@ Expected<model::ModelConfig> parse_model_config(const json::value& value, const 
     }
     if (!has_model) return invalid_model_key(file, "model", "is required: the name of the model to ask");
     if (key_sources != 1)
-        return make_error("config_invalid", file.string() +
+        return make_error(api_error::k_config_invalid, file.string() +
                                                 ": \"model\" needs exactly one of \"api_key_env\" and \"api_key_file\".");
     return config;
 }

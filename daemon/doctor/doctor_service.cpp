@@ -21,7 +21,7 @@ Expected<std::uint64_t> available_bytes(const fs::path& root)
 {
     std::error_code ec;
     const auto space = fs::space(root, ec);
-    if (ec) return make_error("free_space_unknown", "the free space of " + root.string() + " was not read: " + ec.message());
+    if (ec) return make_error(api_error::k_free_space_unknown, "the free space of " + root.string() + " was not read: " + ec.message());
     return static_cast<std::uint64_t>(space.available);
 }
 

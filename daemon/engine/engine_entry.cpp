@@ -1,5 +1,7 @@
 #include "daemon/engine/engine_entry.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <algorithm>
 #include <charconv>
 
@@ -47,7 +49,7 @@ bool is_ipv6_literal(std::string_view host)
 
 Error address_error(std::string_view why)
 {
-    return make_error("config_invalid", "an ssh engine URL must be ssh://user@host[:port]: " + std::string(why));
+    return make_error(api_error::k_config_invalid, "an ssh engine URL must be ssh://user@host[:port]: " + std::string(why));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "daemon/macos/colima_cgroup_host.hpp"
 
+#include "common/api_error_codes.hpp"
+
 namespace pybox::macos {
 
 ColimaCgroupHost::ColimaCgroupHost(net::any_io_executor executor, std::string mount_root, engine::SshTimings timings)
@@ -37,7 +39,7 @@ std::string ColimaCgroupHost::describe() const
 
 Error ColimaCgroupHost::unavailable() const
 {
-    return make_error("watcher_unavailable", "The kernel watcher cannot reach the colima VM: " + m_not_reached + ".");
+    return make_error(api_error::k_watcher_unavailable, "The kernel watcher cannot reach the colima VM: " + m_not_reached + ".");
 }
 
 net::awaitable<Expected<void>> ColimaCgroupHost::create_run_parent(int cgroup_version, std::string path)

@@ -75,15 +75,15 @@ Error exchange_error(const beast::error_code& ec, const ModelConfig& config, std
     const std::string where = config.endpoint.describe();
     if (ec == net::error::operation_aborted) return cancelled(config);
     if (timed_out(ec))
-        return make_error("model_timeout", "The model service at " + where + " did not answer within " +
+        return make_error(api_error::k_model_timeout, "The model service at " + where + " did not answer within " +
                                                seconds_text(config.answer_timeout) + " (answer_timeout_s).");
     if (ec == http::error::body_limit)
-        return make_error("model_protocol", "The model service at " + where + " sent an answer larger than " +
+        return make_error(api_error::k_model_protocol, "The model service at " + where + " sent an answer larger than " +
                                                 std::to_string(k_max_answer_bytes) + " bytes; it was refused.");
     if (ec == http::error::header_limit)
-        return make_error("model_protocol", "The model service at " + where + " sent an answer header larger than " +
+        return make_error(api_error::k_model_protocol, "The model service at " + where + " sent an answer header larger than " +
                                                 std::to_string(k_max_answer_header_bytes) + " bytes; it was refused.");
-    return make_error("model_unreachable",
+    return make_error(api_error::k_model_unreachable,
                       "The model service at " + where + " failed while " + std::string(doing) + ": " + ec.message() + ".");
 }
 
@@ -97,12 +97,12 @@ net::awaitable<Expected<tcp::resolver::results_type>> resolve(net::any_io_execut
     auto outcome = co_await (resolver.async_resolve(endpoint.host, std::to_string(endpoint.port), use_tuple) ||
                              timer.async_wait(use_tuple));
     if (outcome.index() == 1)
-        co_return make_error("model_timeout", "The name " + endpoint.host + " was not resolved within " +
+        co_return make_error(api_error::k_model_timeout, "The name " + endpoint.host + " was not resolved within " +
                                                   seconds_text(k_connect_timeout) + ".");
     auto [ec, results] = std::get<0>(std::move(outcome));
     if (ec == net::error::operation_aborted)
         co_return make_error(api_error::k_cancelled, "The call to the model service at " + endpoint.describe() + " was cancelled.");
-    if (ec) co_return make_error("model_unreachable", "The model service's host " + endpoint.host +
+    if (ec) co_return make_error(api_error::k_model_unreachable, "The model service's host " + endpoint.host +
                                                           " cannot be resolved: " + ec.message() + ".");
     co_return results;
 }
@@ -116,10 +116,10 @@ net::awaitable<Expected<void>> connect(beast::tcp_stream& stream, const tcp::res
     if (ec == net::error::operation_aborted)
         co_return make_error(api_error::k_cancelled, "The call to the model service at " + endpoint.describe() + " was cancelled.");
     if (timed_out(ec))
-        co_return make_error("model_timeout", "The model service at " + endpoint.describe() + " did not accept a connection within " +
+        co_return make_error(api_error::k_model_timeout, "The model service at " + endpoint.describe() + " did not accept a connection within " +
                                                   seconds_text(k_connect_timeout) + ".");
     if (ec)
-        co_return make_error("model_unreachable",
+        co_return make_error(api_error::k_model_unreachable,
                              "The model service at " + endpoint.describe() + " cannot be reached: " + ec.message() + ".");
     co_return Expected<void>{};
 }
@@ -169,17 +169,17 @@ Error tls_error(const beast::error_code& ec, const VerifyOutcome& verify, const 
     const std::string where = config.endpoint.describe();
     if (ec == net::error::operation_aborted) return cancelled(config);
     if (timed_out(ec))
-        return make_error("model_timeout", "The TLS handshake with the model service at " + where +
+        return make_error(api_error::k_model_timeout, "The TLS handshake with the model service at " + where +
                                                " did not finish within " + seconds_text(k_connect_timeout) + ".");
     const std::string stores =
         config.ca_file ? "the system's CA certificates and " + config.ca_file->string() : "the system's CA certificates";
     if (!verify.chain_problem.empty())
-        return make_error("model_tls", "The certificate of the model service at " + where + " does not verify against " +
+        return make_error(api_error::k_model_tls, "The certificate of the model service at " + where + " does not verify against " +
                                            stores + ": " + verify.chain_problem + ".");
     if (verify.name_mismatch)
-        return make_error("model_tls", "The certificate of the model service at " + where + " is not for the host " +
+        return make_error(api_error::k_model_tls, "The certificate of the model service at " + where + " is not for the host " +
                                            config.endpoint.host + ".");
-    return make_error("model_tls", "The TLS handshake with the model service at " + where + " failed: " + ec.message() + ".");
+    return make_error(api_error::k_model_tls, "The TLS handshake with the model service at " + where + " failed: " + ec.message() + ".");
 }
 
 // One try: a fresh connection, the request, the whole answer.
@@ -193,7 +193,7 @@ net::awaitable<Expected<Reply>> try_once(net::any_io_executor executor, const Mo
     if (!endpoint.tls) {
         for (const auto& entry : *addresses)
             if (!entry.endpoint().address().is_loopback())
-                co_return make_error("model_unreachable", "The model service's host " + endpoint.host +
+                co_return make_error(api_error::k_model_unreachable, "The model service's host " + endpoint.host +
                                                               " resolves to an address that is not a loopback one; "
                                                               "http:// is used only within this machine.");
         auto connected = co_await connect(tcp_stream, *addresses, endpoint, connect_deadline);
@@ -207,7 +207,7 @@ net::awaitable<Expected<Reply>> try_once(net::any_io_executor executor, const Mo
     context.set_default_verify_paths(ec);
     if (!ec && config.ca_file) context.load_verify_file(config.ca_file->string(), ec);
     if (ec)
-        co_return make_error("model_tls", "The CA certificates " +
+        co_return make_error(api_error::k_model_tls, "The CA certificates " +
                                               (config.ca_file ? "in " + config.ca_file->string() : std::string("of the system")) +
                                               " cannot be loaded: " + ec.message() + ".");
     SSL_CTX_set_min_proto_version(context.native_handle(), TLS1_2_VERSION);
@@ -217,7 +217,7 @@ net::awaitable<Expected<Reply>> try_once(net::any_io_executor executor, const Mo
     if (!connected) co_return connected.error();
     beast::ssl_stream<beast::tcp_stream> stream(std::move(tcp_stream), context);
     if (!is_ip_address(endpoint.host) && SSL_set_tlsext_host_name(stream.native_handle(), endpoint.host.c_str()) != 1)
-        co_return make_error("model_tls", "The host name " + endpoint.host + " cannot be sent in the TLS handshake (SNI).");
+        co_return make_error(api_error::k_model_tls, "The host name " + endpoint.host + " cannot be sent in the TLS handshake (SNI).");
     VerifyOutcome verify;
     stream.set_verify_callback(
         [&verify, check = ssl::host_name_verification(endpoint.host)](bool preverified, ssl::verify_context& peer) mutable {
@@ -245,14 +245,14 @@ Error status_error(const Reply& reply, const ModelConfig& config, const ModelKey
     const std::string head = "The model service at " + config.endpoint.describe() + " answered " +
                              std::to_string(reply.status) + (reason.empty() || reason == "<unknown-status>" ? "" : " " + reason);
     if (reply.status == 401 || reply.status == 403)
-        return make_error("model_auth", head + ": it refused the key from " + describe_key_source(config.key) +
+        return make_error(api_error::k_model_auth, head + ": it refused the key from " + describe_key_source(config.key) +
                                             ". Check the key; a refused key is not tried again.");
     if (reply.status / 100 == 3)
-        return make_error("model_error", head + ": redirects are not followed (the key would go along); set "
+        return make_error(api_error::k_model_error, head + ": redirects are not followed (the key would go along); set "
                                                 "model.base_url to the service's own address.");
     const auto excerpt = service_error_excerpt(reply.body, key.reveal());
     const bool retried = is_retried_status(reply.status);
-    return make_error(retried ? "model_busy" : "model_error",
+    return make_error(retried ? api_error::k_model_busy : api_error::k_model_error,
                       head + (excerpt.empty() ? "" : ": " + excerpt) + "; not tried again: " + std::string(why_not) + ".");
 }
 

@@ -1,5 +1,6 @@
 #include "daemon/model/chat_messages.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "util/strict_json.hpp"
 #include "util/text.hpp"
 
@@ -14,11 +15,11 @@ namespace {
 
 constexpr std::size_t k_max_model_name_bytes = 256;
 
-Error invalid_request(std::string sentence) { return make_error("model_request_invalid", std::move(sentence)); }
+Error invalid_request(std::string sentence) { return make_error(api_error::k_model_request_invalid, std::move(sentence)); }
 
 Error bad_answer(std::string_view why)
 {
-    return make_error("model_protocol", "The model service's answer " + std::string(why) + ".");
+    return make_error(api_error::k_model_protocol, "The model service's answer " + std::string(why) + ".");
 }
 
 const json::object* object_at(const json::object& object, std::string_view key)
@@ -96,7 +97,7 @@ Expected<ModelAnswer> parse_chat_answer(std::string_view body)
         return bad_answer("has a first message whose role is not \"assistant\"");
     const auto* content = message->if_contains("content");
     if (content == nullptr || content->is_null())
-        return make_error("model_no_content", "The model service's answer has no text in its first choice (content is "
+        return make_error(api_error::k_model_no_content, "The model service's answer has no text in its first choice (content is "
                                               "missing or null).");
     if (!content->is_string()) return bad_answer("has a \"content\" that is not a string");
     answer.content = std::string(content->get_string());

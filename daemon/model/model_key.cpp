@@ -1,5 +1,6 @@
 #include "daemon/model/model_key.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/private_file.hpp"
 #include "daemon/model/model_limits.hpp"
 
@@ -10,7 +11,7 @@ namespace pybox::model {
 
 namespace {
 
-Error unavailable(std::string sentence) { return make_error("model_key_unavailable", std::move(sentence)); }
+Error unavailable(std::string sentence) { return make_error(api_error::k_model_key_unavailable, std::move(sentence)); }
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "daemon/model/model_url.hpp"
 
+#include "common/api_error_codes.hpp"
+
 #include <boost/asio/ip/address.hpp>
 
 #include <algorithm>
@@ -9,7 +11,7 @@ namespace pybox::model {
 
 namespace {
 
-Error bad_url(std::string_view why) { return make_error("config_invalid", std::string(why)); }
+Error bad_url(std::string_view why) { return make_error(api_error::k_config_invalid, std::string(why)); }
 
 bool is_host_char(char c)
 {

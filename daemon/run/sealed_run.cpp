@@ -157,7 +157,7 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
         const proto::Receipt receipt = box->answer().receipt;
         remember_if_unconfirmed(receipt);
         const auto& explanations = receipt.explanations;
-        co_return make_error("warm_box_failed", explanations.empty() ? std::string("the box could not be prepared")
+        co_return make_error(api_error::k_warm_box_failed, explanations.empty() ? std::string("the box could not be prepared")
                                                                      : explanations.front().message);
     }
     co_return std::move(box);

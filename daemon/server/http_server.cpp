@@ -283,7 +283,7 @@ Expected<void> HttpServer::Impl::start()
         boost::system::error_code ec;
         acceptor.assign(Local(), *options.activated_listener, ec);
         if (ec)
-            return make_error("socket_unusable",
+            return make_error(api_error::k_socket_unusable,
                               "Cannot serve the socket the service manager passed for " + shown + ": " + ec.message() + ".");
         net::co_spawn(executor, accept_loop(), report_failure);
         return {};
@@ -292,29 +292,29 @@ Expected<void> HttpServer::Impl::start()
     try {
         endpoint = Local::endpoint(shown);
     } catch (const boost::system::system_error&) {
-        return make_error("socket_unusable", shown + " is too long for a unix socket path.");
+        return make_error(api_error::k_socket_unusable, shown + " is too long for a unix socket path.");
     }
 
     std::error_code fs_ec;
     const auto existing = fs::symlink_status(socket_path, fs_ec);
     if (fs::exists(existing)) {
         if (!fs::is_socket(existing))
-            return make_error("socket_path_occupied", shown + " exists and is not a socket; remove it by hand.");
+            return make_error(api_error::k_socket_path_occupied, shown + " exists and is not a socket; remove it by hand.");
         Local::socket probe(executor);
         boost::system::error_code probe_ec;
         probe.connect(endpoint, probe_ec);
         if (!probe_ec)
-            return make_error("daemon_already_running", "Another pyboxd is already listening on " + shown + ".");
+            return make_error(api_error::k_daemon_already_running, "Another pyboxd is already listening on " + shown + ".");
         if (probe_ec != net::error::connection_refused)
-            return make_error("socket_unusable", "Cannot tell whether " + shown + " is in use: " + probe_ec.message() + ".");
+            return make_error(api_error::k_socket_unusable, "Cannot tell whether " + shown + " is in use: " + probe_ec.message() + ".");
         fs::remove(socket_path, fs_ec);
-        if (fs_ec) return make_error("socket_unusable", "Cannot remove the stale " + shown + ": " + fs_ec.message() + ".");
+        if (fs_ec) return make_error(api_error::k_socket_unusable, "Cannot remove the stale " + shown + ": " + fs_ec.message() + ".");
     }
 
     boost::system::error_code ec;
     acceptor.open(endpoint.protocol(), ec);
     if (!ec) acceptor.bind(endpoint, ec);
-    if (ec) return make_error("socket_unusable", "Cannot bind " + shown + ": " + ec.message() + ".");
+    if (ec) return make_error(api_error::k_socket_unusable, "Cannot bind " + shown + ": " + ec.message() + ".");
     // Owner mode: 0600. System mode: 0660 and the pybox group, whose members the peer check admits.
     const auto mode = options.socket_group ? fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
                                                  fs::perms::group_write
@@ -327,7 +327,7 @@ Expected<void> HttpServer::Impl::start()
     if (fs_ec || ec) {
         acceptor.close(ec);
         fs::remove(socket_path, fs_ec);
-        return make_error("socket_unusable", "Cannot make " + shown + " private and listen on it.");
+        return make_error(api_error::k_socket_unusable, "Cannot make " + shown + " private and listen on it.");
     }
     net::co_spawn(executor, accept_loop(), report_failure);
     return {};

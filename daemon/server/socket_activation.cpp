@@ -1,5 +1,6 @@
 #include "daemon/server/socket_activation.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/process.hpp"
 #include "common/socket_facts.hpp"
 
@@ -16,7 +17,7 @@ constexpr const char* k_variables[] = {"LISTEN_PID", "LISTEN_FDS", "LISTEN_FDNAM
 
 Error invalid(const std::string& sentence)
 {
-    return make_error("socket_activation_invalid", "Socket activation: " + sentence);
+    return make_error(api_error::k_socket_activation_invalid, "Socket activation: " + sentence);
 }
 
 // A non-negative decimal number of at most k_max_digits digits, or nullopt.

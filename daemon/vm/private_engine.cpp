@@ -434,7 +434,7 @@ Error PrivateEngine::needs_root_error() const
     message += rootless ? " (installed: " + rootless->string() + ", it needs the rootlesskit package)"
                         : " (install rootless Docker first)";
     message += " and name its socket, usually $XDG_RUNTIME_DIR/docker.sock, there.";
-    return make_error("private_engine_needs_root", message);
+    return make_error(api_error::k_private_engine_needs_root, message);
 }
 
 }  // namespace pybox::vm

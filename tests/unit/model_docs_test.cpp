@@ -105,7 +105,7 @@ TEST_CASE("docs/model.md's errors table lists exactly the codes the model client
     for (const auto& entry : fs::directory_iterator(pybox::test::source_dir() / "daemon" / "model"))
         if (entry.path().extension() == ".cpp") sources += pybox::test::read_text(entry.path());
     std::set<std::string> made;
-    static const std::regex code(R"re("(model_[a-z_]+)")re");
+    static const std::regex code(R"re(api_error::k_(model_[a-z_]+))re");
     for (std::sregex_iterator it(sources.begin(), sources.end(), code), end; it != end; ++it) made.insert((*it)[1].str());
     CHECK(first_cells("## Errors") == made);
     // And the interface's header names each one.
