@@ -12,7 +12,7 @@ Every failure is a subclass of PyBoxError:
   `.retryable` and `.http_status`; one subclass per API error code (API_ERRORS maps each code to
   its class). A code this library does not know is raised as RequestRefused itself.
 
-The table of codes mirrors pyboxd's one error table (proto/api_errors.def); a test checks both
+The table of codes mirrors pyboxd's one error table (common/api_errors.def); a test checks both
 ways that every code has exactly one class with the same status and retryable flag.
 """
 

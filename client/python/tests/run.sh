@@ -6,7 +6,7 @@
 # `mypy --strict`, and runs the pytest suite against the daemon of $PYBOX_HOME, importing pybox
 # from the venv, never from the source tree.
 #   PYBOX_HOME          the daemon to test against (ctest: the suite's fixture)
-#   PYBOX_SOURCE        the source tree (proto/api_errors.def, docs/python.md)
+#   PYBOX_SOURCE        the source tree (common/api_errors.def, docs/python.md)
 #   PYBOX_CLIENT        the C++ pybox, to compare with (else $PYBOX_BIN/pybox, else PATH)
 #   PYBOX_PYTHON_BUILD  where to build (default: a fresh folder under /tmp, removed after)
 # Extra arguments go to pytest.

@@ -1,4 +1,4 @@
-"""The exception classes against pyboxd's one error table (proto/api_errors.def), both ways, and
+"""The exception classes against pyboxd's one error table (common/api_errors.def), both ways, and
 docs/python.md's table against it."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ ROW = re.compile(r'^PYBOX_API_ERROR\((\w+), (\d{3}), (true|false), "((?:[^"\\]|\
 
 
 def read_table(source_tree: Path) -> dict[str, tuple[int, bool]]:
-    path = source_tree / "proto" / "api_errors.def"
+    path = source_tree / "common" / "api_errors.def"
     assert path.exists(), f"{path} is missing: the one error table"
     rows: dict[str, tuple[int, bool]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
