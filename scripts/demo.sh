@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # From a fresh Debian 12 machine (as root) to the receipt of a real run: installs the
 # packages, builds, starts pyboxd in the background, starts and checks the private engine,
-# builds the stdlib image, and runs print(6*7). Uses ~/.pybox/runtime (or $PYBOX_HOME).
+# builds the stdlib image, and runs print(6*7). Uses ~/.pybox/runtime (or $PYBOX_HOME). It also
+# installs the Python library (client/python, docs/python.md) for Debian's /usr/bin/python3, and
+# for the python3 on $PATH when that is another, so that afterwards
+#   python3 -c 'import pybox; print(pybox.run("print(6*7)").stdout)'
+# prints 42 through the same daemon.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -17,3 +21,14 @@ fi
 "$bin/pybox" vm start
 "$bin/pybox" setup
 echo 'print(6*7)' | "$bin/pybox" exec -
+wheel_dir=$(mktemp -d)
+trap 'rm -rf "$wheel_dir"' EXIT
+wheel=$(client/python/build_wheel.sh "$wheel_dir")
+pythons=(/usr/bin/python3)
+on_path=$(command -v python3)
+[ "$(readlink -f "$on_path")" = "$(readlink -f /usr/bin/python3)" ] || pythons+=("$on_path")
+for python in "${pythons[@]}"; do
+  # As root, Debian's pip installs into /usr/local/lib/python3.11/dist-packages.
+  PIP_BREAK_SYSTEM_PACKAGES=1 "$python" -m pip install --quiet --no-index --no-deps --force-reinstall "$wheel"
+done
+echo "demo: the Python library is installed: python3 -c 'import pybox; print(pybox.run(\"print(6*7)\").stdout)'"

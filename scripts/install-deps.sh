@@ -8,7 +8,8 @@
 # revision test's repository), named here rather than assumed of the machine. The Python library
 # (client/python) is built into a wheel with python3-build, python3-setuptools and python3-wheel
 # (no index: --no-isolation), installed into a python3-venv venv, checked with mypy and tested
-# with python3-pytest; pybox.verify uses python3-cryptography.
+# with python3-pytest; pybox.verify uses python3-cryptography; scripts/demo.sh installs it with
+# python3-pip.
 set -euo pipefail
 packages=(
   cmake g++ ninja-build pkg-config ccache
@@ -18,7 +19,7 @@ packages=(
   zsh fish groff-base
   dpkg-dev file jq systemd
   python3 git
-  python3-pytest mypy python3-build python3-venv python3-cryptography python3-setuptools python3-wheel
+  python3-pytest mypy python3-build python3-venv python3-cryptography python3-setuptools python3-wheel python3-pip
   clang libclang-rt-14-dev
 )
 missing=()

@@ -27,13 +27,7 @@ fi
 trap cleanup EXIT
 export PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONTWRITEBYTECODE=1
 
-# The wheel, from a copy of the package so the source tree gets no build/ or egg-info.
-cp -r "$package" "$work/src"
-rm -rf "$work/src/tests" "$work/src/build" "$work/src"/*.egg-info
-find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
-(cd "$work/src" && "$python" -m build --wheel --no-isolation --outdir "$work/dist" > "$work/build.log" 2>&1) ||
-  { cat "$work/build.log" >&2; echo "python tests: the wheel did not build" >&2; exit 1; }
-wheel=$(ls "$work"/dist/pybox-*.whl)
+wheel=$("$package/build_wheel.sh" "$work")
 echo "python tests: built $(basename "$wheel")"
 
 "$python" -m venv --system-site-packages "$work/venv"
