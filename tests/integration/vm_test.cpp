@@ -110,7 +110,7 @@ TEST_CASE("A user who is not root is told how to use an engine without the priva
     std::filesystem::remove_all(home, ignored);
 }
 
-TEST_CASE("vm start refuses a dockerd in a folder its group may write, naming the path and why, and makes nothing")
+TEST_CASE("vm start refuses a dockerd in a folder its group may write: the message names the path and why, and nothing is made")
 {
     // Under /var/lib, whose folders up to / are root's and 0755 (the temp folder is writable by
     // all, which would be refused first); the copy is a link to the real dockerd, so only the
