@@ -232,7 +232,8 @@ Expected<int> spawn_orphan(const std::vector<std::string>& argv, posix_spawn_fil
 
 }  // namespace
 
-Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::filesystem::path& log_file)
+Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::filesystem::path& log_file,
+                             const std::map<std::string, std::string>& env)
 {
     if (auto ok = require_absolute(argv); !ok) return ok.error();
     posix_spawn_file_actions_t actions;
@@ -240,7 +241,7 @@ Expected<int> spawn_detached(const std::vector<std::string>& argv, const std::fi
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    return spawn_orphan(argv, actions, merged_environment({}));
+    return spawn_orphan(argv, actions, merged_environment(env));
 }
 
 Expected<int> spawn_detached_on_pipes(const std::vector<std::string>& argv, int stdin_fd, int stdout_fd,

@@ -62,10 +62,11 @@ Expected<ProcessResult> run_process(const std::vector<std::string>& argv,
                                     const ProcessOptions& options = {});
 
 // Starts argv in a new session, detached from this process: not our child (so never our
-// zombie), stdin /dev/null, stdout and stderr appended to log_file, no other inherited fds.
-// Returns its pid.
+// zombie), stdin /dev/null, stdout and stderr appended to log_file, no other inherited fds,
+// `env` added to (or replacing in) the inherited environment. Returns its pid.
 Expected<int> spawn_detached(const std::vector<std::string>& argv,
-                             const std::filesystem::path& log_file);
+                             const std::filesystem::path& log_file,
+                             const std::map<std::string, std::string>& env = {});
 
 // The same with stdin on `stdin_fd` and stdout on `stdout_fd` (pipe ends whose other ends the
 // caller holds; the caller closes these two afterwards), stderr on /dev/null, and `env` added to

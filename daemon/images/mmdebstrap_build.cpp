@@ -2,6 +2,7 @@
 
 #include "common/api_error_codes.hpp"
 #include "common/process.hpp"
+#include "common/trusted_binary.hpp"
 
 #include <map>
 #include <system_error>
@@ -264,6 +265,8 @@ std::optional<Error> compare_with_lock(const Lock& pins, const Lock& built, std:
 
 Expected<Lock> build_image_tar(const BuildRequest& request, const std::function<void(std::string_view)>& on_output)
 {
+    if (auto trusted = check_trusted_binary(k_mmdebstrap, root_only_rule(), real_file_facts()); !trusted)
+        return trusted.error();
     std::error_code ignored;
     std::filesystem::remove(request.tar_file, ignored);
     ProcessOptions options;

@@ -1,6 +1,8 @@
 // Building an image tar with mmdebstrap, the blocking half of `pybox setup`.
 //
-// build_image_tar() runs /usr/bin/mmdebstrap (never found through $PATH) with the recipe's
+// build_image_tar() runs /usr/bin/mmdebstrap (never found through $PATH), once
+// common/trusted_binary has found it and every folder on its way owned by root and writable by
+// no one else (root_only_rule), with the recipe's
 // variant, sources and SOURCE_DATE_EPOCH, and reads back what was installed. With a lock it
 // pins every package (apt preferences at priority 1001 plus `--include=pkg=version`) and
 // fails unless the installed set equals the lock exactly; without one it installs the newest
@@ -15,6 +17,8 @@
 //   "image_build_failed"  mmdebstrap failed otherwise or the image misses python3 (the
 //                         message carries the tail of mmdebstrap's output)
 //   "spawn_failed"        mmdebstrap could not be started
+//   "tool_untrusted"      mmdebstrap, or a folder on its way, may be changed by someone other
+//                         than root (the message names the path and why); nothing was run
 // The argv and output parsers are exposed for unit tests.
 #pragma once
 

@@ -1,21 +1,21 @@
 // Where PyBox on macOS takes colima and docker from: /opt/homebrew/bin or /usr/local/bin only,
 // never $PATH, and only a binary nobody but root or the user can change.
 //
-// A tool is trusted when, following its symbolic links (Homebrew links bin/colima into its
-// Cellar; at most k_max_link_hops), every folder from / down to each link and to the final file
-// is a real folder (not a link), owned by root or the user, not writable by others, and writable
-// by its group only when that group is one of k_admin_groups, and the final file is a regular
-// file with the same owner rule, not writable by group or others, and executable by its owner.
-// Why the admin groups: Homebrew's installer makes its folders group-writable for macOS's admin
-// group, whose members can become root with sudo anyway, so their write access to a folder
-// grants them nothing they lack; any other group could be a user who cannot. The decision is a pure function of FileFacts looked up
-// through a FactsLookup (file_facts in production, a map in tests); nothing here runs anything.
+// A tool is trusted under common/trusted_binary's check with macOS's rule: the final file and
+// every folder on its way (links followed, at most k_max_link_hops) owned by root or the user,
+// the file writable by neither group nor others, a folder writable by its group only when that
+// group is one of k_admin_groups. Why the admin groups: Homebrew's installer makes its folders
+// group-writable for macOS's admin group, whose members can become root with sudo anyway, so
+// their write access to a folder grants them nothing they lack; any other group could be a user
+// who cannot. The decision is a pure function of FileFacts looked up through a FactsLookup
+// (file_facts in production, a map in tests); nothing here runs anything.
 // Failure codes: "tool_missing" (in neither folder), "tool_untrusted" (the sentence names the
 // path and why).
 #pragma once
 
 #include "common/error.hpp"
 #include "common/file_facts.hpp"
+#include "common/trusted_binary.hpp"
 
 #include <array>
 #include <filesystem>
@@ -29,11 +29,14 @@ namespace pybox::macos {
 // Searched in this order; the first folder that holds the tool decides (an untrusted tool in the
 // first is refused, never passed over for the second).
 inline constexpr std::array<std::string_view, 2> k_trusted_tool_dirs = {"/opt/homebrew/bin", "/usr/local/bin"};
-inline constexpr int k_max_link_hops = 8;
+using pybox::k_max_link_hops;
 // wheel (0) and admin (80) on macOS: groups whose members may already act as root.
 inline constexpr std::array<unsigned, 2> k_admin_groups = {0, 80};
 
-using FactsLookup = std::function<std::optional<FileFacts>(const std::filesystem::path&)>;
+using pybox::FactsLookup;
+
+// macOS's rule for user `uid`: owned by root or `uid`, folders writable by the admin groups.
+TrustRule macos_rule(unsigned uid);
 
 // Why `path` with these facts is not trustworthy as a `kind` (folder or regular file) for user
 // `uid`; nullopt when it is.

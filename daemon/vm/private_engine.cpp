@@ -7,7 +7,9 @@
 #include "common/posix.hpp"
 #include "common/process.hpp"
 #include "common/scoped_flag.hpp"
+#include "common/trusted_binary.hpp"
 #include "daemon/engine/engine_client.hpp"
+#include "daemon/vm/engine_binaries.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -149,6 +151,7 @@ net::awaitable<Expected<proto::EngineStartAnswer>> PrivateEngine::start()
                              m_config.dockerd.string() + " does not exist: install Debian's docker.io "
                                                          "(apt-get install docker.io) or set \"dockerd\" in " +
                                  m_paths.config_file().string() + ".");
+    if (auto trusted = check_engine_binaries(m_config.dockerd, real_file_facts()); !trusted) co_return trusted.error();
     for (const auto& socket : m_layout.stale_sockets)
         if (socket.string().size() > k_max_unix_socket_path)
             co_return make_error(api_error::k_engine_start_failed,
@@ -323,7 +326,8 @@ net::awaitable<Expected<int>> PrivateEngine::launch(std::vector<std::string>& no
     if (std::filesystem::exists(m_layout.log_file, ec))
         std::filesystem::rename(m_layout.log_file, m_layout.log_file.string() + ".1", ec);
 
-    auto spawned = spawn_detached(dockerd_arguments(m_config, m_layout), m_layout.log_file);
+    auto spawned = spawn_detached(dockerd_arguments(m_config, m_layout), m_layout.log_file,
+                                  {{"PATH", engine_path_variable()}});
     if (!spawned) co_return make_error(api_error::k_engine_start_failed, spawned.error().message);
     const int pid = *spawned;
 

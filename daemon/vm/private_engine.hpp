@@ -8,8 +8,11 @@
 // With "engine_socket" it fronts that engine: the same checks apply, but it is never started
 // or stopped by PyBox.
 //
-// start() recovers from a killed engine (stale pid files, sockets, a leftover containerd of
-// ours, the data-root mount), spawns dockerd, waits for /_ping, then checks the engine
+// start() first checks dockerd and what it runs as root (engine_binaries.hpp: owned by root,
+// writable by no one else; "tool_untrusted" naming the path and why otherwise, before anything
+// is made or started), recovers from a killed engine (stale pid files, sockets, a leftover
+// containerd of ours, the data-root mount), spawns dockerd with PATH set to k_engine_path (so
+// it runs the helpers checked), waits for /_ping, then checks the engine
 // (engine_checks.hpp) and the recorded images. A failed check stops the private engine again
 // and yields "engine_check_failed" naming each check and why. No images recorded yet is a note,
 // not a failure. stop() is idempotent. status() never starts anything and costs a ping, an

@@ -110,6 +110,40 @@ TEST_CASE("A user who is not root is told how to use an engine without the priva
     std::filesystem::remove_all(home, ignored);
 }
 
+TEST_CASE("vm start refuses a dockerd in a folder its group may write: the message names the path and why, and nothing is made")
+{
+    // Under /var/lib, whose folders up to / are root's and 0755 (the temp folder is writable by
+    // all, which would be refused first); the copy is a link to the real dockerd, so only the
+    // folder it sits in is wrong.
+    const std::filesystem::path untrusted = "/var/lib/pybox-test-untrusted-" + std::to_string(current_pid());
+    const auto bin = untrusted / "bin";
+    std::filesystem::remove_all(untrusted);
+    std::filesystem::create_directories(bin);
+    std::filesystem::permissions(untrusted, std::filesystem::perms(0755));
+    std::filesystem::permissions(bin, std::filesystem::perms(0775));
+    std::filesystem::create_symlink("/usr/sbin/dockerd", bin / "dockerd");
+
+    const std::filesystem::path home = runtime_home().string() + "-untrusted-dockerd";
+    std::filesystem::remove_all(home);
+    std::filesystem::create_directories(home);
+    REQUIRE(write_file_atomic(home / "config.json", "{\"dockerd\": \"" + (bin / "dockerd").string() + "\"}\n").has_value());
+    auto daemon = spawn_detached({"/usr/bin/env", "PYBOX_HOME=" + home.string(), pybox::test::daemon_path()}, home / "pyboxd.log");
+    REQUIRE(daemon.has_value());
+    for (int i = 0; i < 100 && !std::filesystem::exists(home / "pyboxd.sock"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const auto run = run_pybox({"vm", "start"}, "", {{"PYBOX_HOME", home.string()}});
+    send_signal(*daemon, k_signal_terminate);
+    for (int i = 0; i < 100 && process_alive(*daemon); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    INFO(run.output << run.error_output);
+    CHECK(run.exit_code == 125);
+    CHECK(run.error_output.find("pybox: PyBox does not run " + (bin / "dockerd").string() + ": the folder " + bin.string() +
+                   " is writable by group or others (mode 0775).") != std::string::npos);
+    CHECK_FALSE(std::filesystem::exists(home / "engine" / "dockerd.pid"));
+    std::error_code ignored;
+    std::filesystem::remove_all(home, ignored);
+    std::filesystem::remove_all(untrusted, ignored);
+}
+
 // docs/hostile.md case 40, and a daemon restart finding what an earlier one left behind.
 TEST_CASE("A restarted daemon removes its own expired boxes and never touches foreign or unlabelled ones")
 {
