@@ -40,8 +40,9 @@ IssuedReceipt issue_receipt(Receipt receipt, const SigningKey& key);
 
 // A receipt as the daemon issued it: the receipt (its `signature` set when signed) and its one
 // text (util::to_json_text's form, "signature" last), the bytes that are kept, answered and
-// streamed. Only issue_receipt() makes one, so the text is always that receipt's own writing,
-// and neither changes after. Immutable; copies are independent.
+// streamed. Only issue_receipt() makes one, so the text is always that receipt's own writing;
+// neither can be changed without the other (an IssuedReceipt is only read, copied or replaced
+// whole).
 class IssuedReceipt {
 public:
     const Receipt& receipt() const { return m_receipt; }

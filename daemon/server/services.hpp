@@ -1,6 +1,7 @@
 // The daemon's services as the socket API sees them. The server (http_server.hpp) only parses
 // HTTP, checks the peer, and routes to these; each has a fake in tests/unit. Every answer is a
-// type of proto/ (answers.hpp, receipt.hpp) that the router writes as JSON.
+// type of proto/ (answers.hpp, receipt.hpp) that the router writes as JSON; a run's answer is
+// written around its issued receipt's text (proto/run_answer.hpp), never writing the receipt again.
 // All calls run on the daemon's single io_context; none blocks it.
 #pragma once
 
@@ -121,9 +122,9 @@ struct Issuance {
 // issue() issues a finished run's receipt (proto::issue_receipt) and keeps its issued text as
 // `owner_uid`'s; when it could not keep it (or sign it) the run's answer goes out all the same
 // (unsigned when signing failed) and Issuance::not_kept says why. list() answers the kept
-// receipts, newest first, each checked against the installation's key and its run id; get() one of them as it was issued, "no_such_receipt" when
-// none of that id is kept (or it is another user's), "receipt_not_verified" when the kept file
-// fails that check. `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
+// receipts, newest first, each checked against the installation's key and its run id; get() one
+// of them as it was issued, "no_such_receipt" when none of that id is kept (or it is another
+// user's), "receipt_not_verified" when the kept file fails that check. `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
 class ReceiptKeeper {
 public:
     virtual ~ReceiptKeeper() = default;
