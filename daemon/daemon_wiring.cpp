@@ -203,7 +203,7 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
 {
 }
 
-RunService& Daemon::engine_runs()
+EngineRunService& Daemon::engine_runs()
 {
     if (m_pool) return m_pool->runs();
     return local().runs();

@@ -76,7 +76,7 @@ public:
 private:
     PoolMember& local() { return m_members.front(); }
     // The pool's run service, or the local engine's without config.json "engines".
-    RunService& engine_runs();
+    EngineRunService& engine_runs();
     HttpServerOptions server_options() const;
     void log_listening() const;
 

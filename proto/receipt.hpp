@@ -344,7 +344,7 @@ struct Receipt {
     // Tolerant reading only: the field's path -> the value this build does not know
     // ("observed.termination.mechanism" -> "QUEUE_EXPIRED").
     std::map<std::string, std::string> unrecognized;
-    // Set by the daemon that issues the receipt (sign_receipt), and written last, as "signature".
+    // Set by the daemon that issues the receipt (issue_receipt), and written last, as "signature".
     // The readers leave it unset: `pybox verify` checks a signature on the receipt's text.
     std::optional<SignatureBlock> signature;
 

@@ -2,6 +2,7 @@
 
 #include "common/api_error_codes.hpp"
 #include "proto/canonical_json.hpp"
+#include "util/json_writer.hpp"
 #include "util/strict_json.hpp"
 #include "util/text.hpp"
 
@@ -39,13 +40,19 @@ Expected<SignatureBlock> signature_over(const json::object& unsigned_receipt, co
 
 }  // namespace
 
-Expected<void> sign_receipt(Receipt& receipt, const SigningKey& key)
+IssuedReceipt issue_receipt(Receipt receipt, const SigningKey& key)
 {
     receipt.signature.reset();
-    auto block = signature_over(receipt_to_json(receipt).as_object(), key);
-    if (!block) return block.error();
-    receipt.signature = std::move(*block);
-    return {};
+    json::value written = receipt_to_json(receipt);
+    std::optional<Error> not_signed;
+    if (auto block = signature_over(written.as_object(), key)) {
+        written.as_object()["signature"] = to_json(*block);
+        receipt.signature = std::move(*block);
+    } else {
+        not_signed = block.error();
+    }
+    std::string text = util::to_json_text(written);
+    return IssuedReceipt(std::move(receipt), std::move(text), std::move(not_signed));
 }
 
 Expected<void> sign_receipt(json::object& receipt, const SigningKey& key)

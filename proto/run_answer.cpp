@@ -3,6 +3,7 @@
 #include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
 #include "util/json_reader.hpp"
+#include "util/json_writer.hpp"
 #include "util/text.hpp"
 
 #include <boost/json/array.hpp>
@@ -12,17 +13,39 @@ namespace pybox::proto {
 
 namespace json = boost::json;
 
+namespace {
+
+json::array outputs_to_json(const std::vector<FileContent>& files)
+{
+    json::array outputs;
+    for (const FileContent& file : files) {
+        outputs.push_back(json::object{{"name", file.name}, {"base64", util::base64_encode(file.bytes)}});
+    }
+    return outputs;
+}
+
+}  // namespace
+
+std::string run_answer_text(const IssuedRunAnswer& answer)
+{
+    const IssuedReceipt& issued = answer.receipt;
+    if (!issued.receipt().files) return issued.text();
+    // As util::to_json_text writes {"receipt": ..., "outputs": [...]}: members in order, no space.
+    std::string text = R"({"receipt":)";
+    text += issued.text();
+    text += R"(,"outputs":)";
+    text += util::to_json_text(outputs_to_json(answer.outputs));
+    text += "}";
+    return text;
+}
+
 json::value to_json(const RunAnswer& answer)
 {
     json::value receipt = receipt_to_json(answer.receipt);
     if (!answer.receipt.files) {
         return receipt;
     }
-    json::array outputs;
-    for (const FileContent& file : answer.outputs) {
-        outputs.push_back(json::object{{"name", file.name}, {"base64", util::base64_encode(file.bytes)}});
-    }
-    return json::object{{"receipt", std::move(receipt)}, {"outputs", std::move(outputs)}};
+    return json::object{{"receipt", std::move(receipt)}, {"outputs", outputs_to_json(answer.outputs)}};
 }
 
 Expected<RunAnswer> run_answer_from_json(const json::value& document, util::ReadMode mode, bool moved_files)

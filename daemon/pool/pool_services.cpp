@@ -13,9 +13,9 @@ std::vector<EnginePool::Member> pool_members(const std::list<PoolMember>& member
     return described;
 }
 
-std::vector<RunService*> run_services(std::list<PoolMember>& members)
+std::vector<EngineRunService*> run_services(std::list<PoolMember>& members)
 {
-    std::vector<RunService*> runs;
+    std::vector<EngineRunService*> runs;
     for (auto& member : members) runs.push_back(&member.runs());
     return runs;
 }

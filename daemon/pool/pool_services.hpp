@@ -29,7 +29,7 @@ public:
     PoolServices& operator=(const PoolServices&) = delete;
 
     const EnginePool& pool() const { return m_pool; }
-    RunService& runs() { return m_runs; }
+    EngineRunService& runs() { return m_runs; }
     EnginePoolControl& control() { return m_control; }
     ImageService& images() { return m_images; }
 

@@ -16,14 +16,14 @@ bool unreachable_before_start(const Error& error)
 
 }  // namespace
 
-PooledRunService::PooledRunService(EnginePool& pool, std::vector<RunService*> engines)
+PooledRunService::PooledRunService(EnginePool& pool, std::vector<EngineRunService*> engines)
     : m_pool(pool), m_engines(std::move(engines))
 {
-    if (m_engines.size() != m_pool.size()) throw std::logic_error("PooledRunService: one RunService per engine");
+    if (m_engines.size() != m_pool.size()) throw std::logic_error("PooledRunService: one run service per engine");
 }
 
-net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                                 net::cancellation_slot cancelled, RunObserver* observer)
+net::awaitable<Expected<AssembledRun>> PooledRunService::run(proto::ValidRunRequest request, std::uint32_t owner_uid,
+                                                             net::cancellation_slot cancelled, RunObserver* observer)
 {
     // The client's disconnection reaches whichever engine runs the request, and ends the tries.
     bool disconnected = false;
@@ -50,7 +50,7 @@ net::awaitable<Expected<proto::RunAnswer>> PooledRunService::run(proto::ValidRun
             m_pool.record_lost(index, answer.error().message);
             continue;
         }
-        if (answer->receipt.observed.termination.mechanism == proto::TerminationMechanism::engine_lost)
+        if (answer->engine_lost)
             m_pool.record_lost(index, "run " + answer->receipt.identity.run_id.substr(0, 8) +
                                           " lost the engine mid-run.");
         co_return answer;

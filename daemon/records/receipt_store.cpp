@@ -5,7 +5,6 @@
 #include "daemon/records/kept_file.hpp"
 #include "proto/attempts.hpp"
 #include "proto/receipt_signature.hpp"
-#include "util/json_writer.hpp"
 
 #include <algorithm>
 #include <system_error>
@@ -141,29 +140,32 @@ void ReceiptStore::apply_bounds()
     m_kept.erase(m_kept.begin(), m_kept.begin() + static_cast<std::ptrdiff_t>(dropped));
 }
 
-Expected<void> ReceiptStore::issue(proto::Receipt& receipt, std::uint32_t owner_uid)
+Issuance ReceiptStore::issue(proto::Receipt receipt, std::uint32_t owner_uid)
 {
-    auto kept = sign_and_keep(receipt, owner_uid);
-    if (!kept) {
-        m_not_kept.push_back({receipt.identity.run_id, owner_uid, kept.error().message});
+    Issuance issuance{proto::issue_receipt(std::move(receipt), m_key), std::nullopt};
+    if (auto kept = keep_issued(issuance.receipt, owner_uid); !kept) {
+        m_not_kept.push_back({issuance.receipt.receipt().identity.run_id, owner_uid, kept.error().message});
         if (m_not_kept.size() > m_bounds.max_receipts) m_not_kept.pop_front();
+        issuance.not_kept = kept.error();
     }
-    return kept;
+    return issuance;
 }
 
-Expected<void> ReceiptStore::sign_and_keep(proto::Receipt& receipt, std::uint32_t owner_uid)
+Expected<void> ReceiptStore::keep_issued(const proto::IssuedReceipt& issued, std::uint32_t owner_uid)
 {
+    const proto::Receipt& receipt = issued.receipt();
     const std::string& run_id = receipt.identity.run_id;
     const std::string shown_id = proto::is_run_id(run_id) ? run_id : "(no run id)";
-    if (auto signed_in_place = proto::sign_receipt(receipt, m_key); !signed_in_place)
-        return make_error(signed_in_place.error().code, "pyboxd could not sign the receipt of run " + shown_id +
-                                                            ", so it did not keep it: " + signed_in_place.error().message);
+    if (const auto& not_signed = issued.not_signed())
+        return make_error(not_signed->code, "pyboxd could not sign the receipt of run " + shown_id +
+                                                ", so it did not keep it: " + not_signed->message);
     const auto not_kept = [&](const char* code, const std::string& why) {
         return make_error(code, "pyboxd signed the receipt of run " + shown_id + " but could not keep it: " + why);
     };
     if (!proto::is_run_id(run_id)) return not_kept(api_error::k_internal_error, "it has no run id.");
+    // util::to_json_text's writing of {"owner_uid": N, "receipt": RECEIPT}, around the issued text.
     const std::string text =
-        util::to_json_text(json::object{{"owner_uid", owner_uid}, {"receipt", proto::receipt_to_json(receipt)}});
+        R"({"owner_uid":)" + std::to_string(owner_uid) + R"(,"receipt":)" + issued.text() + "}";
     if (text.size() > m_bounds.max_bytes)
         return not_kept(api_error::k_too_large, "it is larger than the " + std::to_string(m_bounds.max_bytes) +
                                                     " bytes the daemon keeps.");

@@ -1,7 +1,8 @@
 // ReceiptStore: the receipts this daemon issued (docs/receipt.md "Signature", docs/reference.md
-// "Files PyBox keeps"). issue() signs a finished run's receipt with the installation's key
-// (proto/receipt_signature.hpp) and keeps it in <runtime>/receipts/<run id>.json, written
-// through a temporary file and rename as {"owner_uid": N, "receipt": RECEIPT}; then, oldest
+// "Files PyBox keeps"). issue() issues a finished run's receipt with the installation's key
+// (proto::issue_receipt) and keeps it in <runtime>/receipts/<run id>.json, written through a
+// temporary file and rename as {"owner_uid":N,"receipt":RECEIPT}, RECEIPT being the issued text
+// byte for byte (the one the run's answer carries); then, oldest
 // first (by identity.created_at), it drops receipts until at most Bounds::max_receipts files
 // of at most Bounds::max_bytes in all are kept. An index of the kept files stays in memory,
 // read by load() at start; a file that does not read as a kept receipt is left alone and not
@@ -50,8 +51,8 @@ public:
     // Returns how many files were not kept receipts.
     std::size_t load();
 
-    // The Error says what was done: "signed ... but could not keep it: WHY", or could not sign.
-    Expected<void> issue(proto::Receipt& receipt, std::uint32_t owner_uid) override;
+    // not_kept says what was done: "signed ... but could not keep it: WHY", or could not sign.
+    Issuance issue(proto::Receipt receipt, std::uint32_t owner_uid) override;
     Expected<proto::ReceiptList> list(std::optional<std::uint32_t> viewer) override;
     Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) override;
     bool holds(const std::string& run_id) const override;
@@ -71,7 +72,7 @@ private:
         std::string why;
     };
 
-    Expected<void> sign_and_keep(proto::Receipt& receipt, std::uint32_t owner_uid);
+    Expected<void> keep_issued(const proto::IssuedReceipt& issued, std::uint32_t owner_uid);
     Expected<Kept> read_kept(const std::string& run_id) const;
     void refresh();
     void keep(Kept kept);

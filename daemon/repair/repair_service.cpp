@@ -74,7 +74,11 @@ net::awaitable<Expected<proto::RepairRecord>> ModelRepairService::repair(proto::
     RepairActions actions;
     actions.run = [this, stop, owner_uid](proto::ValidRunRequest run) -> net::awaitable<Expected<proto::RunAnswer>> {
         StepSignal step(*stop);
-        co_return co_await m_runs.run(std::move(run), owner_uid, step.slot(), nullptr);
+        auto issued = co_await m_runs.run(std::move(run), owner_uid, step.slot(), nullptr);
+        if (!issued) co_return issued.error();
+        // The repair record holds each step's receipt as issued (its signature included).
+        co_return proto::RunAnswer{issued->receipt.receipt(), std::move(issued->outputs),
+                                   std::move(issued->receipt_not_kept)};
     };
     actions.ask = [this, stop](std::vector<model::ModelMessage> messages) -> net::awaitable<Expected<model::ModelAnswer>> {
         StepSignal step(*stop);

@@ -98,6 +98,19 @@ void BoxRun::report_kept_output()
     tell(proto::OutputStream::stderr_stream, m_evidence.output.stderr_capture().kept, m_reported_stderr);
 }
 
+std::optional<std::string> BoxRun::unconfirmed_box() const
+{
+    const auto& removal = m_evidence.removal;
+    if (!removal || removal->all_gone || m_evidence.container_id.empty()) return std::nullopt;
+    return m_evidence.container_id;
+}
+
+std::string BoxRun::why_not_prepared() const
+{
+    if (m_evidence.problems.empty()) return "the box could not be prepared";
+    return explain_problem(m_evidence.problems.front()).message;
+}
+
 void BoxRun::begin_after(MonoClock::time_point arrived)
 {
     m_evidence.arrived = arrived;

@@ -1,8 +1,10 @@
 // BoxRun: one box and its run, from its identity to its receipt (docs/how-it-works.md, "One
 // sealed run"). SealedRunService drives it; it owns nothing it is given (the engine, the attempt
 // tracking and the watch setup must outlive it) and lives on the daemon's executor. Its phases
-// write what they observe into a RunEvidence (run_evidence.hpp), and answer() assembles the
-// receipt from it (receipt_assembly.hpp).
+// write what they observe into a RunEvidence (run_evidence.hpp), and assemble() makes the
+// receipt from it once the run is done (receipt_assembly.hpp). What its driver decides after the
+// run (a box to remove again, why a warm box failed) it reads from the evidence, never from a
+// receipt.
 //
 // A cold box is made for its request: identify(), prepare_watch(), write_attempt(), then
 // execute() creates, verifies, starts and runs it, and removes it.
@@ -30,7 +32,6 @@
 #include "daemon/run/run_evidence.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/server/services.hpp"
-#include "proto/run_answer.hpp"
 #include "proto/run_request.hpp"
 
 #include <boost/asio/any_io_executor.hpp>
@@ -69,9 +70,15 @@ public:
     // A cold run's turn came: its own timings start now, and the time since `arrived` (when the
     // request reached the daemon) was its wait in the queue.
     void begin_after(MonoClock::time_point arrived);
-    // The receipt as the evidence so far gives it (complete after execute() or execute_warm()),
-    // and a files run's output files.
-    proto::RunAnswer answer() const { return assemble_receipt(m_description, m_evidence); }
+    // After execute() or execute_warm(): what the sweep of leftover boxes last did, for the
+    // receipt (run_evidence.hpp), then the run assembled from the evidence.
+    void note_reconciliation(boost::json::value summary) { m_evidence.reconciliation = std::move(summary); }
+    AssembledRun assemble() const { return assemble_receipt(m_description, m_evidence); }
+    // The box, when one was made and its removal was not confirmed (the receipt's
+    // REMOVAL_UNCONFIRMED).
+    std::optional<std::string> unconfirmed_box() const;
+    // After prepare() failed: the first problem's sentence, as the receipt would explain it.
+    std::string why_not_prepared() const;
     const RunDescription& description() const { return m_description; }
     // How long a prepared box has waited since its start (zero before it started).
     MonoClock::duration waiting_for() const
@@ -95,8 +102,8 @@ public:
     net::awaitable<void> execute();
 
     // A warm box: create, verify, start with the first process waiting. False when any step
-    // failed; the box is then removed (the failure is kept in the evidence: answer()'s first
-    // explanation says it) and the BoxRun is done.
+    // failed; the box is then removed (the failure is kept in the evidence: why_not_prepared()
+    // says it) and the BoxRun is done.
     net::awaitable<bool> prepare();
     // Whether a prepared warm box can take a request with `timeout_s` now: the engine reports
     // it running with the settings checked before its start, and it would end (deadline + box

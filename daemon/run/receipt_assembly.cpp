@@ -42,6 +42,8 @@ std::string wait_failure_sentence(const Error& error)
     return "The engine answered the wait with an error instead of the box's exit.";
 }
 
+}  // namespace
+
 proto::Explanation explain_problem(const Problem& problem)
 {
     using Kind = Problem::Kind;
@@ -82,6 +84,8 @@ proto::Explanation explain_problem(const Problem& problem)
     }
     throw std::logic_error("a Problem of no known kind");
 }
+
+namespace {
 
 // The lifecycle's phases, in seconds from `base`.
 std::vector<proto::Phase> phases_from(MonoClock::time_point base, const std::vector<PhaseRecord>& records)
@@ -141,8 +145,9 @@ void record_cleanup(const RunDescription& description, const RunEvidence& eviden
 }
 
 // How the program ended, once it started (termination.hpp).
-void record_end(const RunEvidence& evidence, proto::Receipt& receipt)
+void record_end(const RunEvidence& evidence, AssembledRun& run)
 {
+    proto::Receipt& receipt = run.receipt;
     if (!evidence.program_started) {
         receipt.observed.termination.mechanism = TerminationMechanism::not_started;
         return;
@@ -162,6 +167,7 @@ void record_end(const RunEvidence& evidence, proto::Receipt& receipt)
     end.client_gone = evidence.cancelled;
     end.kernel_oom_kills = evidence.watch.oom_kills;
     const EndVerdict verdict = classify_end(end);
+    run.engine_lost = verdict.termination.mechanism == TerminationMechanism::engine_lost;
     receipt.observed.termination = verdict.termination;
     for (const auto& explanation : verdict.explanations) receipt.explanations.push_back(explanation);
     for (const auto& [key, why] : verdict.unknown) receipt.unknown[key] = why;
@@ -199,7 +205,7 @@ std::string why_no_files_report(const RunEvidence& evidence, TerminationMechanis
 }
 
 // The receipt's `files` and the files to return, from the helper's report.
-void record_files(const proto::RunRequest::Files& sent, const RunEvidence& evidence, proto::RunAnswer& answer)
+void record_files(const proto::RunRequest::Files& sent, const RunEvidence& evidence, AssembledRun& answer)
 {
     auto& receipt = answer.receipt;
     FilesReportEvidence report;
@@ -225,9 +231,9 @@ void record_files(const proto::RunRequest::Files& sent, const RunEvidence& evide
 
 }  // namespace
 
-proto::RunAnswer assemble_receipt(const RunDescription& description, const RunEvidence& evidence)
+AssembledRun assemble_receipt(const RunDescription& description, const RunEvidence& evidence)
 {
-    proto::RunAnswer answer;
+    AssembledRun answer;
     auto& receipt = answer.receipt;
     const auto& request = description.request;
 
@@ -262,7 +268,8 @@ proto::RunAnswer assemble_receipt(const RunDescription& description, const RunEv
 
     for (const auto& problem : evidence.problems) receipt.explanations.push_back(explain_problem(problem));
     record_cleanup(description, evidence, receipt);
-    record_end(evidence, receipt);
+    receipt.cleanup.reconciliation = evidence.reconciliation;
+    record_end(evidence, answer);
     if (evidence.engine_gone) receipt.explanations.push_back(explain_engine_gone(*evidence.engine_gone));
     if (!evidence.engine_clock_offset)
         receipt.unknown["absolute_clock_alignment"] =

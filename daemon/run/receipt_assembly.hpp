@@ -6,16 +6,22 @@
 // capture section (capture_record.hpp), the files a files run returns (files_report.hpp), the
 // cleanup status, the timings relative to the run's start, and every explanation and unknown, in
 // the order the run met them: the phases' problems, the removal, then the end, the engine gone,
-// the client gone, the output and the files. What the sweep last did (cleanup.reconciliation) is
-// not the run's and is left null.
+// the client gone, the output and the files, and cleanup.reconciliation from the evidence's
+// summary of the sweep. What the services above decide by (AssembledRun::engine_lost) comes from
+// the same verdict, so the receipt is made once and never read back or patched.
 #pragma once
 
 #include "daemon/run/run_evidence.hpp"
-#include "proto/run_answer.hpp"
+#include "daemon/run/engine_run_service.hpp"
+#include "proto/receipt.hpp"
 
 namespace pybox::daemon {
 
-// The receipt, and for a run that moved files the output files its helper's report returned.
-proto::RunAnswer assemble_receipt(const RunDescription& description, const RunEvidence& evidence);
+// The receipt, for a run that moved files the output files its helper's report returned, and
+// whether the engine was lost.
+AssembledRun assemble_receipt(const RunDescription& description, const RunEvidence& evidence);
+
+// The explanation of one problem a phase met, as the receipt gives it.
+proto::Explanation explain_problem(const Problem& problem);
 
 }  // namespace pybox::daemon

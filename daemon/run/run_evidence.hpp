@@ -145,6 +145,10 @@ struct RunEvidence {
     std::optional<RemovalOutcome> removal;
     // Why the attempt note could not be removed once the box was gone (or never made).
     std::optional<std::string> note_not_removed;
+
+    // What the sweep of leftover boxes last did, as its summary read when the run ended (null: no
+    // sweep): not the run's own, but the receipt's cleanup.reconciliation says it.
+    boost::json::value reconciliation = nullptr;
 };
 
 }  // namespace pybox::daemon

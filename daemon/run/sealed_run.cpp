@@ -10,8 +10,6 @@
 
 namespace pybox::daemon {
 
-using proto::CleanupStatus;
-
 namespace {
 
 // Errors that stop a run before anything is created: an unreachable engine says how to start it,
@@ -38,8 +36,8 @@ SealedRunService::SealedRunService(net::any_io_executor executor, engine::BoxEng
 {
 }
 
-net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRunRequest valid, std::uint32_t owner_uid,
-                                                                 net::cancellation_slot cancelled, RunObserver* observer)
+net::awaitable<Expected<AssembledRun>> SealedRunService::run(proto::ValidRunRequest valid, std::uint32_t owner_uid,
+                                                             net::cancellation_slot cancelled, RunObserver* observer)
 {
     const auto arrived = MonoClock::now();
     const proto::BoxPolicy policy = valid.policy();
@@ -100,10 +98,9 @@ net::awaitable<Expected<proto::RunAnswer>> SealedRunService::run(proto::ValidRun
         warm = std::move(cold);
     }
     box = nullptr;
-    proto::RunAnswer answer = warm->answer();
-    remember_if_unconfirmed(answer.receipt);
-    answer.receipt.cleanup.reconciliation = m_reconciliation ? m_reconciliation() : json::value(nullptr);
-    co_return answer;
+    remember_if_unconfirmed(*warm);
+    warm->note_reconciliation(m_reconciliation ? m_reconciliation() : json::value(nullptr));
+    co_return warm->assemble();
 }
 
 net::awaitable<Expected<VerifiedImage>> SealedRunService::check_before_box(const std::string& image_name)
@@ -154,19 +151,15 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
     const bool ready = co_await box->prepare();
     if (!ready) {
         // A box whose removal was not confirmed is removed again before the next box or run.
-        const proto::Receipt receipt = box->answer().receipt;
-        remember_if_unconfirmed(receipt);
-        const auto& explanations = receipt.explanations;
-        co_return make_error(api_error::k_warm_box_failed, explanations.empty() ? std::string("the box could not be prepared")
-                                                                     : explanations.front().message);
+        remember_if_unconfirmed(*box);
+        co_return make_error(api_error::k_warm_box_failed, box->why_not_prepared());
     }
     co_return std::move(box);
 }
 
-void SealedRunService::remember_if_unconfirmed(const proto::Receipt& receipt)
+void SealedRunService::remember_if_unconfirmed(const BoxRun& box)
 {
-    if (receipt.cleanup.status == CleanupStatus::removal_unconfirmed && !receipt.container_id.empty())
-        remember_unconfirmed_box(receipt.container_id);
+    if (auto id = box.unconfirmed_box()) remember_unconfirmed_box(*id);
 }
 
 void SealedRunService::remember_unconfirmed_box(const std::string& container_id)

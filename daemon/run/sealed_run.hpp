@@ -8,7 +8,9 @@
 // its budget from common/limits.hpp. Once the attempt note is written, run() always returns a
 // receipt: a refusal, a crash, a deadline kill or a lost engine is recorded, never thrown.
 // Errors before that point (busy, engine unreachable, image not built or changed, an attempt
-// note the runtime folder cannot take) create nothing. The request was checked by its parser
+// note the runtime folder cannot take) create nothing. The receipt is assembled once, from the
+// run's evidence and the latest reconciliation summary, and answered unissued (an
+// EngineRunService: engine_run_service.hpp). The request was checked by its parser
 // (proto::ValidRunRequest), and its box policy comes with it. A box whose removal a run
 // could not confirm is removed again at the start of the next run that finds the engine
 // answering.
@@ -29,6 +31,7 @@
 #include "daemon/records/attempts.hpp"
 #include "daemon/run/box_run.hpp"
 #include "daemon/run/box_spec.hpp"
+#include "daemon/run/engine_run_service.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_queue.hpp"
 #include "daemon/run/run_watch.hpp"
@@ -48,15 +51,15 @@ using ImageVerifier = std::function<net::awaitable<Expected<VerifiedImage>>(std:
 // The latest summary of the sweep of leftover boxes, for the receipt's cleanup section.
 using ReconciliationSummary = std::function<json::value()>;
 
-class SealedRunService final : public RunService {
+class SealedRunService final : public EngineRunService {
 public:
     SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, BoxRuntime runtime,
                      ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {},
                      WarmSetup warm = {});
 
-    net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                   net::cancellation_slot cancelled, RunObserver* observer) override;
+    net::awaitable<Expected<AssembledRun>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
+                                               net::cancellation_slot cancelled, RunObserver* observer) override;
 
     // The warm boxes (WarmBoxKeeper's keep(), stop(), pause(), resume(), wake()).
     net::awaitable<void> keep_warm() { return m_warm.keep(); }
@@ -72,7 +75,7 @@ private:
     static constexpr std::size_t k_max_unconfirmed_boxes = 64;
     void remember_unconfirmed_box(const std::string& container_id);
     // The box of a run or of a warm box that could not be made, when its removal was not confirmed.
-    void remember_if_unconfirmed(const proto::Receipt& receipt);
+    void remember_if_unconfirmed(const BoxRun& box);
     net::awaitable<void> remove_unconfirmed_boxes();
 
     // What every box needs before it is made: the engine's API version, the image verified, the

@@ -131,8 +131,10 @@ net::awaitable<ApiResponse> ApiRouter::run(const std::string& body, std::uint32_
     auto request = proto::parse_run_request(body);
     if (!request) co_return error_response(request.error());
     auto answer = co_await m_services.runs.run(std::move(*request), owner_uid, client_gone, events);
-    auto response = from_expected(answer);
-    if (answer) response.receipt_not_kept = answer->receipt_not_kept;
+    if (!answer) co_return error_response(answer.error());
+    // The body is written around the receipt's issued text: the bytes kept, answered and streamed.
+    ApiResponse response{200, proto::run_answer_text(*answer)};
+    response.receipt_not_kept = answer->receipt_not_kept;
     co_return response;
 }
 

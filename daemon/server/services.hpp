@@ -1,12 +1,14 @@
 // The daemon's services as the socket API sees them. The server (http_server.hpp) only parses
 // HTTP, checks the peer, and routes to these; each has a fake in tests/unit. Every answer is a
-// type of proto/ (answers.hpp, receipt.hpp) that the router writes as JSON.
+// type of proto/ (answers.hpp, receipt.hpp) that the router writes as JSON; a run's answer is
+// written around its issued receipt's text (proto/run_answer.hpp), never writing the receipt again.
 // All calls run on the daemon's single io_context; none blocks it.
 #pragma once
 
 #include "common/error.hpp"
 #include "proto/answers.hpp"
 #include "proto/receipt.hpp"
+#include "proto/receipt_signature.hpp"
 #include "proto/repair.hpp"
 #include "proto/run_answer.hpp"
 #include "proto/run_events.hpp"
@@ -39,8 +41,10 @@ public:
     virtual void output(proto::OutputStream stream, std::string_view bytes) = 0;
 };
 
-// Runs one sealed program. A request (validated by its parser) always yields a receipt (a crash, timeout or
-// OOM is a successful run whose receipt says so); an Error means nothing was created.
+// Runs one sealed program and answers its issued receipt (signed and kept as the caller's:
+// run/issuing_run.hpp), whose text the router writes as it is. A request (validated by its
+// parser) always yields a receipt (a crash, timeout or OOM is a successful run whose receipt
+// says so); an Error means nothing was created.
 // `owner_uid` is the user whose run it is: the box's pybox.user label, its attempt note's owner,
 // and its place in the queue, where users take turns. The cancellation slot fires when the
 // client disconnects: the box is then killed and removed and the receipt records
@@ -49,8 +53,10 @@ public:
 class RunService {
 public:
     virtual ~RunService() = default;
-    virtual net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest request, std::uint32_t owner_uid,
-                                                         net::cancellation_slot cancelled, RunObserver* observer) = 0;
+    virtual net::awaitable<Expected<proto::IssuedRunAnswer>> run(proto::ValidRunRequest request,
+                                                                 std::uint32_t owner_uid,
+                                                                 net::cancellation_slot cancelled,
+                                                                 RunObserver* observer) = 0;
 };
 
 // The repair loop (POST /v1/repair, docs/repair.md): runs the program, and while it fails asks
@@ -104,18 +110,25 @@ public:
     virtual Expected<proto::AttemptsAnswer> list(std::optional<std::uint32_t> viewer) = 0;
 };
 
+// A receipt as ReceiptKeeper::issue() left it: issued (proto::issue_receipt: signed unless
+// signing failed) and, when it was not kept, why, in one sentence for the caller and the log
+// that says whether it was signed.
+struct Issuance {
+    proto::IssuedReceipt receipt;
+    std::optional<Error> not_kept;
+};
+
 // The receipts the daemon issues and keeps (docs/receipt.md "Signature", docs/api.md "Receipts").
-// issue() signs a finished run's receipt in place (setting its signature) and keeps it as
-// `owner_uid`'s; an Error says, in one sentence for the caller and the log, whether it was signed
-// and why it was not kept, and the run's answer goes out all the same (unsigned when signing
-// failed). list() answers the kept receipts, newest first, each checked against the
-// installation's key and its run id; get() one of them as it was issued, "no_such_receipt" when
-// none of that id is kept (or it is another user's), "receipt_not_verified" when the kept file
-// fails that check. `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
+// issue() issues a finished run's receipt (proto::issue_receipt) and keeps its issued text as
+// `owner_uid`'s; when it could not keep it (or sign it) the run's answer goes out all the same
+// (unsigned when signing failed) and Issuance::not_kept says why. list() answers the kept
+// receipts, newest first, each checked against the installation's key and its run id; get() one
+// of them as it was issued, "no_such_receipt" when none of that id is kept (or it is another
+// user's), "receipt_not_verified" when the kept file fails that check. `viewer` as for AttemptRecords. holds() says whether a run's receipt is kept.
 class ReceiptKeeper {
 public:
     virtual ~ReceiptKeeper() = default;
-    virtual Expected<void> issue(proto::Receipt& receipt, std::uint32_t owner_uid) = 0;
+    virtual Issuance issue(proto::Receipt receipt, std::uint32_t owner_uid) = 0;
     virtual Expected<proto::ReceiptList> list(std::optional<std::uint32_t> viewer) = 0;
     virtual Expected<boost::json::value> get(const std::string& run_id, std::optional<std::uint32_t> viewer) = 0;
     virtual bool holds(const std::string& run_id) const = 0;

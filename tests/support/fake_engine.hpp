@@ -346,17 +346,21 @@ private:
 };
 
 // Drives one coroutine on `io` until it has finished; work the fake left pending (open
-// streams, a box that never exits) stays queued.
+// streams, a box that never exits) stays queued. T need not be default-constructible (as
+// co_spawn's handler needs): the result is passed on in an optional.
 template <class T>
 T run_to_result(net::io_context& io, net::awaitable<T> call)
 {
     std::optional<T> result;
     std::exception_ptr failure;
-    net::co_spawn(io, std::move(call), [&](std::exception_ptr e, T value) {
+    auto optional_of = [](net::awaitable<T> inner) -> net::awaitable<std::optional<T>> {
+        co_return std::optional<T>(co_await std::move(inner));
+    };
+    net::co_spawn(io, optional_of(std::move(call)), [&](std::exception_ptr e, std::optional<T> value) {
         if (e) {
             failure = e;
         } else {
-            result.emplace(std::move(value));
+            result = std::move(value);
         }
     });
     while (!result && !failure && io.run_one() > 0) {

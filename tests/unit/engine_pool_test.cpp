@@ -37,16 +37,16 @@ proto::EngineStatus verified_status()
     return status;
 }
 
-// A RunService that answers from a script: each call takes the next answer, after `delay`.
-class ScriptedRuns final : public daemon::RunService {
+// An engine's run service that answers from a script: each call takes the next answer, after `delay`.
+class ScriptedRuns final : public daemon::EngineRunService {
 public:
     explicit ScriptedRuns(std::string engine_id) : m_engine_id(std::move(engine_id)) {}
-    std::deque<Expected<proto::RunAnswer>> answers;
+    std::deque<Expected<daemon::AssembledRun>> answers;
     std::chrono::milliseconds delay{0};
     int calls = 0;
 
-    net::awaitable<Expected<proto::RunAnswer>> run(proto::ValidRunRequest, std::uint32_t, net::cancellation_slot,
-                                                   daemon::RunObserver*) override
+    net::awaitable<Expected<daemon::AssembledRun>> run(proto::ValidRunRequest, std::uint32_t, net::cancellation_slot,
+                                                       daemon::RunObserver*) override
     {
         ++calls;
         if (delay.count() > 0) {
@@ -56,7 +56,7 @@ public:
         if (answers.empty()) {
             auto receipt = test::sample_receipt();
             receipt.engine = proto::EngineRef{m_engine_id, "unix:///x"};
-            co_return proto::RunAnswer{receipt, {}, std::nullopt};
+            co_return daemon::AssembledRun{receipt, {}, false};
         }
         auto answer = std::move(answers.front());
         answers.pop_front();
@@ -68,12 +68,12 @@ private:
 };
 
 // Runs one request through `service` to the end and returns its answer.
-Expected<proto::RunAnswer> run_one(daemon::RunService& service)
+Expected<daemon::AssembledRun> run_one(daemon::EngineRunService& service)
 {
     net::io_context io;
-    std::optional<Expected<proto::RunAnswer>> answer;
+    std::optional<Expected<daemon::AssembledRun>> answer;
     net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot(), nullptr),
-                  [&](std::exception_ptr error, Expected<proto::RunAnswer> result) {
+                  [&](std::exception_ptr error, Expected<daemon::AssembledRun> result) {
                       if (error) std::rethrow_exception(error);
                       answer = std::move(result);
                   });
@@ -171,7 +171,7 @@ TEST_CASE("Two runs at once go to two engines")
     std::vector<std::string> engines;
     for (int i = 0; i < 2; ++i)
         net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, net::cancellation_slot(), nullptr),
-                      [&](std::exception_ptr, Expected<proto::RunAnswer> answer) {
+                      [&](std::exception_ptr, Expected<daemon::AssembledRun> answer) {
                           REQUIRE(answer.has_value());
                           engines.push_back(answer->receipt.engine->id);
                       });
@@ -212,7 +212,7 @@ TEST_CASE("Any other refusal is the run's answer and leaves the engine verified"
     CHECK(e2.calls == 0);
 }
 
-TEST_CASE("A receipt whose engine went away mid-run is returned and its engine skipped afterwards")
+TEST_CASE("A run whose engine went away mid-run is returned as assembled and its engine skipped afterwards")
 {
     auto pool = two_engine_pool();
     pool.record_check(0, verified_status());
@@ -220,13 +220,27 @@ TEST_CASE("A receipt whose engine went away mid-run is returned and its engine s
     ScriptedRuns local("local"), e2("e2");
     auto lost = test::sample_receipt();
     lost.observed.termination.mechanism = proto::TerminationMechanism::engine_lost;
-    local.answers.push_back(proto::RunAnswer{lost, {}, std::nullopt});
+    local.answers.push_back(daemon::AssembledRun{lost, {}, true});
     daemon::PooledRunService service(pool, {&local, &e2});
     const auto answer = run_one(service);
     REQUIRE(answer.has_value());
-    CHECK(answer->receipt.observed.termination.mechanism == proto::TerminationMechanism::engine_lost);
+    CHECK(answer->receipt == lost);
     CHECK_FALSE(pool.describe()[0].verified);
     CHECK(pool.choose() == 1u);
+}
+
+TEST_CASE("The pool decides a lost engine by the run's evidence, not by reading its receipt")
+{
+    auto pool = two_engine_pool();
+    pool.record_check(0, verified_status());
+    pool.record_check(1, verified_status());
+    ScriptedRuns local("local"), e2("e2");
+    auto receipt = test::sample_receipt();
+    receipt.observed.termination.mechanism = proto::TerminationMechanism::engine_lost;
+    local.answers.push_back(daemon::AssembledRun{receipt, {}, false});
+    daemon::PooledRunService service(pool, {&local, &e2});
+    REQUIRE(run_one(service).has_value());
+    CHECK(pool.describe()[0].verified);
 }
 
 TEST_CASE("With every engine unreachable the run is refused naming each engine and why")
@@ -255,9 +269,9 @@ TEST_CASE("A client that goes away while its run is refused as unreachable ends 
     daemon::PooledRunService service(pool, {&local, &e2});
     net::io_context io;
     net::cancellation_signal client_gone;
-    std::optional<Expected<proto::RunAnswer>> answer;
+    std::optional<Expected<daemon::AssembledRun>> answer;
     net::co_spawn(io, service.run(test::valid_request("print(1)"), 0, client_gone.slot(), nullptr),
-                  [&](std::exception_ptr, Expected<proto::RunAnswer> result) { answer = std::move(result); });
+                  [&](std::exception_ptr, Expected<daemon::AssembledRun> result) { answer = std::move(result); });
     net::steady_timer timer(io, std::chrono::milliseconds(10));
     timer.async_wait([&](auto) { client_gone.emit(net::cancellation_type::terminal); });
     io.run();

@@ -7,6 +7,7 @@
 #include "common/ids.hpp"
 #include "common/sha256.hpp"
 #include "proto/receipt.hpp"
+#include "proto/receipt_signature.hpp"
 #include "tests/support/source_text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -52,14 +53,21 @@ constexpr auto k_tuple = net::as_tuple(net::use_awaitable);
 // run queue refuses; "throw" throws an int, as a bug might throw anything; any other source ends after 300 ms with a receipt carrying the source's
 // SHA-256. An observer is told the start (run "1...1"), "out\n" on stdout and a byte 0xFF and
 // the first two bytes of "é" on stderr, then the rest of the "é".
+// The key the fakes issue receipts with.
+const pybox::SigningKey& http_fakes_key()
+{
+    static const pybox::SigningKey key = pybox::SigningKey::generate().value();
+    return key;
+}
+
 class FakeRunService : public pybox::daemon::RunService {
 public:
     static constexpr const char* k_not_kept = "pyboxd signed the receipt of run 1 but could not keep it: full.";
 
-    net::awaitable<pybox::Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest valid,
-                                                                 std::uint32_t owner_uid,
-                                                                 net::cancellation_slot cancelled,
-                                                                 pybox::daemon::RunObserver* observer) override
+    net::awaitable<pybox::Expected<pybox::proto::IssuedRunAnswer>> run(pybox::proto::ValidRunRequest valid,
+                                                                       std::uint32_t owner_uid,
+                                                                       net::cancellation_slot cancelled,
+                                                                       pybox::daemon::RunObserver* observer) override
     {
         const pybox::proto::RunRequest& request = valid.request();
         last_owner = owner_uid;
@@ -77,7 +85,8 @@ public:
         receipt.lifecycle.cancelled = ec == net::error::operation_aborted;
         if (observer != nullptr) observer->output(pybox::proto::OutputStream::stderr_stream, "\xa9");
         if (receipt.lifecycle.cancelled) m_cancellations.fetch_add(1);
-        pybox::proto::RunAnswer answer{std::move(receipt), {}, std::nullopt};
+        pybox::proto::IssuedRunAnswer answer{pybox::proto::issue_receipt(std::move(receipt), http_fakes_key()), {},
+                                             std::nullopt};
         if (request.source == "unkept") answer.receipt_not_kept = k_not_kept;
         co_return answer;
     }
@@ -178,9 +187,10 @@ public:
 class FakeReceiptKeeper : public pybox::daemon::ReceiptKeeper {
 public:
     std::optional<std::uint32_t> last_viewer;
-    pybox::Expected<void> issue(pybox::proto::Receipt&, std::uint32_t) override
+    pybox::daemon::Issuance issue(pybox::proto::Receipt receipt, std::uint32_t) override
     {
-        return pybox::make_error("internal_error", "the router does not issue receipts");
+        return {pybox::proto::issue_receipt(std::move(receipt), http_fakes_key()),
+                pybox::make_error("internal_error", "the router does not issue receipts")};
     }
     pybox::Expected<pybox::proto::ReceiptList> list(std::optional<std::uint32_t> viewer) override
     {
@@ -897,7 +907,7 @@ TEST_CASE("The router answers the run service's receipt as it is and serves kept
     CHECK(fakes.runs.last_owner == 1001u);
     pybox::proto::Receipt answered;
     answered.source_sha256 = pybox::sha256_hex("print(1)");
-    CHECK(boost::json::parse(run.body) == pybox::proto::receipt_to_json(answered));
+    CHECK(run.body == pybox::proto::issue_receipt(answered, http_fakes_key()).text());
 
     const auto list = calls.answer(member, "GET", "/v1/receipts");
     CHECK(list.status == 200);

@@ -5,7 +5,6 @@
 
 #include "daemon/records/installation.hpp"
 #include "daemon/records/receipt_store.hpp"
-#include "util/json_writer.hpp"
 #include "proto/receipt_signature.hpp"
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/sample_receipt.hpp"
@@ -13,6 +12,7 @@
 #include "tests/support/valid_request.hpp"
 #include "util/json_writer.hpp"
 
+#include <boost/json/parse.hpp>
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -25,15 +25,16 @@ using pybox::daemon::ReceiptStore;
 namespace {
 
 // Answers the sample receipt as run "1...1", or refuses a program "busy" as a full queue does.
-class ScriptedRuns final : public pybox::daemon::RunService {
+class ScriptedRuns final : public pybox::daemon::EngineRunService {
 public:
-    net::awaitable<Expected<pybox::proto::RunAnswer>> run(pybox::proto::ValidRunRequest request, std::uint32_t,
-                                                         net::cancellation_slot, pybox::daemon::RunObserver*) override
+    net::awaitable<Expected<pybox::daemon::AssembledRun>> run(pybox::proto::ValidRunRequest request, std::uint32_t,
+                                                             net::cancellation_slot,
+                                                             pybox::daemon::RunObserver*) override
     {
         if (request.request().source == "busy") co_return pybox::make_error("busy", "The run queue is full.");
         auto receipt = pybox::test::sample_receipt();
         receipt.identity.run_id = std::string(32, '1');
-        co_return pybox::proto::RunAnswer{std::move(receipt), {}, std::nullopt};
+        co_return pybox::daemon::AssembledRun{std::move(receipt), {}, false};
     }
 };
 
@@ -49,7 +50,7 @@ struct Issuing {
         : store(runtime.paths.receipts_dir(), *pybox::daemon::load_or_create_signing_key(runtime.paths), bounds)
     {
     }
-    Expected<pybox::proto::RunAnswer> run(const std::string& source, std::uint32_t owner_uid)
+    Expected<pybox::proto::IssuedRunAnswer> run(const std::string& source, std::uint32_t owner_uid)
     {
         return pybox::test::run_to_result(io, service.run(pybox::test::valid_request(source), owner_uid, {}, nullptr));
     }
@@ -62,15 +63,14 @@ TEST_CASE("A run's receipt goes out signed by the installation and is kept as th
     Issuing issuing;
     const auto answer = issuing.run("print(1)", 1001);
     REQUIRE(answer.has_value());
-    REQUIRE(answer->receipt.signature.has_value());
-    const std::string text = pybox::util::to_json_text(pybox::proto::receipt_to_json(answer->receipt));
-    CHECK(pybox::proto::verify_receipt(text, issuing.key.public_key()).has_value());
+    REQUIRE(answer->receipt.receipt().signature.has_value());
+    CHECK(pybox::proto::verify_receipt(answer->receipt.text(), issuing.key.public_key()).has_value());
     const auto mine = issuing.store.list(1001);
     REQUIRE(mine->receipts.size() == 1);
     CHECK(mine->receipts.front().run_id == std::string(32, '1'));
     CHECK(mine->receipts.front().signed_receipt);
     CHECK(issuing.store.list(1002)->receipts.empty());
-    CHECK(*issuing.store.get(std::string(32, '1'), 1001) == pybox::proto::receipt_to_json(answer->receipt));
+    CHECK(*issuing.store.get(std::string(32, '1'), 1001) == boost::json::parse(answer->receipt.text()));
 }
 
 TEST_CASE("A run that did not happen issues nothing")
@@ -87,8 +87,8 @@ TEST_CASE("A receipt the keeper cannot keep still goes out, signed, and its answ
     Issuing issuing(ReceiptStore::Bounds{10, 64});  // no receipt fits in 64 bytes
     const auto answer = issuing.run("print(1)", 1001);
     REQUIRE(answer.has_value());
-    CHECK(answer->receipt.identity.run_id == std::string(32, '1'));
-    CHECK(answer->receipt.signature.has_value());
+    CHECK(answer->receipt.receipt().identity.run_id == std::string(32, '1'));
+    CHECK(answer->receipt.receipt().signature.has_value());
     REQUIRE(answer->receipt_not_kept.has_value());
     CHECK_THAT(*answer->receipt_not_kept, Catch::StartsWith("pyboxd signed the receipt of run " + std::string(32, '1') +
                                                             " but could not keep it: it is larger than the 64 bytes"));

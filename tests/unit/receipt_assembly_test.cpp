@@ -398,6 +398,33 @@ TEST_CASE("An engine gone mid-run is ENGINE_GONE with what failed as evidence, a
     CHECK_FALSE(receipt.capture.output_complete);
 }
 
+TEST_CASE("The assembled run says the engine was lost exactly when its end is ENGINE_LOST")
+{
+    CHECK_FALSE(daemon::assemble_receipt(described(), completed()).engine_lost);
+    auto unread = completed();
+    unread.exit_observed = false;
+    unread.final_state.reset();
+    const auto lost = daemon::assemble_receipt(described(), unread);
+    CHECK(lost.engine_lost);
+    CHECK(lost.receipt.observed.termination.mechanism == TerminationMechanism::engine_lost);
+    auto still_running = completed();
+    still_running.final_state->running = true;
+    const auto running = daemon::assemble_receipt(described(), still_running);
+    CHECK(running.engine_lost);
+    CHECK(running.receipt.observed.termination.mechanism == TerminationMechanism::engine_lost);
+    auto never_started = completed();
+    never_started.program_started.reset();
+    never_started.final_state.reset();
+    CHECK_FALSE(daemon::assemble_receipt(described(), never_started).engine_lost);
+}
+
+TEST_CASE("The sweep's summary in the evidence is the receipt's cleanup.reconciliation")
+{
+    auto evidence = completed();
+    evidence.reconciliation = json::object{{"boxes_removed", 1}};
+    CHECK(assembled(described(), evidence).cleanup.reconciliation == evidence.reconciliation);
+}
+
 TEST_CASE("A removal not confirmed is REMOVAL_UNCONFIRMED with the expiry and the last error")
 {
     auto evidence = completed();

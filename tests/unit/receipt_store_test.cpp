@@ -92,14 +92,17 @@ TEST_CASE("An issued receipt is signed, kept as its owner's, and served as issue
     pybox::test::TempRuntime runtime;
     const auto public_key = key_of(runtime.paths).public_key();
     ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
-    pybox::proto::Receipt receipt = receipt_of_run(1);
-    REQUIRE(store.issue(receipt, 1001).has_value());
-    REQUIRE(receipt.signature.has_value());
+    const auto issued = store.issue(receipt_of_run(1), 1001);
+    REQUIRE_FALSE(issued.not_kept);
+    REQUIRE(issued.receipt.receipt().signature.has_value());
     CHECK(store.holds(run_id_of(1)));
+    // The file is the issued text, byte for byte, in its envelope.
+    CHECK(*pybox::read_file_capped(runtime.paths.receipts_dir() / (run_id_of(1) + ".json"), 1 << 20) ==
+          R"({"owner_uid":1001,"receipt":)" + issued.receipt.text() + "}");
 
     auto kept = store.get(run_id_of(1), 1001);
     REQUIRE(kept.has_value());
-    CHECK(*kept == pybox::proto::receipt_to_json(receipt));
+    CHECK(pybox::util::to_json_text(*kept) == issued.receipt.text());
     CHECK(pybox::proto::verify_receipt(pybox::util::to_json_text(*kept), public_key).has_value());
     CHECK(store.get(run_id_of(1), 1002).error().code == "no_such_receipt");
     CHECK(store.get(run_id_of(1), std::nullopt).has_value());
@@ -107,7 +110,7 @@ TEST_CASE("An issued receipt is signed, kept as its owner's, and served as issue
     CHECK(store.get("../../etc/passwd", std::nullopt).error().code == "no_such_receipt");
 
     pybox::proto::Receipt other = receipt_of_run(2);
-    REQUIRE(store.issue(other, 1002).has_value());
+    REQUIRE_FALSE(store.issue(other, 1002).not_kept);
     const auto mine = store.list(1001);
     REQUIRE(mine->receipts.size() == 1);
     const auto& entry = mine->receipts.front();
@@ -129,7 +132,7 @@ TEST_CASE("A restarted store reads back what it kept and leaves other files alon
         ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
         for (int n = 1; n <= 3; ++n) {
             pybox::proto::Receipt receipt = receipt_of_run(n);
-            REQUIRE(store.issue(receipt, 1001).has_value());
+            REQUIRE_FALSE(store.issue(receipt, 1001).not_kept);
         }
     }
     REQUIRE(pybox::write_file_atomic(runtime.paths.receipts_dir() / "notes.txt", "x").has_value());
@@ -150,7 +153,7 @@ TEST_CASE("Over 1,000 runs the store keeps its count and byte bounds, dropping t
     for (int n = 1; n <= 1000; ++n) {
         // Every 10th receipt carries 16 KiB of output, so the byte bound binds before the count does.
         pybox::proto::Receipt receipt = receipt_of_run(n, n % 10 == 0 ? 16 * 1024 : 3);
-        REQUIRE(store.issue(receipt, 1001).has_value());
+        REQUIRE_FALSE(store.issue(receipt, 1001).not_kept);
         REQUIRE(files_in(runtime.paths.receipts_dir()) <= bounds.max_receipts);
         REQUIRE(bytes_in(runtime.paths.receipts_dir()) <= bounds.max_bytes);
         REQUIRE(store.kept_bytes() == bytes_in(runtime.paths.receipts_dir()));
@@ -176,7 +179,7 @@ TEST_CASE("The attempts answer links a settled run to its kept receipt")
     pybox::test::TempRuntime runtime;
     ReceiptStore store(runtime.paths.receipts_dir(), key_of(runtime.paths));
     pybox::proto::Receipt receipt = receipt_of_run(7);
-    REQUIRE(store.issue(receipt, 1001).has_value());
+    REQUIRE_FALSE(store.issue(receipt, 1001).not_kept);
     const pybox::daemon::AttemptJournal journal(runtime.paths);
     for (int n : {7, 8}) {
         pybox::proto::SettledAttempt entry;
@@ -205,11 +208,11 @@ TEST_CASE("A receipt whose folder cannot be written is signed, not kept, and its
     fs::remove_all(folder);
     REQUIRE(pybox::write_file_atomic(folder, "not a folder").has_value());  // nothing can be written in it
 
-    pybox::proto::Receipt receipt = receipt_of_run(1);
-    const auto issued = store.issue(receipt, 1001);
-    REQUIRE_FALSE(issued.has_value());
-    CHECK(receipt.signature.has_value());
-    CHECK_THAT(issued.error().message, Catch::StartsWith("pyboxd signed the receipt of run " + run_id_of(1) +
+    const auto issuance = store.issue(receipt_of_run(1), 1001);
+    REQUIRE(issuance.not_kept.has_value());
+    const pybox::Error& issued = *issuance.not_kept;
+    CHECK(issuance.receipt.receipt().signature.has_value());
+    CHECK_THAT(issued.message, Catch::StartsWith("pyboxd signed the receipt of run " + run_id_of(1) +
                                                          " but could not keep it: ") &&
                                            Catch::Contains("Not a directory"));
     CHECK_FALSE(store.holds(run_id_of(1)));
@@ -217,7 +220,7 @@ TEST_CASE("A receipt whose folder cannot be written is signed, not kept, and its
 
     const auto shown = store.get(run_id_of(1), 1001);
     CHECK(shown.error().code == "no_such_receipt");
-    CHECK_THAT(shown.error().message, Catch::StartsWith(issued.error().message) && !Catch::Contains("never issued"));
+    CHECK_THAT(shown.error().message, Catch::StartsWith(issued.message) && !Catch::Contains("never issued"));
     CHECK_THAT(store.get(run_id_of(1), 1002).error().message, Catch::Contains("never issued"));
     CHECK_THAT(store.get(run_id_of(2), 1001).error().message, Catch::Contains("never issued"));
 }
@@ -233,7 +236,7 @@ struct TwoKept {
     {
         for (int n : {1, 2}) {
             pybox::proto::Receipt receipt = receipt_of_run(n);
-            REQUIRE(store.issue(receipt, 1001).has_value());
+            REQUIRE_FALSE(store.issue(receipt, 1001).not_kept);
         }
     }
     fs::path file(int n) const { return runtime.paths.receipts_dir() / (run_id_of(n) + ".json"); }

@@ -663,11 +663,11 @@ TEST_CASE("A run that waits for its turn reports the wait as queued_s, and its o
                    inspect_verify(*f.engine), inspect_final(0), gone()};
     script(*f.engine, box);
 
-    std::optional<Expected<proto::RunAnswer>> first, second;
+    std::optional<Expected<daemon::AssembledRun>> first, second;
     net::co_spawn(f.io, f.service->run(test::valid_request(request()), 0, {}, nullptr),
-                  [&](std::exception_ptr, Expected<proto::RunAnswer> answer) { first.emplace(std::move(answer)); });
+                  [&](std::exception_ptr, Expected<daemon::AssembledRun> answer) { first.emplace(std::move(answer)); });
     net::co_spawn(f.io, f.service->run(test::valid_request(request()), 0, {}, nullptr),
-                  [&](std::exception_ptr, Expected<proto::RunAnswer> answer) { second.emplace(std::move(answer)); });
+                  [&](std::exception_ptr, Expected<daemon::AssembledRun> answer) { second.emplace(std::move(answer)); });
     while ((!first || !second) && f.io.run_one() > 0) {
     }
     REQUIRE(first);
