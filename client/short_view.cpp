@@ -359,7 +359,16 @@ std::string render_unsealed(const Receipt& receipt, const UnsealedFacts& facts)
 
 }  // namespace
 
-std::string render_short_receipt(const Receipt& receipt)
+ViewerHost this_viewer_host()
+{
+#if defined(__APPLE__)
+    return ViewerHost::mac;
+#else
+    return ViewerHost::linux_host;
+#endif
+}
+
+std::string render_short_receipt(const Receipt& receipt, ViewerHost host)
 {
     if (const auto& facts = receipt.unsealed()) return render_unsealed(receipt, *facts);
     const auto& identity = receipt.identity;
@@ -371,7 +380,7 @@ std::string render_short_receipt(const Receipt& receipt)
     out += "From the container engine  checked before start, read back after\n";
     add_line(out, "Exit code", exit_code_text(receipt));
     add_line(out, "Settings checked", settings_text(receipt));
-    add_line(out, "Host folders shared", verified ? "none" : "not checked");
+    add_line(out, host == ViewerHost::mac ? "Mac folders shared" : "Host folders shared", verified ? "none" : "not checked");
     add_line(out, "Network", terminal_safe(receipt.configured.policy.network));
     // Only a pool has engines to tell apart; the local engine's runs read as before.
     if (receipt.engine && receipt.engine->id != "local")
