@@ -232,10 +232,10 @@ std::string figures_text(const json::object& resources)
         text += label;
         text += counter ? (counter->final ? "" : "≥ ") + format(counter->value) : std::string("unknown");
     };
-    add("memory peak ", "memory_peak_bytes",
+    add("memory peak ", "memory.peak",
         [](std::int64_t bytes) { return decimal(static_cast<double>(bytes) / (1024.0 * 1024.0), "%.1f") + " MiB"; });
-    add("CPU ", "cpu_usage_usec", [](std::int64_t usec) { return decimal(static_cast<double>(usec) / 1e6, "%.3f") + " s"; });
-    add("pids peak ", "pids_peak", [](std::int64_t pids) { return std::to_string(pids); });
+    add("CPU ", "cpu.stat.usage_usec", [](std::int64_t usec) { return decimal(static_cast<double>(usec) / 1e6, "%.3f") + " s"; });
+    add("pids peak ", "pids.peak", [](std::int64_t pids) { return std::to_string(pids); });
     return text;
 }
 

@@ -252,9 +252,9 @@ Receipt watched_run(json::object limits_hit)
     receipt.unknown.clear();
     receipt.observed.resources = json::object{
         {"status", "COLLECTED"},
-        {"metrics", json::object{{"memory_peak_bytes", metric(70778880, 70778880, 71041024)},
-                                 {"cpu_usage_usec", metric(55021, 55021, 62808)},
-                                 {"pids_peak", metric(6, 6, 6)}}},
+        {"metrics", json::object{{"memory.peak", metric(70778880, 70778880, 71041024)},
+                                 {"cpu.stat.usage_usec", metric(55021, 55021, 62808)},
+                                 {"pids.peak", metric(6, 6, 6)}}},
         {"limits_hit", std::move(limits_hit)}};
     return receipt;
 }
@@ -287,7 +287,7 @@ TEST_CASE("Limits read 'none hit' only when every final counter says so")
 TEST_CASE("A figure known only from samples is shown as a lower bound")
 {
     auto receipt = watched_run({{"pids", false}, {"cpu_throttled", false}, {"oom_kill", false}});
-    receipt.observed.resources.as_object()["metrics"].as_object()["memory_peak_bytes"] = metric(1048576, 2097152, nullptr);
+    receipt.observed.resources.as_object()["metrics"].as_object()["memory.peak"] = metric(1048576, 2097152, nullptr);
     CHECK_THAT(kernel_lines(receipt), Catch::Contains("memory peak ≥ 2.0 MiB"));
 }
 
