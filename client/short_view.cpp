@@ -232,10 +232,10 @@ std::string figures_text(const json::object& resources)
         text += label;
         text += counter ? (counter->final ? "" : "≥ ") + format(counter->value) : std::string("unknown");
     };
-    add("memory peak ", "memory_peak_bytes",
+    add("memory peak ", "memory.peak",
         [](std::int64_t bytes) { return decimal(static_cast<double>(bytes) / (1024.0 * 1024.0), "%.1f") + " MiB"; });
-    add("CPU ", "cpu_usage_usec", [](std::int64_t usec) { return decimal(static_cast<double>(usec) / 1e6, "%.3f") + " s"; });
-    add("pids peak ", "pids_peak", [](std::int64_t pids) { return std::to_string(pids); });
+    add("CPU ", "cpu.stat.usage_usec", [](std::int64_t usec) { return decimal(static_cast<double>(usec) / 1e6, "%.3f") + " s"; });
+    add("pids peak ", "pids.peak", [](std::int64_t pids) { return std::to_string(pids); });
     return text;
 }
 
@@ -359,7 +359,16 @@ std::string render_unsealed(const Receipt& receipt, const UnsealedFacts& facts)
 
 }  // namespace
 
-std::string render_short_receipt(const Receipt& receipt)
+ViewerHost this_viewer_host()
+{
+#if defined(__APPLE__)
+    return ViewerHost::mac;
+#else
+    return ViewerHost::linux_host;
+#endif
+}
+
+std::string render_short_receipt(const Receipt& receipt, ViewerHost host)
 {
     if (const auto& facts = receipt.unsealed()) return render_unsealed(receipt, *facts);
     const auto& identity = receipt.identity;
@@ -371,7 +380,7 @@ std::string render_short_receipt(const Receipt& receipt)
     out += "From the container engine  checked before start, read back after\n";
     add_line(out, "Exit code", exit_code_text(receipt));
     add_line(out, "Settings checked", settings_text(receipt));
-    add_line(out, "Host folders shared", verified ? "none" : "not checked");
+    add_line(out, host == ViewerHost::mac ? "Mac folders shared" : "Host folders shared", verified ? "none" : "not checked");
     add_line(out, "Network", terminal_safe(receipt.configured.policy.network));
     // Only a pool has engines to tell apart; the local engine's runs read as before.
     if (receipt.engine && receipt.engine->id != "local")

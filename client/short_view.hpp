@@ -9,7 +9,15 @@
 
 namespace pybox::client {
 
-std::string render_short_receipt(const proto::Receipt& receipt);
+// Which machine the user's folders are on, for the line that says none were shared with the box:
+// "Mac folders shared" on macOS (the seed's wording: the box runs in a VM on the Mac), "Host
+// folders shared" elsewhere.
+enum class ViewerHost { linux_host, mac };
+
+// The host this pybox was built for.
+ViewerHost this_viewer_host();
+
+std::string render_short_receipt(const proto::Receipt& receipt, ViewerHost host = this_viewer_host());
 
 // The lines that follow the short view of a run whose receipt pyboxd did not keep: `why` is the
 // daemon's sentence (docs/api.md "POST /v1/runs", receipt_not_kept).

@@ -46,6 +46,8 @@ inline constexpr std::chrono::milliseconds k_inspect_timeout{2'000};
 inline constexpr std::chrono::milliseconds k_query_timeout{2'000};
 inline constexpr std::chrono::milliseconds k_stop_timeout{2'000};
 inline constexpr std::chrono::milliseconds k_remove_timeout{3'000};
+// The whole cleanup (removal and its confirmation); one retry after an interruption gets another
+// budget of the same length (daemon/run/box_removal.hpp).
 inline constexpr std::chrono::milliseconds k_cleanup_budget{15'000};
 
 // Defaults of the config.json keys box_expiry_s, settle_after_expiry_s and sweep_interval_s,

@@ -303,8 +303,11 @@ json::value receipt_to_json(const Receipt& receipt)
                                    {"total_s", lifecycle.preparation->total_s},
                                    {"waited_s", lifecycle.preparation->waited_s}};
     json::object unknown;
+    json::object unknown_reasons;
+    for (const auto key : k_seed_unknown_keys) unknown[key] = receipt.unknown.contains(std::string(key));
     for (const auto& [key, reason] : receipt.unknown) {
-        unknown[key] = reason;
+        unknown[key] = true;
+        unknown_reasons[key] = reason;
     }
     json::array explanations;
     for (const auto& explanation : receipt.explanations) {
@@ -380,6 +383,7 @@ json::value receipt_to_json(const Receipt& receipt)
                                  {"reconciliation", cleanup.reconciliation}}},
         {"clock_domains", receipt.sealed() ? clock_domains_to_json(receipt.clock_domains) : unsealed_clock_domains_to_json()},
         {"unknown", std::move(unknown)},
+        {"unknown_reasons", std::move(unknown_reasons)},
         {"not_applicable", std::move(not_applicable)},
         {"files", receipt.files ? files_to_json(*receipt.files) : json::value(nullptr)},
         {"unsealed", receipt.unsealed() ? json::value(unsealed_to_json(*receipt.unsealed())) : json::value(nullptr)},

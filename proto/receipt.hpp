@@ -14,6 +14,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -24,6 +25,11 @@
 namespace pybox::proto {
 
 inline constexpr int k_receipt_schema_version = 1;
+
+// The keys of `unknown` that every receipt carries, true or false, as the seed's receipt does
+// (docs/receipt.md "unknown"). Any other key is written only when true.
+inline constexpr std::array<std::string_view, 3> k_seed_unknown_keys = {
+    "final_resource_counters", "exact_termination_cause", "absolute_clock_alignment"};
 
 // Every enum below has a last member `unrecognized`: only the tolerant reader sets it, for a
 // name this build does not know (a newer daemon's), and keeps that name in
@@ -338,7 +344,9 @@ struct Receipt {
     Lifecycle lifecycle;
     Cleanup cleanup;
     ClockDomains clock_domains;
-    std::map<std::string, std::string> unknown;  // what could not be known -> why
+    // What could not be known -> why. Written as two keys: `unknown` ({key: true/false}: the seed's
+    // three keys always, any other key only when here) and `unknown_reasons` (this map).
+    std::map<std::string, std::string> unknown;
     std::optional<FilesRecord> files;            // runs that move files only
     std::vector<Explanation> explanations;
     // Tolerant reading only: the field's path -> the value this build does not know
@@ -373,6 +381,11 @@ boost::json::value receipt_to_json(const Receipt& receipt);
 // all be absent (receipts of daemons before unsealed runs, all sealed); when present they must
 // agree: sealed with "container", no not_applicable entries and unsealed null, or unsealed with
 // "none", every sealed-only field null and named in not_applicable, and the unsealed facts.
+// `unknown` is {key: boolean} with `unknown_reasons` beside it, a reason for exactly each true
+// key; strict mode requires the seed's three keys and refuses a false key outside them, a true
+// key without a reason and a reason without a true key. Tolerant mode also reads the form of
+// receipts before `unknown_reasons` (`unknown` as {key: reason}) and reads past a true key
+// without a reason (read as "no reason given") or a reason without a true key (ignored).
 
 // The exit code `pybox exec` returns for this receipt (docs/reference.md, "Exit codes"): an
 // unrecognized mechanism gives the exit code the engine reported (0-255), else 125.

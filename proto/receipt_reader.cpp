@@ -8,6 +8,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/string.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace pybox::proto {
@@ -295,6 +296,55 @@ UnsealedFacts read_unsealed(util::ObjectReader& reader)
     return facts;
 }
 
+bool is_seed_unknown_key(std::string_view key)
+{
+    return std::find(k_seed_unknown_keys.begin(), k_seed_unknown_keys.end(), key) != k_seed_unknown_keys.end();
+}
+
+// `unknown` ({key: boolean}) and `unknown_reasons` ({key: reason}, one per true key) into
+// Receipt::unknown (key -> reason). Receipts before unknown_reasons wrote `unknown` as
+// {key: reason}: the tolerant reader still reads them (`pybox verify`, `pybox receipts show`
+// of a kept receipt), the strict reader only the form this build writes.
+void read_unknown(util::ObjectReader& root, Receipt& receipt)
+{
+    const bool strict = root.mode() == util::ReadMode::strict;
+    auto unknown = root.object("unknown");
+    if (!strict && root.if_present("unknown_reasons") == nullptr) {
+        for (const auto& key : unknown.keys()) receipt.unknown[key] = unknown.string(key);
+        unknown.finish();
+        return;
+    }
+    auto reasons = root.object("unknown_reasons");
+    if (strict)
+        for (const auto key : k_seed_unknown_keys) unknown.boolean(key);  // refuses a missing one
+    std::vector<std::string> true_keys;
+    for (const auto& key : unknown.keys()) {
+        if (unknown.boolean(key)) {
+            true_keys.push_back(key);
+        } else if (strict && !is_seed_unknown_key(key)) {
+            unknown.fail(key, "must be true or absent (only the seed's three keys are written as false)");
+        }
+    }
+    for (const auto& key : reasons.keys()) {
+        const auto reason = reasons.string(key);
+        if (std::find(true_keys.begin(), true_keys.end(), key) != true_keys.end()) {
+            receipt.unknown[key] = reason;
+        } else if (strict) {
+            reasons.fail(key, "has a reason, but unknown." + key + " is not true");
+        }
+    }
+    for (const auto& key : true_keys) {
+        if (receipt.unknown.contains(key)) continue;
+        if (strict) {
+            unknown.fail(key, "is true, but unknown_reasons gives no reason for it");
+        } else {
+            receipt.unknown[key] = "no reason given";
+        }
+    }
+    reasons.finish();
+    unknown.finish();
+}
+
 }  // namespace
 
 Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode mode)
@@ -448,11 +498,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode 
     receipt.clock_domains = read_clock_domains(clock_domains);
     clock_domains.finish();
 
-    auto unknown = root.object("unknown");
-    for (const auto& key : unknown.keys()) {
-        receipt.unknown[key] = unknown.string(key);
-    }
-    unknown.finish();
+    read_unknown(root, receipt);
 
     if (!root.any("files").is_null()) {
         auto files = root.object("files");

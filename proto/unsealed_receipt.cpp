@@ -11,6 +11,10 @@ Receipt make_unsealed_receipt(UnsealedFacts facts)
 {
     Receipt receipt;
     receipt.m_unsealed = std::move(facts);
+    // No box, so no cgroup and no kernel counters: not "known" (observed.resources is null).
+    receipt.unknown["final_resource_counters"] =
+        "an unsealed run has no box and no cgroup, so no kernel counters were read (observed.resources is not "
+        "applicable)";
     return receipt;
 }
 

@@ -66,7 +66,14 @@ constexpr std::string_view k_receipt_schema = R"({
     "lifecycle": {"type": "object"},
     "cleanup": {"type": "object"},
     "clock_domains": {"type": "object"},
-    "unknown": {"type": "object"},
+    "unknown": {"type": "object", "additionalProperties": {"type": "boolean"},
+                "description": "What PyBox could not know: always final_resource_counters, exact_termination_cause and absolute_clock_alignment, true or false; any other key only when true.",
+                "properties": {"final_resource_counters": {"type": "boolean"},
+                               "exact_termination_cause": {"type": "boolean"},
+                               "absolute_clock_alignment": {"type": "boolean"}},
+                "required": ["final_resource_counters", "exact_termination_cause", "absolute_clock_alignment"]},
+    "unknown_reasons": {"type": "object", "additionalProperties": {"type": "string"},
+                        "description": "Why, for each key of unknown that is true."},
     "files": {"type": ["object", "null"],
               "properties": {"inputs": {"type": "array"}, "outputs": {"type": "array"}, "skipped": {"type": "array"},
                              "errors": {"type": "array", "items": {"type": "string"}}}},
@@ -75,7 +82,7 @@ constexpr std::string_view k_receipt_schema = R"({
                      "required": ["code", "message"]}}
   },
   "required": ["schema_version", "identity", "container_id", "submission", "configured", "observed", "capture",
-               "lifecycle", "cleanup", "clock_domains", "unknown", "files", "explanations"]
+               "lifecycle", "cleanup", "clock_domains", "unknown", "unknown_reasons", "files", "explanations"]
 })";
 
 constexpr std::string_view k_image_list_schema = R"({

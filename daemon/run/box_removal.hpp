@@ -1,6 +1,10 @@
 // Removing boxes and confirming they are gone: a forced removal, then an inspect that must
-// find no such box. Each box gets up to two attempts, all inside one budget (limits::k_cleanup_budget).
-// Used by the run's cleanup and the sweep; the engine must outlive the call.
+// find no such box. The first round tries each box once within `budget` (limits::k_cleanup_budget,
+// the seed's 15 s for the whole cleanup); the boxes it did not confirm gone (an interruption: an
+// error, an engine that did not answer, or the budget spent before their turn) get one retry,
+// with a `budget` of its own (the seed's "one retry after an interruption gets another 15 s").
+// Each call is also bounded by its own timeout (remove 3 s, inspect 2 s). Used by the run's
+// cleanup and the sweep; the engine must outlive the call.
 #pragma once
 
 #include "daemon/engine/box_engine.hpp"

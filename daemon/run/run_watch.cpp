@@ -156,7 +156,7 @@ net::awaitable<void> RunWatch::finish()
         summary.resources["host"] = m_host->describe();
         summary.resources["watcher_sha256"] = sha256_hex(m_script);
     }
-    m_oom_kills = known_count(summary.resources, "oom_kills");
+    m_oom_kills = known_count(summary.resources, "memory.events.oom_kill");
     m_resources = std::move(summary.resources);
     m_unknown = std::move(summary.unknown);
 }

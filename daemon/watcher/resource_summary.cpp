@@ -40,38 +40,40 @@ constexpr auto k_own = Hierarchy::own_cgroup_only;
 constexpr auto k_tree = Hierarchy::hierarchical;
 
 // Measured on kernel 6.18 (docs/receipt.md repeats it): which counters the run parent keeps.
+// Each metric is named by its cgroup v2 file (the seed's names, "memory.peak"); a v1 file is
+// read under the v2 name of the same counter, and a counter only v1 has keeps its v1 name.
 const std::array<MetricSpec, 18> k_metrics = {{
-    {"memory_bytes", Kind::gauge, KernelSource{"memory.usage_in_bytes"}, KernelSource{"memory.current"}},
-    {"memory_peak_bytes", Kind::counter, KernelSource{"memory.max_usage_in_bytes", k_tree},
+    {"memory.current", Kind::gauge, KernelSource{"memory.usage_in_bytes"}, KernelSource{"memory.current"}},
+    {"memory.peak", Kind::counter, KernelSource{"memory.max_usage_in_bytes", k_tree},
      KernelSource{"memory.peak", k_tree}},
-    {"memory_and_swap_bytes", Kind::gauge, KernelSource{"memory.memsw.usage_in_bytes"}, std::nullopt},
-    {"memory_and_swap_peak_bytes", Kind::counter, KernelSource{"memory.memsw.max_usage_in_bytes", k_tree},
+    {"memory.memsw.usage_in_bytes", Kind::gauge, KernelSource{"memory.memsw.usage_in_bytes"}, std::nullopt},
+    {"memory.memsw.max_usage_in_bytes", Kind::counter, KernelSource{"memory.memsw.max_usage_in_bytes", k_tree},
      std::nullopt},
-    {"swap_bytes", Kind::gauge, std::nullopt, KernelSource{"memory.swap.current"}},
-    {"swap_peak_bytes", Kind::counter, std::nullopt, KernelSource{"memory.swap.peak", k_tree}},
+    {"memory.swap.current", Kind::gauge, std::nullopt, KernelSource{"memory.swap.current"}},
+    {"memory.swap.peak", Kind::counter, std::nullopt, KernelSource{"memory.swap.peak", k_tree}},
     // Not on v1: memory.failcnt (and memory.memsw.failcnt) stayed 0 through an OOM kill at the
     // limit on kernel 6.18, measured, so a 0 would read as "the limit was not hit".
-    {"memory_limit_hits", Kind::counter, std::nullopt, KernelSource{"memory.events.max", k_tree}},
-    {"oom_events", Kind::counter, std::nullopt, KernelSource{"memory.events.oom", k_tree}},
-    {"oom_kills", Kind::counter, KernelSource{"memory.oom_control.oom_kill", k_own},
+    {"memory.events.max", Kind::counter, std::nullopt, KernelSource{"memory.events.max", k_tree}},
+    {"memory.events.oom", Kind::counter, std::nullopt, KernelSource{"memory.events.oom", k_tree}},
+    {"memory.events.oom_kill", Kind::counter, KernelSource{"memory.oom_control.oom_kill", k_own},
      KernelSource{"memory.events.oom_kill", k_tree}},
-    {"cpu_usage_usec", Kind::counter, KernelSource{"cpuacct.usage", k_tree, 1000},
+    {"cpu.stat.usage_usec", Kind::counter, KernelSource{"cpuacct.usage", k_tree, 1000},
      KernelSource{"cpu.stat.usage_usec", k_tree}},
-    {"cpu_user_usec", Kind::counter, KernelSource{"cpuacct.usage_user", k_tree, 1000},
+    {"cpu.stat.user_usec", Kind::counter, KernelSource{"cpuacct.usage_user", k_tree, 1000},
      KernelSource{"cpu.stat.user_usec", k_tree}},
-    {"cpu_system_usec", Kind::counter, KernelSource{"cpuacct.usage_sys", k_tree, 1000},
+    {"cpu.stat.system_usec", Kind::counter, KernelSource{"cpuacct.usage_sys", k_tree, 1000},
      KernelSource{"cpu.stat.system_usec", k_tree}},
     // Sampled only, as a gauge: the kernel's CFS bandwidth timer goes on counting periods after
     // the box's last task ended (measured: 1 right after the exit, 2 half a second later, the CPU
     // time unchanged), so no reading after the exit is final.
-    {"cpu_periods", Kind::gauge, KernelSource{"cpu.stat.nr_periods"}, KernelSource{"cpu.stat.nr_periods"}},
-    {"cpu_throttled_periods", Kind::counter, KernelSource{"cpu.stat.nr_throttled", k_own},
+    {"cpu.stat.nr_periods", Kind::gauge, KernelSource{"cpu.stat.nr_periods"}, KernelSource{"cpu.stat.nr_periods"}},
+    {"cpu.stat.nr_throttled", Kind::counter, KernelSource{"cpu.stat.nr_throttled", k_own},
      KernelSource{"cpu.stat.nr_throttled", k_own}},
-    {"cpu_throttled_usec", Kind::counter, KernelSource{"cpu.stat.throttled_time", k_own, 1000},
+    {"cpu.stat.throttled_usec", Kind::counter, KernelSource{"cpu.stat.throttled_time", k_own, 1000},
      KernelSource{"cpu.stat.throttled_usec", k_own}},
-    {"pids", Kind::gauge, KernelSource{"pids.current"}, KernelSource{"pids.current"}},
-    {"pids_peak", Kind::counter, KernelSource{"pids.peak", k_tree}, KernelSource{"pids.peak", k_tree}},
-    {"pids_limit_hits", Kind::counter, KernelSource{"pids.events.max", k_own},
+    {"pids.current", Kind::gauge, KernelSource{"pids.current"}, KernelSource{"pids.current"}},
+    {"pids.peak", Kind::counter, KernelSource{"pids.peak", k_tree}, KernelSource{"pids.peak", k_tree}},
+    {"pids.events.max", Kind::counter, KernelSource{"pids.events.max", k_own},
      KernelSource{"pids.events.max", Hierarchy::hierarchical_with_local_file}},
 }};
 
@@ -242,7 +244,9 @@ ResourceSummary summarize_record(const WatchRecord& record, const std::vector<st
     unreadable_key_errors(record, errors);
     const bool complete = missing_finals.empty();
 
-    out["status"] = !any_value ? "UNKNOWN" : complete && errors.empty() ? "COLLECTED" : "PARTIAL";
+    // COLLECTED once any value was read, as in the seed (its example has COLLECTED with
+    // final_counters_complete false): final_counters_complete and errors say what is missing.
+    out["status"] = any_value ? "COLLECTED" : "UNKNOWN";
     if (!any_value) {
         const bool no_reading = record.samples.empty() && !record.final_box;
         std::string reason = no_reading ? "the kernel watcher took no reading of the box's cgroup"
@@ -269,9 +273,9 @@ ResourceSummary summarize_record(const WatchRecord& record, const std::vector<st
     out["end"] = record.end ? json::value(to_string(*record.end)) : nullptr;
     out["final_counters_complete"] = complete;
     out["metrics"] = std::move(metrics);
-    out["limits_hit"] = json::object{{"pids", limit_hit(by_name.at("pids_limit_hits"))},
-                                     {"cpu_throttled", limit_hit(by_name.at("cpu_throttled_periods"))},
-                                     {"oom_kill", limit_hit(by_name.at("oom_kills"))}};
+    out["limits_hit"] = json::object{{"pids", limit_hit(by_name.at("pids.events.max"))},
+                                     {"cpu_throttled", limit_hit(by_name.at("cpu.stat.nr_throttled"))},
+                                     {"oom_kill", limit_hit(by_name.at("memory.events.oom_kill"))}};
     out["errors"] = std::move(errors);
     if (!complete) summary.unknown.emplace_back("final_resource_counters", join_reasons(missing_finals));
     std::string from_parent;

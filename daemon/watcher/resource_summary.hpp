@@ -1,8 +1,11 @@
 // What the kernel watcher observed, as the receipt's `observed.resources`: a pure function of
 // the parsed watcher output (docs/receipt.md, "resources", documents every key).
 //
-// Counters keep the kernel's names in `kernel_file` and get one uniform name per metric
-// across cgroup v1 and v2 (CPU times in microseconds; v1's nanoseconds are divided by 1000).
+// Each metric is named by its kernel file as cgroup v2 names it ("memory.peak", "cpu.stat.usage_usec",
+// the seed's names); on cgroup v1 the file read for the same counter goes under that name
+// ("memory.max_usage_in_bytes" as "memory.peak"), a counter only v1 has keeps its v1 name
+// ("memory.memsw.max_usage_in_bytes"), and `kernel_file` is always the file actually read.
+// CPU times are in microseconds (v1's nanoseconds are divided by 1000).
 // Per metric: `first`, `last` and `max` of the box's samples (`first`: the earliest sample that
 // read it, as the watcher starts: a warm box's at delivery); for counters a `final` value, taken only
 // from a final reading made after the run's cgroup held no task: from the box's own cgroup
@@ -12,9 +15,9 @@
 // unknown `final_resource_counters` with why; a limit is "hit" only when its counter is above
 // zero, and "not hit" only when its final value is zero.
 //
-// status: COLLECTED (every counter has its final value and nothing went wrong), PARTIAL (some
-// values, with the rest explained), UNKNOWN (no counter value at all), UNREADABLE (the output
-// broke the format; the run itself is unaffected).
+// status: COLLECTED (some counter value was read; final_counters_complete and errors say what
+// is missing, as in the seed), UNKNOWN (no counter value at all), UNREADABLE (the output broke
+// the format; the run itself is unaffected).
 #pragma once
 
 #include "common/error.hpp"
@@ -35,7 +38,7 @@ struct ResourceSummary {
 
 // `parsed` is parse_watch_output's result for a watcher started for `version`.
 // `delivery_errors` are what went wrong around the output (the watcher was late, killed, or
-// printed more than was kept): they join `errors` and keep the status from COLLECTED.
+// printed more than was kept): they join `errors`.
 ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupVersion version,
                                     const std::vector<std::string>& delivery_errors = {});
 

@@ -28,7 +28,7 @@ void check_summary(const pybox::Expected<WatchRecord>& parsed, CgroupVersion ver
 {
     const auto summary = pybox::watcher::summarize_resources(parsed, version);
     const auto& status = summary.resources.at("status");
-    check(status == "COLLECTED" || status == "PARTIAL" || status == "UNKNOWN" || status == "UNREADABLE");
+    check(status == "COLLECTED" || status == "UNKNOWN" || status == "UNREADABLE");
     check(parsed.has_value() == (status != "UNREADABLE"));
 }
 

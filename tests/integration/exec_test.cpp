@@ -45,7 +45,7 @@ TEST_CASE("The full receipt has every top-level key of the seed's layout and say
     const auto& receipt = run.receipt.as_object();
     for (const char* key : {"schema_version", "sealed", "isolation", "identity", "container_id", "submission",
                             "configured", "observed", "capture", "lifecycle", "cleanup", "clock_domains", "unknown",
-                            "not_applicable", "files", "unsealed", "explanations"})
+                            "unknown_reasons", "not_applicable", "files", "unsealed", "explanations"})
         CHECK(receipt.contains(key));
     CHECK(receipt.at("schema_version") == 1);
     // A sealed run says so, and nothing in it is marked not applicable.
@@ -62,11 +62,19 @@ TEST_CASE("The full receipt has every top-level key of the seed's layout and say
     CHECK(receipt.at("cleanup").at("removed") == true);
     CHECK(receipt.at("configured").at("memory_bytes") == 134217728);
     CHECK(receipt.at("configured").at("network") == "none");
-    // The final counters are either all read after the exit, or the unknown ones are named.
+    // The final counters are either all read after the exit, or the unknown ones are named. As
+    // in the seed, the status is COLLECTED either way, and unknown has the seed's three flags.
     const auto& resources = receipt.at("observed").at("resources");
+    CHECK(resources.at("status") == "COLLECTED");
     CHECK(resources.at("sample_count").as_int64() >= 1);
+    CHECK(resources.at("metrics").as_object().contains("memory.peak"));
+    CHECK(resources.at("metrics").at("memory.peak").as_object().contains("last"));
+    const auto& unknown = receipt.at("unknown").as_object();
+    for (const char* key : {"final_resource_counters", "exact_termination_cause", "absolute_clock_alignment"})
+        CHECK(unknown.at(key).is_bool());
+    CHECK(resources.at("final_counters_complete").as_bool() == !unknown.at("final_resource_counters").as_bool());
     CHECK(resources.at("final_counters_complete").as_bool() ==
-          !receipt.at("unknown").as_object().contains("final_resource_counters"));
+          !receipt.at("unknown_reasons").as_object().contains("final_resource_counters"));
 }
 
 TEST_CASE("A program still running at the deadline is killed and the command exits 124")

@@ -106,11 +106,11 @@ TEST_CASE("A program that holds 64 MiB shows a memory peak between 64 and 128 Mi
     // Performance); the memory peak's final value comes from the run parent either way.
     const auto& status = resources(run).at("status");
     INFO("resources: " << json::serialize(resources(run)));
-    CHECK((status == "COLLECTED" || status == "PARTIAL"));
-    const auto peak = counter(run, "memory_peak_bytes");
+    CHECK(status == "COLLECTED");
+    const auto peak = counter(run, "memory.peak");
     CHECK(peak >= 64 * k_mib);
     CHECK(peak <= 128 * k_mib);
-    CHECK_FALSE(resources(run).at("metrics").at("memory_peak_bytes").at("final").is_null());
+    CHECK_FALSE(resources(run).at("metrics").at("memory.peak").at("final").is_null());
 }
 
 TEST_CASE("A 2 s CPU spin at 0.5 core shows about 1 s of CPU time and throttling")
@@ -120,10 +120,10 @@ TEST_CASE("A 2 s CPU spin at 0.5 core shows about 1 s of CPU time and throttling
     // period and the start-up shift the total).
     const auto run = run_json("import time\nt = time.time()\nwhile time.time() - t < 2: pass\n", {"--timeout", "5"});
     REQUIRE(run.process.exit_code == 0);
-    const double cpu_s = static_cast<double>(counter(run, "cpu_usage_usec")) / 1e6;
+    const double cpu_s = static_cast<double>(counter(run, "cpu.stat.usage_usec")) / 1e6;
     CHECK(cpu_s > 0.7);
     CHECK(cpu_s < 1.4);
-    CHECK(counter(run, "cpu_throttled_periods") > 0);
+    CHECK(counter(run, "cpu.stat.nr_throttled") > 0);
     CHECK(resources(run).at("limits_hit").at("cpu_throttled") == true);
 }
 
@@ -146,8 +146,8 @@ TEST_CASE("40 forks hit the pids limit and the receipt says so")
         {"--timeout", "5"});
     REQUIRE(run.process.exit_code == 0);
     CHECK(std::stoi(std::string(run.receipt.at("capture").at("stdout").as_string())) < 40);
-    CHECK(counter(run, "pids_limit_hits") > 0);
-    CHECK(counter(run, "pids_peak") <= 32);
+    CHECK(counter(run, "pids.events.max") > 0);
+    CHECK(counter(run, "pids.peak") <= 32);
     CHECK(resources(run).at("limits_hit").at("pids") == true);
 }
 
@@ -159,18 +159,19 @@ TEST_CASE("Out of memory is reported by the engine and confirmed by the kernel's
     // must say the final counter is unknown; the test then tries again, at most five times (a
     // machine busy with builds lost three in a row once).
     auto observed = observed_run("x = bytearray(300 * 1024 * 1024)\n");
-    for (int attempt = 1; attempt < 5 && resources(observed.run).at("metrics").at("oom_kills").at("final").is_null();
+    for (int attempt = 1; attempt < 5 && resources(observed.run).at("metrics").at("memory.events.oom_kill").at("final").is_null();
          ++attempt) {
-        CHECK_THAT(std::string(observed.run.receipt.at("unknown").at("final_resource_counters").as_string()),
-                   Catch::Contains("oom_kills"));
+        CHECK(observed.run.receipt.at("unknown").at("final_resource_counters") == true);
+        CHECK_THAT(std::string(observed.run.receipt.at("unknown_reasons").at("final_resource_counters").as_string()),
+                   Catch::Contains("memory.events.oom_kill"));
         observed = observed_run("x = bytearray(300 * 1024 * 1024)\n");
     }
     const auto& run = observed.run;
-    REQUIRE_FALSE(resources(run).at("metrics").at("oom_kills").at("final").is_null());
+    REQUIRE_FALSE(resources(run).at("metrics").at("memory.events.oom_kill").at("final").is_null());
     CHECK(run.process.exit_code == 137);
     CHECK(mechanism(run) == "OUT_OF_MEMORY");
     CHECK(run.receipt.at("observed").at("engine_state").at("OOMKilled") == true);
-    CHECK(counter(run, "oom_kills") >= 1);
+    CHECK(counter(run, "memory.events.oom_kill") >= 1);
     CHECK(resources(run).at("limits_hit").at("oom_kill") == true);
     check_events_agree(observed);
 }
@@ -189,7 +190,7 @@ TEST_CASE("A child killed for memory while the program exits 0 is the program's 
     CHECK(mechanism(run) == "TARGET_EXIT_OBSERVED");
     CHECK(termination(run).at("exit_code") == 0);
     CHECK(has_explanation(run, "OOM_KILL_IN_BOX"));
-    CHECK(counter(run, "oom_kills") >= 1);
+    CHECK(counter(run, "memory.events.oom_kill") >= 1);
     check_events_agree(observed);
 }
 
@@ -244,7 +245,7 @@ TEST_CASE("Unreadable watcher output leaves the resources UNREADABLE while the r
     CHECK(run.receipt.at("capture").at("stdout") == "42\n");
     CHECK(resources(run).at("status") == "UNREADABLE");
     CHECK_FALSE(resources(run).at("errors").as_array().empty());
-    CHECK(run.receipt.at("unknown").as_object().contains("resources"));
+    CHECK(run.receipt.at("unknown").at("resources") == true);
     CHECK(run.receipt.at("cleanup").at("status") == "REMOVED");
 }
 
@@ -254,7 +255,8 @@ TEST_CASE("A daemon with the watcher switched off says the resources are unknown
     const auto run = daemon.run_json("print(6*7)\n");
     CHECK(run.process.exit_code == 0);
     CHECK(resources(run).at("status") == "UNKNOWN");
-    CHECK_THAT(std::string(run.receipt.at("unknown").at("resources").as_string()), Catch::Contains("switched off"));
+    CHECK(run.receipt.at("unknown").at("resources") == true);
+    CHECK_THAT(std::string(run.receipt.at("unknown_reasons").at("resources").as_string()), Catch::Contains("switched off"));
 }
 
 TEST_CASE("Every run parent cgroup is gone after its run")

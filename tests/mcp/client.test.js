@@ -43,6 +43,16 @@ test('run_python print(6*7): the receipt as structuredContent, valid for the SDK
   assert.equal(result.structuredContent.isolation, 'container');
   assert.equal(result.structuredContent.observed.termination.mechanism, 'TARGET_EXIT_OBSERVED');
   assert.equal(result.structuredContent.cleanup.removed, true);
+  // As in the seed: unknown's three keys are booleans, the reasons beside them; the metrics are
+  // keyed by the kernel's file names, with last.
+  const { unknown, unknown_reasons: reasons } = result.structuredContent;
+  for (const key of ['final_resource_counters', 'exact_termination_cause', 'absolute_clock_alignment'])
+    assert.equal(typeof unknown[key], 'boolean', key);
+  assert.deepEqual(Object.keys(reasons).sort(), Object.keys(unknown).filter((key) => unknown[key]).sort());
+  const resources = result.structuredContent.observed.resources;
+  assert.equal(resources.status, 'COLLECTED');
+  assert.equal(typeof resources.metrics['memory.peak'].last, 'number');
+  assert.equal(unknown.final_resource_counters, !resources.final_counters_complete);
   const text = result.content[0].text;
   assert.match(text, /PyBox receipt/);
   assert.deepEqual(JSON.parse(text.slice(text.indexOf('Receipt (JSON):\n') + 16)), result.structuredContent);

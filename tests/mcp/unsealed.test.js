@@ -62,6 +62,10 @@ test('with --allow-unsealed, run_python_unsealed runs the host python and the re
     assert.equal(receipt.capture.stdout, '42\n');
     assert.equal(receipt.container_id, null);
     assert.equal(receipt.not_applicable.container_id.startsWith('unsealed run'), true);
+    // No box, so no kernel counters: unknown says so, as a flag with its reason beside it.
+    assert.equal(receipt.unknown.final_resource_counters, true);
+    assert.match(receipt.unknown_reasons.final_resource_counters, /no kernel counters/);
+    assert.equal(receipt.unknown.exact_termination_cause, false);
     assert.match(result.content[0].text.split('\n')[0], /UNSEALED/);
     const refused = await client.callTool({ name: 'run_python_unsealed',
       arguments: { program: 'print(1)', image: 'data' } });

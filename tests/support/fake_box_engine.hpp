@@ -7,8 +7,9 @@
 // its frames and ends, and inspect reports the exit. fail(method, code, times, skip) makes the
 // calls of one method after the first `skip` fail `times` times with `code`; methods are named
 // "ping", "info", "create", "inspect", "attach", "wait" (registering), "wait_result" (the
-// answer), "start", "kill", "remove", "list". Every call is recorded in calls(). Single-threaded,
-// on the io_context it is given.
+// answer), "start", "kill", "remove", "list". slow(method, delay, times) makes the next `times`
+// calls of "remove" or "inspect" answer only after `delay` (an engine that is slow to answer).
+// Every call is recorded in calls(). Single-threaded, on the io_context it is given.
 #pragma once
 
 #include "common/clock.hpp"
@@ -58,6 +59,10 @@ public:
     {
         m_faults[std::move(method)] = Fault{std::move(code), times, skip};
     }
+    void slow(std::string method, std::chrono::milliseconds delay, int times = 1)
+    {
+        m_slow[std::move(method)] = Slow{delay, times};
+    }
     const std::vector<std::string>& calls() const { return m_calls; }
     int count(std::string_view method) const
     {
@@ -100,6 +105,7 @@ public:
     boost::asio::awaitable<Expected<engine::BoxInspection>> inspect_box(std::string_view id,
                                                                         engine::Timeout) override
     {
+        co_await pause_if_slow("inspect");
         if (auto fault = take("inspect")) co_return *fault;
         if (id != k_box_id || !box_exists()) co_return no_such_box();
         engine::BoxInspection inspection;
@@ -146,6 +152,7 @@ public:
 
     boost::asio::awaitable<Expected<void>> remove_box(std::string_view, engine::Timeout) override
     {
+        co_await pause_if_slow("remove");
         if (auto fault = take("remove")) co_return *fault;
         m_removed = true;
         if (!m_exited) end_now(137);
@@ -224,6 +231,20 @@ private:
         bool m_cancelled = false;
     };
 
+    struct Slow {
+        std::chrono::milliseconds delay{0};
+        int times = 0;
+    };
+
+    boost::asio::awaitable<void> pause_if_slow(const std::string& method)
+    {
+        auto found = m_slow.find(method);
+        if (found == m_slow.end() || found->second.times <= 0) co_return;
+        --found->second.times;
+        boost::asio::steady_timer timer(m_io, found->second.delay);
+        co_await timer.async_wait(fake_box_detail::k_use);
+    }
+
     std::optional<Error> take(const std::string& method)
     {
         m_calls.push_back(method);
@@ -281,6 +302,7 @@ private:
     boost::asio::io_context& m_io;
     boost::asio::steady_timer m_changed{m_io, boost::asio::steady_timer::time_point::max()};
     std::map<std::string, Fault> m_faults;
+    std::map<std::string, Slow> m_slow;
     std::vector<std::string> m_calls;
     engine::BoxSpec m_spec;
     std::string m_stdin;

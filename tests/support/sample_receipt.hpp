@@ -54,13 +54,16 @@ inline Receipt sample_receipt()
     return receipt;
 }
 
-// Adds a key this build does not know to every object of `document`, at every level (in the
-// `unknown` and `not_applicable` maps, whose values are reasons, a string; elsewhere an object holding an array).
-inline void add_keys_everywhere(boost::json::value& document, bool in_unknown = false)
+// Adds a key this build does not know to every object of `document`, at every level: in
+// `unknown` a true flag, with its reason in `unknown_reasons`; in `not_applicable`, whose values
+// are reasons, a string; elsewhere an object holding an array.
+inline void add_keys_everywhere(boost::json::value& document, std::string_view parent = {})
 {
     if (auto* object = document.if_object()) {
-        for (auto& [key, value] : *object) add_keys_everywhere(value, key == "unknown" || key == "not_applicable");
-        if (in_unknown)
+        for (auto& [key, value] : *object) add_keys_everywhere(value, key);
+        if (parent == "unknown")
+            (*object)["added_later"] = true;
+        else if (parent == "unknown_reasons" || parent == "not_applicable")
             (*object)["added_later"] = "a reason added by a newer daemon";
         else
             (*object)["added_later"] = boost::json::object{{"nested", boost::json::array{1, "two", nullptr}}};

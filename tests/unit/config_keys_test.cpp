@@ -20,7 +20,7 @@ using namespace pybox::config;
 namespace {
 
 const std::filesystem::path k_config_file = "/home/u/.pybox/runtime/config.json";
-const std::string k_fingerprint = "SHA256:" + std::string(43, 'A');
+const std::string k_any_fingerprint = "SHA256:" + std::string(43, 'A');
 
 // A valid value of each key, as JSON text.
 const std::map<std::string, std::string> k_top_values{
@@ -37,7 +37,7 @@ const std::map<std::string, std::string> k_model_values{
 const std::map<std::string, std::string> k_engine_values{
     {"id", R"("e2")"}, {"url", R"("unix:///run/e3.sock")"}, {"engine_socket", R"("/run/docker.sock")"},
     {"identity_file", R"("/home/u/.ssh/id")"}, {"known_hosts", R"("/home/u/known_hosts")"},
-    {"host_key", "\"" + k_fingerprint + "\""}};
+    {"host_key", "\"" + k_any_fingerprint + "\""}};
 
 // A whole config.json with `key` set to `value` in `section`, every other key it needs valid.
 std::string config_with(std::string_view section, const std::string& key, const std::string& value)

@@ -47,7 +47,7 @@ TEST_CASE("The receipt has exactly the top-level keys of the layout")
     const auto document = receipt_to_json(sample_receipt());
     CHECK(keys_of(document) == std::set<std::string>{"schema_version", "sealed", "isolation", "identity", "engine",
                                                      "container_id", "submission", "configured", "observed",
-                                                     "capture", "lifecycle", "cleanup", "clock_domains", "unknown",
+                                                     "capture", "lifecycle", "cleanup", "clock_domains", "unknown", "unknown_reasons",
                                                      "not_applicable", "files", "unsealed", "explanations"});
     CHECK(document.at("schema_version") == 1);
     CHECK(document.at("files").is_null());
@@ -373,8 +373,82 @@ TEST_CASE("A receipt with a value of the wrong type is refused")
     document.at("lifecycle").at("phases").as_array()[0].as_object()["duration_s"] = nullptr;
     CHECK(from_json_error(document).find("lifecycle.phases[0].duration_s") != std::string::npos);
     document = receipt_to_json(sample_receipt());
-    document.at("unknown").as_object()["resources"] = true;
+    document.at("unknown").as_object()["resources"] = "the kernel watcher is not built yet";
+    CHECK(from_json_error(document).find("unknown.resources") != std::string::npos);
+}
+
+TEST_CASE("unknown carries the seed's three keys as booleans, and the reasons beside them in unknown_reasons")
+{
+    const auto document = receipt_to_json(sample_receipt());
+    CHECK(document.at("unknown") == json::parse(R"({"final_resource_counters": false, "exact_termination_cause": false,
+                                                   "absolute_clock_alignment": true, "resources": true})"));
+    CHECK(document.at("unknown_reasons") ==
+          json::parse(R"({"absolute_clock_alignment": "engine and host clocks are not aligned",
+                          "resources": "the kernel watcher is not built yet"})"));
+    // Nothing unknown: the three keys are still there, false.
+    Receipt nothing_unknown = sample_receipt();
+    nothing_unknown.unknown.clear();
+    const auto clear = receipt_to_json(nothing_unknown);
+    CHECK(clear.at("unknown") == json::parse(R"({"final_resource_counters": false, "exact_termination_cause": false,
+                                                "absolute_clock_alignment": false})"));
+    CHECK(clear.at("unknown_reasons").as_object().empty());
+    const auto read = receipt_from_json(clear);
+    REQUIRE(read.has_value());
+    CHECK(read->unknown.empty());
+}
+
+TEST_CASE("The strict reader refuses an unknown flag and its reasons that contradict each other")
+{
+    const auto refused = [](auto change, std::string_view named) {
+        auto document = receipt_to_json(sample_receipt());
+        change(document.as_object());
+        CHECK(from_json_error(document).find(named) != std::string::npos);
+        // The tolerant reader reads past it.
+        CHECK(receipt_from_json(document, ReadMode::tolerant).has_value());
+    };
+    // A reason without a true key.
+    refused([](json::object& d) { d["unknown_reasons"].as_object()["exact_termination_cause"] = "why"; },
+            "unknown_reasons.exact_termination_cause");
+    refused([](json::object& d) { d["unknown_reasons"].as_object()["program_end"] = "why"; },
+            "unknown_reasons.program_end");
+    // A true key without a reason.
+    refused([](json::object& d) { d["unknown"].as_object()["exact_termination_cause"] = true; },
+            "unknown.exact_termination_cause");
+    refused([](json::object& d) { d["unknown_reasons"].as_object().erase("resources"); }, "unknown.resources");
+    // One of the seed's keys missing; a key outside them written as false.
+    refused([](json::object& d) { d["unknown"].as_object().erase("final_resource_counters"); },
+            "unknown.final_resource_counters is missing");
+    refused([](json::object& d) { d["unknown"].as_object()["signal"] = false; }, "unknown.signal");
+    // No unknown_reasons at all.
+    auto document = receipt_to_json(sample_receipt());
+    document.as_object().erase("unknown_reasons");
+    CHECK(from_json_error(document).find("unknown_reasons is missing") != std::string::npos);
+}
+
+TEST_CASE("The tolerant reader reads a true key without a reason as such, and ignores a reason without a true key")
+{
+    auto document = receipt_to_json(sample_receipt());
+    document.at("unknown").as_object()["exact_termination_cause"] = true;
+    document.at("unknown_reasons").as_object()["program_end"] = "why";
+    const auto read = receipt_from_json(document, ReadMode::tolerant);
+    REQUIRE(read.has_value());
+    CHECK(read->unknown.at("exact_termination_cause") == "no reason given");
+    CHECK_FALSE(read->unknown.contains("program_end"));
+}
+
+TEST_CASE("A receipt of the form before unknown_reasons (unknown as key -> reason) is read tolerantly, not strictly")
+{
+    const Receipt original = sample_receipt();
+    auto document = receipt_to_json(original);
+    document.as_object().erase("unknown_reasons");
+    document.as_object()["unknown"] = json::object{{"resources", "the kernel watcher is not built yet"},
+                                                   {"absolute_clock_alignment", "engine and host clocks are not aligned"}};
     from_json_error(document);
+    const auto read = receipt_from_json(document, ReadMode::tolerant);
+    REQUIRE(read.has_value());
+    CHECK(read->unknown == original.unknown);
+    // Read back, it is written in today's form.
+    CHECK(receipt_to_json(*read) == receipt_to_json(original));
 }
 
 TEST_CASE("A receipt with a key that is not in the layout is refused")

@@ -86,9 +86,9 @@ TEST_CASE("A final reading of the box's own cgroup gives every counter its final
     const auto s = summarize(finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000)));
     CHECK(s.resources.at("status") == "COLLECTED");
     CHECK(s.resources.at("final_counters_complete") == true);
-    CHECK(metric(s, "memory_peak_bytes").at("final") == 8000);
-    CHECK(metric(s, "memory_peak_bytes").at("final_source") == "box_cgroup_after_exit");
-    CHECK(metric(s, "oom_kills").at("final") == 8000);
+    CHECK(metric(s, "memory.peak").at("final") == 8000);
+    CHECK(metric(s, "memory.peak").at("final_source") == "box_cgroup_after_exit");
+    CHECK(metric(s, "memory.events.oom_kill").at("final") == 8000);
     CHECK(s.resources.at("errors").as_array().empty());
     CHECK(s.unknown.empty());
 }
@@ -96,22 +96,22 @@ TEST_CASE("A final reading of the box's own cgroup gives every counter its final
 TEST_CASE("v1 CPU times in nanoseconds are reported in microseconds")
 {
     const auto s = summarize(finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000)));
-    CHECK(metric(s, "cpu_usage_usec").at("final") == 8);
-    CHECK(metric(s, "cpu_usage_usec").at("last") == 5);
-    CHECK(metric(s, "cpu_usage_usec").at("kernel_file") == "cpuacct.usage");
-    CHECK(metric(s, "cpu_throttled_usec").at("final") == 8);
+    CHECK(metric(s, "cpu.stat.usage_usec").at("final") == 8);
+    CHECK(metric(s, "cpu.stat.usage_usec").at("last") == 5);
+    CHECK(metric(s, "cpu.stat.usage_usec").at("kernel_file") == "cpuacct.usage");
+    CHECK(metric(s, "cpu.stat.throttled_usec").at("final") == 8);
 }
 
 TEST_CASE("First, last and max come from the box's samples; gauges have no final value")
 {
     const auto s = summarize(finished(CgroupVersion::v2, reading(CgroupVersion::v2, 130, 8000)));
-    const auto& memory = metric(s, "memory_bytes");
+    const auto& memory = metric(s, "memory.current");
     CHECK(memory.at("first") == 3000);  // the earliest sample
     CHECK(memory.at("last") == 5000);
     CHECK(memory.at("max") == 5000);
     CHECK(memory.at("final").is_null());
     CHECK(memory.at("final_source").is_null());
-    CHECK(metric(s, "pids").at("final").is_null());
+    CHECK(metric(s, "pids.current").at("final").is_null());
     CHECK(s.resources.at("sample_count") == 2);
     CHECK(s.resources.at("ready_after_cs") == 1);
     CHECK(s.resources.at("first_sample_cs") == 101);
@@ -120,55 +120,79 @@ TEST_CASE("First, last and max come from the box's samples; gauges have no final
     CHECK(s.resources.at("end") == "final");
 }
 
-TEST_CASE("Each cgroup version has its own metrics under the same uniform names")
+TEST_CASE("Metrics are named by their cgroup v2 file on both versions; a v1-only counter keeps its v1 name")
 {
     const auto v1 = summarize(finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 1)));
     const auto v2 = summarize(finished(CgroupVersion::v2, reading(CgroupVersion::v2, 130, 1)));
-    CHECK(v1.resources.at("metrics").as_object().contains("memory_and_swap_peak_bytes"));
-    CHECK_FALSE(v1.resources.at("metrics").as_object().contains("oom_events"));
-    CHECK(v2.resources.at("metrics").as_object().contains("swap_peak_bytes"));
-    CHECK(v2.resources.at("metrics").as_object().contains("oom_events"));
-    CHECK(metric(v2, "cpu_usage_usec").at("final") == 1);
+    CHECK(v1.resources.at("metrics").as_object().contains("memory.memsw.max_usage_in_bytes"));
+    CHECK_FALSE(v1.resources.at("metrics").as_object().contains("memory.events.oom"));
+    CHECK(v2.resources.at("metrics").as_object().contains("memory.swap.peak"));
+    CHECK(v2.resources.at("metrics").as_object().contains("memory.events.oom"));
+    CHECK(metric(v2, "cpu.stat.usage_usec").at("final") == 1);
+    // The file actually read is kept as evidence.
+    CHECK(metric(v1, "memory.peak").at("kernel_file") == "memory.max_usage_in_bytes");
+    CHECK(metric(v2, "memory.peak").at("kernel_file") == "memory.peak");
+    CHECK(metric(v1, "memory.events.oom_kill").at("kernel_file") == "memory.oom_control.oom_kill");
+    CHECK(metric(v1, "cpu.stat.throttled_usec").at("kernel_file") == "cpu.stat.throttled_time");
+    CHECK(metric(v1, "memory.current").at("kernel_file") == "memory.usage_in_bytes");
+    CHECK(metric(v1, "memory.memsw.max_usage_in_bytes").at("kernel_file") == "memory.memsw.max_usage_in_bytes");
+    const std::set<std::string> v1_names{"memory.current", "memory.peak", "memory.memsw.usage_in_bytes",
+                                         "memory.memsw.max_usage_in_bytes", "memory.events.oom_kill",
+                                         "cpu.stat.usage_usec", "cpu.stat.user_usec", "cpu.stat.system_usec",
+                                         "cpu.stat.nr_periods", "cpu.stat.nr_throttled", "cpu.stat.throttled_usec",
+                                         "pids.current", "pids.peak", "pids.events.max"};
+    const std::set<std::string> v2_names{"memory.current", "memory.peak", "memory.swap.current", "memory.swap.peak",
+                                         "memory.events.max", "memory.events.oom", "memory.events.oom_kill",
+                                         "cpu.stat.usage_usec", "cpu.stat.user_usec", "cpu.stat.system_usec",
+                                         "cpu.stat.nr_periods", "cpu.stat.nr_throttled", "cpu.stat.throttled_usec",
+                                         "pids.current", "pids.peak", "pids.events.max"};
+    const auto names_of = [](const watcher::ResourceSummary& s) {
+        std::set<std::string> names;
+        for (const auto& [name, value] : s.resources.at("metrics").as_object()) names.insert(std::string(name));
+        return names;
+    };
+    CHECK(names_of(v1) == v1_names);
+    CHECK(names_of(v2) == v2_names);
 }
 
 TEST_CASE("v1 with the box's cgroup gone: only the hierarchical counters are final, from the run parent")
 {
     const auto s = summarize(finished(CgroupVersion::v1, gone(130)));
-    CHECK(finals_from_parent(s) == std::set<std::string>{"memory_peak_bytes", "memory_and_swap_peak_bytes",
-                                                         "cpu_usage_usec", "cpu_user_usec", "cpu_system_usec",
-                                                         "pids_peak"});
-    CHECK(metric(s, "memory_peak_bytes").at("final") == 9000);
-    CHECK(metric(s, "oom_kills").at("final").is_null());
-    CHECK(metric(s, "oom_kills").at("last") == 5000);
-    CHECK(s.resources.at("status") == "PARTIAL");
+    CHECK(finals_from_parent(s) == std::set<std::string>{"memory.peak", "memory.memsw.max_usage_in_bytes",
+                                                         "cpu.stat.usage_usec", "cpu.stat.user_usec", "cpu.stat.system_usec",
+                                                         "pids.peak"});
+    CHECK(metric(s, "memory.peak").at("final") == 9000);
+    CHECK(metric(s, "memory.events.oom_kill").at("final").is_null());
+    CHECK(metric(s, "memory.events.oom_kill").at("last") == 5000);
+    CHECK(s.resources.at("status") == "COLLECTED");
     CHECK(s.resources.at("final_counters_complete") == false);
     const auto why = unknown_reason(s, "final_resource_counters");
-    CHECK_THAT(why, Catch::Contains("oom_kills, cpu_throttled_periods, cpu_throttled_usec, pids_limit_hits"));
+    CHECK_THAT(why, Catch::Contains("memory.events.oom_kill, cpu.stat.nr_throttled, cpu.stat.throttled_usec, pids.events.max"));
     CHECK_THAT(why, Catch::Contains("only in the box's own cgroup"));
 }
 
 TEST_CASE("v2 with the box's cgroup gone: the run parent gives all but throttling and, on older kernels, pids events")
 {
     const auto s = summarize(finished(CgroupVersion::v2, gone(130)));
-    CHECK(finals_from_parent(s) == std::set<std::string>{"memory_peak_bytes", "swap_peak_bytes", "memory_limit_hits",
-                                                         "oom_events", "oom_kills", "cpu_usage_usec", "cpu_user_usec",
-                                                         "cpu_system_usec", "pids_peak", "pids_limit_hits"});
+    CHECK(finals_from_parent(s) == std::set<std::string>{"memory.peak", "memory.swap.peak", "memory.events.max",
+                                                         "memory.events.oom", "memory.events.oom_kill", "cpu.stat.usage_usec", "cpu.stat.user_usec",
+                                                         "cpu.stat.system_usec", "pids.peak", "pids.events.max"});
     auto old_kernel = finished(CgroupVersion::v2, gone(130));
     old_kernel.final_parent->values["pids.events.local.max"] = std::nullopt;
     const auto without_local = summarize(old_kernel);
-    CHECK(metric(without_local, "pids_limit_hits").at("final").is_null());
-    CHECK(metric(without_local, "oom_kills").at("final_source") == "run_parent_after_exit");
+    CHECK(metric(without_local, "pids.events.max").at("final").is_null());
+    CHECK(metric(without_local, "memory.events.oom_kill").at("final_source") == "run_parent_after_exit");
     CHECK_THAT(unknown_reason(without_local, "final_resource_counters"),
-               Catch::Contains("for cpu_throttled_periods, cpu_throttled_usec, pids_limit_hits"));
+               Catch::Contains("for cpu.stat.nr_throttled, cpu.stat.throttled_usec, pids.events.max"));
 }
 
 TEST_CASE("A counter unreadable in the box's final reading falls back to the run parent where it is hierarchical")
 {
     const auto s = summarize(
         finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000, {{"cpuacct.usage", std::nullopt}})));
-    CHECK(metric(s, "cpu_usage_usec").at("final") == 9);
-    CHECK(metric(s, "cpu_usage_usec").at("final_source") == "run_parent_after_exit");
-    CHECK(s.resources.at("status") == "PARTIAL");
+    CHECK(metric(s, "cpu.stat.usage_usec").at("final") == 9);
+    CHECK(metric(s, "cpu.stat.usage_usec").at("final_source") == "run_parent_after_exit");
+    CHECK(s.resources.at("status") == "COLLECTED");
     CHECK_THAT(json::serialize(s.resources.at("errors")),
                Catch::Contains("cpuacct.usage could not be read in 1 of 3 readings of the box's cgroup"));
 }
@@ -176,19 +200,20 @@ TEST_CASE("A counter unreadable in the box's final reading falls back to the run
 TEST_CASE("Without a final reading every counter keeps only its last value, and the reason says why")
 {
     const auto s = summarize(record(CgroupVersion::v1, std::nullopt, std::nullopt, WatchEnd::wait_timeout));
-    CHECK(s.resources.at("status") == "PARTIAL");
-    CHECK(metric(s, "pids_peak").at("final").is_null());
-    CHECK(metric(s, "pids_peak").at("last") == 5000);
+    CHECK(s.resources.at("status") == "COLLECTED");
+    CHECK(metric(s, "pids.peak").at("final").is_null());
+    CHECK(metric(s, "pids.peak").at("last") == 5000);
     CHECK_THAT(unknown_reason(s, "final_resource_counters"), Catch::Contains("still held a task"));
     const auto timed_out = summarize(record(CgroupVersion::v1, std::nullopt, std::nullopt, WatchEnd::time));
     CHECK_THAT(unknown_reason(timed_out, "final_resource_counters"), Catch::Contains("time limit"));
 }
 
-TEST_CASE("Output that stopped before its end line is PARTIAL with an error")
+TEST_CASE("Output that stopped before its end line is COLLECTED with an error, and its finals incomplete")
 {
     const auto s = summarize(record(CgroupVersion::v2, std::nullopt, std::nullopt, std::nullopt));
-    CHECK(s.resources.at("status") == "PARTIAL");
+    CHECK(s.resources.at("status") == "COLLECTED");
     CHECK(s.resources.at("end").is_null());
+    CHECK(s.resources.at("final_counters_complete") == false);
     CHECK_THAT(json::serialize(s.resources.at("errors")), Catch::Contains("before its end line"));
 }
 
@@ -226,14 +251,14 @@ TEST_CASE("A watcher that read no value at all is UNKNOWN")
     CHECK_THAT(unknown_reason(summarize(empty), "resources"), Catch::Contains("took no reading"));
 }
 
-TEST_CASE("A box gone at every sample still gets the run parent's final totals: PARTIAL")
+TEST_CASE("A box gone at every sample still gets the run parent's final totals: COLLECTED")
 {
     auto r = finished(CgroupVersion::v1, gone(130));
     r.samples = {gone(101)};
     const auto s = summarize(r);
-    CHECK(s.resources.at("status") == "PARTIAL");
-    CHECK(metric(s, "pids_peak").at("final") == 9000);
-    CHECK(metric(s, "pids_peak").at("last").is_null());
+    CHECK(s.resources.at("status") == "COLLECTED");
+    CHECK(metric(s, "pids.peak").at("final") == 9000);
+    CHECK(metric(s, "pids.peak").at("last").is_null());
 }
 
 TEST_CASE("A run that was not watched is UNKNOWN with the reason")
@@ -266,11 +291,11 @@ TEST_CASE("A limit counts as not hit only when its final value is zero")
     CHECK(hits.at("pids") == false);
 }
 
-TEST_CASE("Trouble delivering the output is listed and keeps a complete reading from COLLECTED")
+TEST_CASE("Trouble delivering the output is listed in errors; the status stays COLLECTED, as in the seed")
 {
     const auto r = finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000));
     const auto s = watcher::summarize_resources(r, r.version, {"the watcher did not end in time and was killed"});
-    CHECK(s.resources.at("status") == "PARTIAL");
+    CHECK(s.resources.at("status") == "COLLECTED");
     CHECK(s.resources.at("final_counters_complete") == true);
     CHECK(s.resources.at("errors").as_array().front() == "the watcher did not end in time and was killed");
 }
@@ -278,22 +303,22 @@ TEST_CASE("Trouble delivering the output is listed and keeps a complete reading 
 TEST_CASE("CPU periods are only sampled: the kernel's period timer still counts after the last task ended")
 {
     const auto s = summarize(finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000)));
-    CHECK(metric(s, "cpu_periods").at("final").is_null());
-    CHECK(metric(s, "cpu_periods").at("final_source").is_null());
+    CHECK(metric(s, "cpu.stat.nr_periods").at("final").is_null());
+    CHECK(metric(s, "cpu.stat.nr_periods").at("final_source").is_null());
     CHECK(s.resources.at("final_counters_complete") == true);
 }
 
 TEST_CASE("On cgroup v1 the memory limit's hits are not reported, since the kernel left them at 0 through an OOM kill")
 {
     const auto s = summarize(finished(CgroupVersion::v1, gone(130)));
-    CHECK_FALSE(s.resources.at("metrics").as_object().contains("memory_limit_hits"));
+    CHECK_FALSE(s.resources.at("metrics").as_object().contains("memory.events.max"));
 }
 
 TEST_CASE("Final counters taken from the run parent say they are the parent's, not the box's own")
 {
     const auto from_parent = summarize(finished(CgroupVersion::v1, gone(130)));
     CHECK_THAT(unknown_reason(from_parent, "box_own_counters"),
-               Catch::Contains("memory_peak_bytes") && Catch::Contains("the run parent's"));
+               Catch::Contains("memory.peak") && Catch::Contains("the run parent's"));
     const auto own = summarize(finished(CgroupVersion::v1, reading(CgroupVersion::v1, 130, 8000)));
     CHECK(unknown_reason(own, "box_own_counters").empty());
 }

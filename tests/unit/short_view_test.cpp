@@ -4,6 +4,7 @@
 
 using namespace pybox::proto;
 using pybox::client::render_short_receipt;
+using pybox::client::ViewerHost;
 namespace json = boost::json;
 
 namespace {
@@ -37,7 +38,7 @@ Receipt normal_run()
 
 TEST_CASE("A normal run renders like the seed's first sealed run")
 {
-    CHECK(render_short_receipt(normal_run()) ==
+    CHECK(render_short_receipt(normal_run(), ViewerHost::linux_host) ==
           "PyBox receipt · run 5319e024 · image stdlib · 0.166 s of 2 s\n"
           "\n"
           "From the container engine  checked before start, read back after\n"
@@ -51,6 +52,26 @@ TEST_CASE("A normal run renders like the seed's first sealed run")
           "Output\n"
           "  stdout                3 bytes\n"
           "  stderr                0 bytes\n");
+}
+
+TEST_CASE("On macOS the short view says Mac folders shared, as the seed does; on Linux Host folders shared")
+{
+    const auto mac = render_short_receipt(normal_run(), ViewerHost::mac);
+    CHECK_THAT(mac, Catch::Contains("  Settings checked      yes, before the program started\n"
+                                    "  Mac folders shared    none\n"
+                                    "  Network               none\n"));
+    CHECK_THAT(mac, !Catch::Contains("Host folders"));
+    const auto linux_view = render_short_receipt(normal_run(), ViewerHost::linux_host);
+    CHECK_THAT(linux_view, Catch::Contains("  Host folders shared   none\n"));
+    CHECK_THAT(linux_view, !Catch::Contains("Mac folders"));
+    auto unverified = normal_run();
+    unverified.observed.policy_verified_before_start = false;
+    CHECK_THAT(render_short_receipt(unverified, ViewerHost::mac), Catch::Contains("  Mac folders shared    not checked\n"));
+#if defined(__APPLE__)
+    CHECK(pybox::client::this_viewer_host() == ViewerHost::mac);
+#else
+    CHECK(pybox::client::this_viewer_host() == ViewerHost::linux_host);
+#endif
 }
 
 TEST_CASE("A run that took a warm box says so under Box, with how long the box waited")
@@ -157,7 +178,7 @@ TEST_CASE("A run refused before start says not started and NO for the settings")
     receipt.lifecycle.total_s = 0.12;
     receipt.capture = {};
     receipt.explanations = {{"POLICY_MISMATCH", "The engine did not apply the memory limit.", {}}};
-    const auto view = render_short_receipt(receipt);
+    const auto view = render_short_receipt(receipt, ViewerHost::linux_host);
     CHECK(view.find("· 0.120 s of 2 s\n") != std::string::npos);
     CHECK(view.find("  Exit code             not started\n") != std::string::npos);
     CHECK(view.find("  Settings checked      NO — the engine's settings differed from the policy (Memory, "
@@ -231,9 +252,9 @@ Receipt watched_run(json::object limits_hit)
     receipt.unknown.clear();
     receipt.observed.resources = json::object{
         {"status", "COLLECTED"},
-        {"metrics", json::object{{"memory_peak_bytes", metric(70778880, 70778880, 71041024)},
-                                 {"cpu_usage_usec", metric(55021, 55021, 62808)},
-                                 {"pids_peak", metric(6, 6, 6)}}},
+        {"metrics", json::object{{"memory.peak", metric(70778880, 70778880, 71041024)},
+                                 {"cpu.stat.usage_usec", metric(55021, 55021, 62808)},
+                                 {"pids.peak", metric(6, 6, 6)}}},
         {"limits_hit", std::move(limits_hit)}};
     return receipt;
 }
@@ -266,7 +287,7 @@ TEST_CASE("Limits read 'none hit' only when every final counter says so")
 TEST_CASE("A figure known only from samples is shown as a lower bound")
 {
     auto receipt = watched_run({{"pids", false}, {"cpu_throttled", false}, {"oom_kill", false}});
-    receipt.observed.resources.as_object()["metrics"].as_object()["memory_peak_bytes"] = metric(1048576, 2097152, nullptr);
+    receipt.observed.resources.as_object()["metrics"].as_object()["memory.peak"] = metric(1048576, 2097152, nullptr);
     CHECK_THAT(kernel_lines(receipt), Catch::Contains("memory peak ≥ 2.0 MiB"));
 }
 
