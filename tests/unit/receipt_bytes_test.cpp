@@ -3,6 +3,7 @@
 // once (the sweep's summary included), issued once, and the bytes the store keeps, the plain
 // answer's body and the stream's receipt event carry are those same bytes, the ones the
 // installation signed.
+#include "common/files.hpp"
 #include "daemon/records/installation.hpp"
 #include "daemon/records/receipt_store.hpp"
 #include "daemon/run/issuing_run.hpp"
