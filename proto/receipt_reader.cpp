@@ -303,8 +303,8 @@ bool is_seed_unknown_key(std::string_view key)
 
 // `unknown` ({key: boolean}) and `unknown_reasons` ({key: reason}, one per true key) into
 // Receipt::unknown (key -> reason). Receipts before unknown_reasons wrote `unknown` as
-// {key: reason}: the tolerant reader still reads them (`pybox verify`, `pybox receipts show`
-// of a kept receipt), the strict reader only the form this build writes.
+// {key: reason}: the tolerant reader still reads them (`pybox receipts show` of a receipt kept
+// before the change), the strict reader only the form this build writes.
 void read_unknown(util::ObjectReader& root, Receipt& receipt)
 {
     const bool strict = root.mode() == util::ReadMode::strict;

@@ -145,6 +145,11 @@ TEST_CASE("An unsealed receipt says sealed false and isolation none, and every s
     CHECK(has_explanation(receipt, "UNSEALED_RUN"));
     CHECK(has_explanation(receipt, "EXITED"));
     CHECK(proto::exit_code_for(receipt) == 0);
+    // No box, so no kernel counters: not claimed as known.
+    CHECK(document.at("unknown").at("final_resource_counters") == true);
+    CHECK(document.at("unknown").at("exact_termination_cause") == false);
+    CHECK(document.at("unknown_reasons").at("final_resource_counters").as_string().find("no kernel counters") !=
+          json::string::npos);
 }
 
 TEST_CASE("An unsealed receipt reads back, strict and tolerant, equal to what was written")
@@ -158,6 +163,7 @@ TEST_CASE("An unsealed receipt reads back, strict and tolerant, equal to what wa
     CHECK(strict->capture == receipt.capture);
     CHECK(strict->observed.termination == receipt.observed.termination);
     CHECK(strict->explanations == receipt.explanations);
+    CHECK(strict->unknown == receipt.unknown);
 
     auto newer = json::parse(text);
     test::add_keys_everywhere(newer);
