@@ -29,6 +29,6 @@ on_path=$(command -v python3)
 [ "$(readlink -f "$on_path")" = "$(readlink -f /usr/bin/python3)" ] || pythons+=("$on_path")
 for python in "${pythons[@]}"; do
   # As root, Debian's pip installs into /usr/local/lib/python3.11/dist-packages.
-  PIP_BREAK_SYSTEM_PACKAGES=1 "$python" -m pip install --quiet --no-index --no-deps --force-reinstall "$wheel"
+  PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore "$python" -m pip install --quiet --no-index --no-deps --force-reinstall "$wheel"
 done
 echo "demo: the Python library is installed: python3 -c 'import pybox; print(pybox.run(\"print(6*7)\").stdout)'"
