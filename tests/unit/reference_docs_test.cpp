@@ -94,6 +94,10 @@ TEST_CASE("The reference's sweep and attempt journal rows state the numbers from
     const auto settle = reference_row("Settling an unconfirmed run");
     CHECK_THAT(settle, Catch::Contains("expiry + " + std::to_string(limits::k_settle_after_expiry_s) + " s"));
     CHECK_THAT(settle, Catch::Contains("0-" + std::to_string(limits::k_max_settle_after_expiry_s) + " s"));
+    // box_removal.cpp gives the retry a budget of its own, the same length as the first round's.
+    const auto cleanup = reference_row("Whole cleanup");
+    CHECK_THAT(cleanup, Catch::Contains("| " + seconds(limits::k_cleanup_budget) + ": one delete-and-confirm"));
+    CHECK_THAT(cleanup, Catch::Contains("gets another " + seconds(limits::k_cleanup_budget)));
     const auto sweep = reference_row("Sweep of leftovers");
     CHECK_THAT(sweep, Catch::Contains("every " + std::to_string(limits::k_sweep_interval_s) + " s"));
     CHECK_THAT(sweep, Catch::Contains(std::to_string(limits::k_min_sweep_interval_s) + "-" +
