@@ -45,7 +45,7 @@ class _Exchange:
             self._sock.connect(str(path))
         except socket.timeout:
             self._sock.close()
-            raise _errors.DaemonTimeout(f"pyboxd at {path} did not accept the connection in time.") from None
+            raise _http.connect_timed_out(path) from None
         except OSError as error:
             self._sock.close()
             raise _not_running(path, error) from None
@@ -54,14 +54,14 @@ class _Exchange:
             self._sock.sendall(request)
         except socket.timeout:
             self.close()
-            raise _errors.DaemonTimeout("pyboxd did not take the request in time.") from None
+            raise _http.request_timed_out() from None
         except OSError:
             pass  # a daemon with no room answers 503 without reading the request: read it
 
     def _left(self) -> float:
         left = self._deadline - time.monotonic()
         if left <= 0:
-            raise _errors.DaemonTimeout("pyboxd did not answer in time.")
+            raise _http.answer_timed_out()
         return left
 
     def read_some(self) -> bool:
@@ -70,10 +70,9 @@ class _Exchange:
             self._sock.settimeout(self._left())
             data = self._sock.recv(_RECV_BYTES)
         except socket.timeout:
-            raise _errors.DaemonTimeout("pyboxd did not answer in time.") from None
+            raise _http.answer_timed_out() from None
         except OSError as error:
-            raise _errors.DaemonLost(f"pyboxd went away after it took the request (the connection broke while "
-                                     f"reading the answer: {error.strerror or error}).") from None
+            raise _http.lost_while_reading(error) from None
         if not data:
             self.parser.end_of_input()
             return False
@@ -114,7 +113,7 @@ class Client:
     def _socket(self) -> Path:
         return self.socket_path if self.socket_path is not None else _locate.daemon_socket()
 
-    def _call(self, method: str, target: str, body: bytes | None = None) -> Any:
+    def _exchange(self, method: str, target: str, body: bytes | None) -> tuple[_http.Head, bytes]:
         exchange = _Exchange(self._socket(), _http.request_bytes(method, target, body),
                              self.timeout if self.timeout is not None else DEFAULT_TIMEOUT_S)
         try:
@@ -122,6 +121,10 @@ class Client:
         finally:
             exchange.close()
         _http.raise_for_error(head, answer)
+        return head, answer
+
+    def _call(self, method: str, target: str, body: bytes | None = None) -> Any:
+        _, answer = self._exchange(method, target, body)
         return _http.parse_json(answer)
 
     # Runs ------------------------------------------------------------------------------------
@@ -209,14 +212,7 @@ class Client:
 
     def receipt(self, run_id: str) -> Receipt:
         """A kept receipt exactly as the run's answer held it (pyboxd checks it before serving)."""
-        exchange = _Exchange(self._socket(), _http.request_bytes("GET", "/v1/receipts/" + quote(run_id, safe=""),
-                                                                 None),
-                             self.timeout if self.timeout is not None else DEFAULT_TIMEOUT_S)
-        try:
-            head, body = exchange.read_all()
-        finally:
-            exchange.close()
-        _http.raise_for_error(head, body)
+        _, body = self._exchange("GET", "/v1/receipts/" + quote(run_id, safe=""), None)
         return Receipt.from_text(body.rstrip(b"\n"))
 
     def attempts(self) -> Attempts:

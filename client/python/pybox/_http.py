@@ -185,6 +185,24 @@ def parse_json(body: bytes) -> Any:
         raise _errors.ProtocolError(f"pyboxd answered with JSON that cannot be read: {error}.") from None
 
 
+# The failures of an exchange with pyboxd, the same in the threaded and the asyncio client.
+def connect_timed_out(path: object) -> _errors.DaemonTimeout:
+    return _errors.DaemonTimeout(f"pyboxd at {path} did not accept the connection in time.")
+
+
+def request_timed_out() -> _errors.DaemonTimeout:
+    return _errors.DaemonTimeout("pyboxd did not take the request in time.")
+
+
+def answer_timed_out() -> _errors.DaemonTimeout:
+    return _errors.DaemonTimeout("pyboxd did not answer in time.")
+
+
+def lost_while_reading(error: OSError) -> _errors.DaemonLost:
+    return _errors.DaemonLost(f"pyboxd went away after it took the request (the connection broke while "
+                              f"reading the answer: {error.strerror or error}).")
+
+
 def raise_for_error(head: Head, body: bytes) -> None:
     """Raises the API error of a non-200 answer."""
     if head.status == 200:

@@ -33,7 +33,7 @@ class _AsyncExchange:
         try:
             reader, writer = await asyncio.wait_for(asyncio.open_unix_connection(str(path)), budget)
         except asyncio.TimeoutError:
-            raise _errors.DaemonTimeout(f"pyboxd at {path} did not accept the connection in time.") from None
+            raise _http.connect_timed_out(path) from None
         except OSError as error:
             raise _not_running(path, error) from None
         exchange = cls(reader, writer, deadline)
@@ -42,7 +42,7 @@ class _AsyncExchange:
             await asyncio.wait_for(writer.drain(), exchange._left())
         except asyncio.TimeoutError:
             await exchange.close()
-            raise _errors.DaemonTimeout("pyboxd did not take the request in time.") from None
+            raise _http.request_timed_out() from None
         except OSError:
             pass  # a daemon with no room answers 503 without reading the request: read it
         return exchange
@@ -50,17 +50,16 @@ class _AsyncExchange:
     def _left(self) -> float:
         left = self.deadline - asyncio.get_running_loop().time()
         if left <= 0:
-            raise _errors.DaemonTimeout("pyboxd did not answer in time.")
+            raise _http.answer_timed_out()
         return left
 
     async def read_some(self) -> bool:
         try:
             data = await asyncio.wait_for(self.reader.read(_READ_BYTES), self._left())
         except asyncio.TimeoutError:
-            raise _errors.DaemonTimeout("pyboxd did not answer in time.") from None
+            raise _http.answer_timed_out() from None
         except OSError as error:
-            raise _errors.DaemonLost(f"pyboxd went away after it took the request (the connection broke while "
-                                     f"reading the answer: {error.strerror or error}).") from None
+            raise _http.lost_while_reading(error) from None
         if not data:
             self.parser.end_of_input()
             return False
