@@ -73,6 +73,7 @@ enum class StreamEnd {
 struct Reply {
     std::string head = {};  // written first (a whole plain answer, or the head of a streaming one)
     std::function<std::string()> head_from = {};  // when set, makes the head at answer time instead
+    std::function<void()> on_arrival = {};  // when set, called as the request arrives, before any delay
     milliseconds delay{0};
     bool never = false;  // no answer; the connection stays open until the client closes it
     bool drop = false;   // the connection is closed without an answer
@@ -86,6 +87,12 @@ struct Reply {
     {
         Reply copy = *this;
         copy.delay = wait;
+        return copy;
+    }
+    Reply when_it_arrives(std::function<void()> call) const
+    {
+        Reply copy = *this;
+        copy.on_arrival = std::move(call);
         return copy;
     }
     Reply exits_box_after(milliseconds wait) const
@@ -288,6 +295,7 @@ private:
     // Answers one request; true when the connection stays open for the next one.
     net::awaitable<bool> answer(Stream& peer, const Reply& reply)
     {
+        if (reply.on_arrival) reply.on_arrival();
         if (reply.never) {
             co_await read_to_end(peer);
             co_return false;
