@@ -55,7 +55,9 @@ constexpr std::array k_keys{
 
     ConfigKey{k_engines, "id", KeyType::text, "required",
               "The engine's id: 1-32 of a-z, 0-9 and '-', unique, not \"local\""},
-    ConfigKey{k_engines, "url", KeyType::text, "required", "unix:///abs/docker.sock or ssh://user@host[:port]"},
+    ConfigKey{k_engines, "kind", KeyType::text, "docker",
+              "The engine's kind: docker (this build's only one); \"kubernetes\" is refused as not in this build"},
+    ConfigKey{k_engines, "url", KeyType::text, "required", "A docker engine's unix:///abs/docker.sock or ssh://user@host[:port]"},
     ConfigKey{k_engines, "engine_socket", KeyType::path, "none",
               "An ssh engine's socket on its host (letters, digits and /._@+- only); required for ssh://"},
     ConfigKey{k_engines, "identity_file", KeyType::path, "none",

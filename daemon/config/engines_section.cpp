@@ -48,6 +48,12 @@ Expected<EngineEntry> parse_entry(const json::value& value, const std::filesyste
         return invalid_entry(file, index, "needs an \"id\" of 1-32 lowercase letters, digits or '-', starting with a letter or digit");
     EngineEntry entry{std::string(id->get_string()), UnixSocketEngine{}};
     if (entry.id == engine::k_local_engine_id) return invalid_entry(file, index, "may not use the id \"local\" (the local engine's)");
+    if (const auto* kind = object->if_contains("kind")) {
+        if (!kind->is_string()) return invalid_entry(file, index, "has a key \"kind\" that is not a string");
+        auto parsed = engine::parse_engine_kind(kind->get_string());
+        if (!parsed) return invalid_entry(file, index, parsed.error().message);
+        entry.kind = *parsed;
+    }
 
     const auto* url = object->if_contains("url");
     if (url == nullptr || !url->is_string()) return invalid_entry(file, index, "needs a \"url\" string (unix:///... or ssh://...)");

@@ -1,5 +1,5 @@
 // The reader of config.json's "engines" (its keys in config_keys.hpp's engines[] section): the
-// engines beside the local one, each one JSON object {"id": ID, "url": URL, ...}, read into the
+// engines beside the local one, each one JSON object {"id": ID, "kind": KIND, "url": URL, ...}, read into the
 // engine::EngineEntry values daemon/engine/engine_entry.hpp describes. At most
 // engine::k_max_extra_engines entries, ids unique. Unknown keys, missing keys and malformed
 // values are refused with "config_invalid" naming the entry. Pure; unit-tested.

@@ -3,6 +3,7 @@
 #include "common/api_error_codes.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 
 namespace pybox::engine {
@@ -96,6 +97,30 @@ Expected<SshAddress> parse_ssh_address(std::string_view url)
         address.port = static_cast<std::uint16_t>(port);
     }
     return address;
+}
+
+std::string_view engine_kind_name(EngineKind kind)
+{
+    switch (kind) {
+    case EngineKind::docker: return "docker";
+    }
+    return "docker";
+}
+
+Expected<EngineKind> parse_engine_kind(std::string_view name)
+{
+    constexpr std::array k_kinds{EngineKind::docker};
+    std::string known;
+    for (const auto kind : k_kinds) {
+        if (engine_kind_name(kind) == name) return kind;
+        known += (known.empty() ? "" : ", ") + std::string(engine_kind_name(kind));
+    }
+    // Named by PyBox's plans, so a config written for a newer build is told what it lacks.
+    if (name == "kubernetes")
+        return make_error(api_error::k_config_invalid, "has the kind \"kubernetes\", which is not available in this build "
+                                                       "(this build's kinds: " + known + ")");
+    return make_error(api_error::k_config_invalid,
+                      "has an unknown kind \"" + std::string(name) + "\" (this build's kinds: " + known + ")");
 }
 
 bool is_sha256_fingerprint(std::string_view text)

@@ -35,7 +35,7 @@ const std::map<std::string, std::string> k_model_values{
     {"api_key_file", R"("/home/u/key")"}, {"ca_file", R"("/etc/ca.pem")"}, {"temperature", "0.5"},
     {"max_tokens", "100"}, {"answer_timeout_s", "30"}};
 const std::map<std::string, std::string> k_engine_values{
-    {"id", R"("e2")"}, {"url", R"("unix:///run/e3.sock")"}, {"engine_socket", R"("/run/docker.sock")"},
+    {"id", R"("e2")"}, {"kind", R"("docker")"}, {"url", R"("unix:///run/e3.sock")"}, {"engine_socket", R"("/run/docker.sock")"},
     {"identity_file", R"("/home/u/.ssh/id")"}, {"known_hosts", R"("/home/u/known_hosts")"},
     {"host_key", "\"" + k_any_fingerprint + "\""}};
 
@@ -142,7 +142,7 @@ TEST_CASE("A key not in the table is refused in every section, with the section'
     REQUIRE_FALSE(engines.has_value());
     CHECK(engines.error().message == k_config_file.string() + ": engines[0] has an unknown key \"no_such_key\" (known keys: " +
                                          known_keys(k_engines_section) + ").");
-    CHECK(known_keys(k_engines_section) == "id, url, engine_socket, identity_file, known_hosts, host_key");
+    CHECK(known_keys(k_engines_section) == "id, kind, url, engine_socket, identity_file, known_hosts, host_key");
 }
 
 TEST_CASE("The table's defaults are what the readers give when a key is absent")

@@ -81,6 +81,40 @@ TEST_CASE("Engines beside the local one are read: a unix socket and an ssh host"
     CHECK(describe_engine_entry(config->engines[1]) == "ssh://pybox@10.0.0.5:2222");
 }
 
+TEST_CASE("An entry's kind is docker, said or not; the kind's name is config.json's")
+{
+    auto config = parse_daemon_config(config_with_engines(R"([{"id": "said", "kind": "docker", "url": "unix:///run/a.sock"},
+                                                              {"id": "unsaid", "url": "unix:///run/b.sock"}])"),
+                                      k_file);
+    REQUIRE(config.has_value());
+    REQUIRE(config->engines.size() == 2);
+    CHECK(config->engines[0].kind == EngineKind::docker);
+    CHECK(config->engines[1].kind == EngineKind::docker);
+    CHECK(engine_kind_name(EngineKind::docker) == "docker");
+    const auto docker = parse_engine_kind("docker");
+    REQUIRE(docker.has_value());
+    CHECK(*docker == EngineKind::docker);
+}
+
+TEST_CASE("A kind this build has no backend for is refused, naming the kinds it has")
+{
+    CHECK(rejection(config_with_engines(R"([{"id": "k", "kind": "kubernetes", "url": "unix:///s"}])")) ==
+          k_file.string() + ": engines[0] has the kind \"kubernetes\", which is not available in this build (this "
+                            "build's kinds: docker).");
+    CHECK(rejection(config_with_engines(R"([{"id": "k", "kind": "podman", "url": "unix:///s"}])")) ==
+          k_file.string() + ": engines[0] has an unknown kind \"podman\" (this build's kinds: docker).");
+    // Kinds are matched exactly: no case folding, no spaces.
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "k", "kind": "Docker", "url": "unix:///s"}])")),
+               Catch::Contains("unknown kind \"Docker\""));
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "k", "kind": "", "url": "unix:///s"}])")),
+               Catch::Contains("unknown kind \"\""));
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "k", "kind": 1, "url": "unix:///s"}])")),
+               Catch::Contains("engines[0] has a key \"kind\" that is not a string"));
+    const auto refused = parse_engine_kind("kubernetes");
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == "config_invalid");
+}
+
 TEST_CASE("An ssh engine may pin its host key with a known_hosts file instead")
 {
     auto config = parse_daemon_config(
