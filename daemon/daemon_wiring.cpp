@@ -179,7 +179,7 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
           m_io.get_executor(),
           PoolContext{m_serving.paths, m_config, m_installation_id, m_registry, m_runs_in_progress, m_watch_script,
                       m_process_ends.ends, run_queue(m_options), warm_setup(m_options, m_config)}))),
-      m_image_service(m_serving.paths, local().client(), m_recipes_dir, m_config.image_tar_cache_dir),
+      m_image_service(m_serving.paths, local().local_docker().client(), m_recipes_dir, m_config.image_tar_cache_dir),
       m_pool(m_config.engines.empty()
                  ? nullptr
                  : std::make_unique<PoolServices>(m_members, m_image_service, m_registry, m_serving.paths.build_dir())),
@@ -188,7 +188,7 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
       m_engine_control(m_pool ? m_pool->control() : local().control(), m_warm_boxes),
       m_images(m_pool ? m_pool->images() : m_image_service, m_warm_boxes),
       m_attempt_records(m_attempts, m_journal, m_runs_in_progress, &m_receipts),
-      m_doctor(DoctorSources{m_serving.paths, m_engine_control, local().client(), m_registry, m_attempt_records,
+      m_doctor(DoctorSources{m_serving.paths, m_engine_control, local().local_docker(), m_registry, m_attempt_records,
                              m_runs_in_progress, m_installation_id, watcher_off_reason(local().watch()),
                              local().cgroups()->mount_root(),
                              local().cgroups_elsewhere() ? local().cgroups() : nullptr}),
@@ -264,7 +264,7 @@ int Daemon::run()
     log_listening();
     // The Engine API version is negotiated now and again whenever `pybox vm start` or `status`
     // checks the engine; a run negotiates it itself while no engine has answered yet.
-    net::co_spawn(executor, local().client().ping(limits::k_query_timeout),
+    net::co_spawn(executor, local().local_docker().client().ping(limits::k_query_timeout),
                   [](const std::exception_ptr&, const Expected<engine::PingResult>& pinged) {
                       if (pinged)
                           std::cerr << "pyboxd: engine API " << pinged->negotiated << "\n";

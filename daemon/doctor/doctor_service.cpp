@@ -44,12 +44,12 @@ net::awaitable<proto::DoctorAnswer> DoctorService::check(std::optional<std::uint
     answer.checks.push_back(check_images(images));
 
     const std::int64_t before_ns = unix_nanoseconds(WallClock::now());
-    const auto info = co_await m_sources.engine.info(limits::k_query_timeout);
+    const auto info = co_await m_sources.engine.client().info(limits::k_query_timeout);
     const std::int64_t after_ns = unix_nanoseconds(WallClock::now());
     answer.checks.push_back(check_seccomp(info));
     answer.checks.push_back(check_cgroups(info, watcher_view()));
     const auto boxes = co_await labelled_boxes();
-    answer.checks.push_back(check_leftover_boxes(boxes, m_sources.engine.dialer().describe()));
+    answer.checks.push_back(check_leftover_boxes(boxes, m_sources.engine.describe()));
     answer.checks.push_back(check_attempts(m_sources.attempts.list(viewer), m_sources.paths.attempts_dir()));
     answer.checks.push_back(check_clock(
         info ? engine_clock_offset(before_ns, *info, after_ns)
@@ -64,7 +64,10 @@ net::awaitable<Expected<std::vector<ImageVerdict>>> DoctorService::check_recorde
     if (!records) co_return records.error();
     std::vector<ImageVerdict> verdicts;
     for (const auto& record : *records) {
-        auto verified = co_await images::verify_image_for_run(m_sources.registry, m_sources.engine, record.name);
+        auto verified = co_await images::verify_image_for_run(
+            m_sources.registry,
+            [this](const images::ImageRecord& recorded) { return m_sources.engine.image_state(recorded); },
+            record.name);
         verdicts.push_back({record.name, verified ? Expected<void>() : Expected<void>(verified.error())});
     }
     co_return verdicts;
@@ -75,7 +78,7 @@ net::awaitable<Expected<std::vector<LabelledBox>>> DoctorService::labelled_boxes
     // A run that starts or ends while the engine answers holds its box in one of the two looks.
     const auto held_before = m_sources.runs.ids();
     const std::vector<std::string> filters{std::string(k_label_owner) + "=" + m_sources.installation_id};
-    auto listed = co_await m_sources.engine.list_containers(filters, limits::k_query_timeout);
+    auto listed = co_await m_sources.engine.client().list_containers(filters, limits::k_query_timeout);
     if (!listed) co_return listed.error();
     std::vector<LabelledBox> boxes;
     for (const auto& box : *listed) {

@@ -1,8 +1,9 @@
 // DoctorService: GET /v1/doctor. Gathers what each of `pybox doctor`'s daemon-side checks looks
 // at (docs/doctor.md): the engine's status as `pybox vm status` answers it, the runtime folder
-// (lstat, free space), every recorded image through the pre-run check, the local engine's GET
-// /info (seccomp, cgroups, clock offset) and its boxes with this installation's label, and the
-// attempt notes; doctor_checks.hpp decides each verdict.
+// (lstat, free space), every recorded image through the pre-run check on the local engine's
+// backend, the local engine's GET /info (seccomp, cgroups, clock offset) and its boxes with
+// this installation's label (the local engine is a Docker engine by nature: these go through its
+// DockerBackend's client), and the attempt notes; doctor_checks.hpp decides each verdict.
 //
 // Ownership: borrows everything in DoctorSources, which must outlive it. Executor: the daemon's
 // io_context; file calls are a few small, non-blocking-in-practice reads (lstat, statvfs, the
@@ -13,7 +14,7 @@
 
 #include "common/paths.hpp"
 #include "daemon/doctor/doctor_checks.hpp"
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/docker_backend.hpp"
 #include "daemon/images/image_registry.hpp"
 #include "daemon/records/attempts.hpp"
 #include "daemon/server/services.hpp"
@@ -27,7 +28,7 @@ namespace pybox::daemon {
 struct DoctorSources {
     RuntimePaths paths;
     EngineControl& engine_control;  // the pool's when there is one: its status covers every engine
-    engine::EngineClient& engine;   // the local engine
+    engine::DockerBackend& engine;  // the local engine
     images::ImageRegistry registry;
     AttemptRecords& attempts;
     const RunsInProgress& runs;

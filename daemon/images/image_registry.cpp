@@ -245,7 +245,7 @@ net::awaitable<Expected<EngineImageState>> engine_image_state(engine::EngineClie
 }
 
 net::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& registry,
-                                                           engine::EngineClient& engine, std::string_view name)
+                                                           const ImageStateCheck& engine_state, std::string_view name)
 {
     const std::string image(name);
     // Own images are rebuilt from their recipe; `pybox setup` rebuilds the built-in ones.
@@ -266,7 +266,7 @@ net::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& 
                                                    ") do not match the recipe SHA-256 recorded in images.json. "
                                                    "Run: " + rebuild);
     }
-    auto state = co_await engine_image_state(engine, record);
+    auto state = co_await engine_state(record);
     if (!state) {
         co_return state.error();
     }

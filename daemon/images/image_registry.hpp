@@ -69,7 +69,12 @@ private:
     RuntimePaths m_paths;
 };
 
-// The check made before every run (one small file hash, one image inspect). Errors:
+enum class EngineImageState { present, missing, different };
+// Whether an engine holds the recorded image under its recorded id (the engine's backend,
+// engine/engine_backend.hpp, answers it), or the engine's error.
+using ImageStateCheck = std::function<boost::asio::awaitable<Expected<EngineImageState>>(const ImageRecord& record)>;
+
+// The check made before every run (one small file hash, then `engine_state`). Errors:
 //   "image_not_built"   no record for the image
 //   "image_mismatch"    recipes/NAME.lock does not hash to the record, or the engine's image
 //                       under that ID is a different one
@@ -77,11 +82,11 @@ private:
 //   "images_file_invalid", or the engine's own errors ("engine_unreachable", ...)
 // Each message is one sentence that ends with what to run.
 boost::asio::awaitable<Expected<ImageRecord>> verify_image_for_run(const ImageRegistry& registry,
-                                                                   engine::EngineClient& engine,
+                                                                   const ImageStateCheck& engine_state,
                                                                    std::string_view name);
 
-enum class EngineImageState { present, missing, different };
-// Inspects record.image_id: present when the engine's Id equals it, missing on 404.
+// A Docker engine's answer: inspects record.image_id, present when the engine's Id equals it,
+// missing on 404.
 boost::asio::awaitable<Expected<EngineImageState>> engine_image_state(engine::EngineClient& engine,
                                                                       const ImageRecord& record);
 

@@ -1,7 +1,5 @@
 #include "daemon/pool/pool_control.hpp"
 
-#include "daemon/engine/engine_client.hpp"
-#include "daemon/pool/image_copy.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -14,15 +12,17 @@
 namespace pybox::daemon {
 
 EnginePoolControl::EnginePoolControl(EnginePool& pool, std::vector<PoolEngineHandles> engines,
-                                     vm::RecordedImagesSource images, std::filesystem::path work_dir)
+                                     engine::EngineClient* image_builder, vm::RecordedImagesSource images,
+                                     std::filesystem::path work_dir)
     : m_pool(pool),
       m_engines(std::move(engines)),
+      m_image_builder(image_builder),
       m_images(std::move(images)),
       m_work_dir(std::move(work_dir)),
       m_check_events(m_engines.size(), 0)
 {
     if (m_engines.size() != m_pool.size() || m_engines.empty())
-        throw std::logic_error("EnginePoolControl: one control and client per engine, the local one first");
+        throw std::logic_error("EnginePoolControl: one control and backend per engine, the local one first");
 }
 
 void EnginePoolControl::record(std::size_t index, const proto::EngineStatus& status)
@@ -73,7 +73,7 @@ net::awaitable<void> EnginePoolControl::copy_images_everywhere()
 net::awaitable<void> EnginePoolControl::remove_image_everywhere(std::string image_id)
 {
     for (std::size_t i = 1; i < m_engines.size(); ++i) {
-        auto removed = co_await m_engines[i].client->remove_image(image_id, limits::k_remove_timeout);
+        auto removed = co_await m_engines[i].backend->remove_image(image_id);
         if (!removed)
             std::cerr << "pyboxd: could not remove image " << image_id << " from engine " << m_pool.id(i) << ": "
                       << removed.error().message << "\n";
@@ -86,12 +86,8 @@ net::awaitable<void> EnginePoolControl::check_other(std::size_t index, bool copy
     std::vector<std::string> notes;
     if (copy) {
         auto images = m_images();
-        if (images && !images->empty()) {
-            auto pinged = co_await m_engines[index].client->ping(limits::k_query_timeout);
-            if (pinged)
-                notes = co_await copy_images(*m_engines[0].client, *m_engines[index].client, std::move(*images),
-                                             m_work_dir);
-        }
+        if (images && m_image_builder != nullptr)
+            notes = co_await m_engines[index].backend->receive_images(*m_image_builder, std::move(*images), m_work_dir);
     }
     auto checked = co_await m_engines[index].control->status();
     record(index, checked);

@@ -3,9 +3,9 @@
 // The local engine (the private one, or "engine_socket") comes first and is handled exactly as
 // without a pool: start() starts and checks it, and its failure is the answer's error; stop()
 // stops only it. The other engines are not PyBox's to start or stop: each is checked by its own
-// EngineControl (a vm::PrivateEngine fronting that engine's socket, so the checks are the
-// same), after the images recorded in images.json are copied to it from the local engine
-// (image_copy.hpp). Their outcome goes into the pool (what runs may use) and into the
+// EngineControl, its backend's (for a Docker engine a vm::PrivateEngine fronting that engine's
+// socket, so the checks are the same), after its backend received the images recorded in
+// images.json from the local engine, which builds them (EngineBackend::receive_images). Their outcome goes into the pool (what runs may use) and into the
 // answer's `engines`; one that fails its checks does not fail start(), it is skipped by runs
 // and its problems say why. The answer's other keys describe the local engine, as before.
 //
@@ -15,11 +15,12 @@
 // re-check's outcome is dropped when another check of that engine began or was recorded while it
 // ran (a start, stop or status knows better).
 //
-// Ownership: borrows the pool, the controls and clients (index i is the pool's engine i),
-// which must outlive it. Runs on the daemon's io_context; the copies run there too (the engine
+// Ownership: borrows the pool, the controls and backends (index i is the pool's engine i) and
+// the image builder, which must outlive it. Runs on the daemon's io_context; the copies run there too (the engine
 // calls are asynchronous).
 #pragma once
 
+#include "daemon/engine/engine_backend.hpp"
 #include "daemon/pool/engine_pool.hpp"
 #include "daemon/server/services.hpp"
 #include "daemon/vm/private_engine.hpp"
@@ -29,22 +30,19 @@
 #include <filesystem>
 #include <vector>
 
-namespace pybox::engine {
-class EngineClient;
-}
-
 namespace pybox::daemon {
 
 struct PoolEngineHandles {
     EngineControl* control = nullptr;
-    engine::EngineClient* client = nullptr;
+    engine::EngineBackend* backend = nullptr;
 };
 
 class EnginePoolControl final : public EngineControl {
 public:
-    // `engines[0]` is the local engine. `work_dir` holds image tars while they are copied.
-    EnginePoolControl(EnginePool& pool, std::vector<PoolEngineHandles> engines, vm::RecordedImagesSource images,
-                      std::filesystem::path work_dir);
+    // `engines[0]` is the local engine; `image_builder` is its Docker engine, which builds the
+    // images the others receive. `work_dir` holds image files while they are passed on.
+    EnginePoolControl(EnginePool& pool, std::vector<PoolEngineHandles> engines, engine::EngineClient* image_builder,
+                      vm::RecordedImagesSource images, std::filesystem::path work_dir);
 
     net::awaitable<Expected<proto::EngineStartAnswer>> start() override;
     net::awaitable<Expected<proto::EngineStopAnswer>> stop() override;
@@ -67,11 +65,12 @@ private:
     std::uint64_t begin_check(std::size_t index) { return ++m_check_events.at(index); }
     void record(std::size_t index, const proto::EngineStatus& status);
 
-    // Checks engine `index` (> 0), first copying the images to it when `copy` says so.
+    // Checks engine `index` (> 0), first bringing the images to it when `copy` says so.
     net::awaitable<void> check_other(std::size_t index, bool copy);
 
     EnginePool& m_pool;
     std::vector<PoolEngineHandles> m_engines;
+    engine::EngineClient* m_image_builder;
     vm::RecordedImagesSource m_images;
     std::filesystem::path m_work_dir;
     std::vector<std::uint64_t> m_check_events;  // per engine: checks begun and recorded

@@ -23,7 +23,7 @@ std::vector<EngineRunService*> run_services(std::list<PoolMember>& members)
 std::vector<PoolEngineHandles> engine_handles(std::list<PoolMember>& members)
 {
     std::vector<PoolEngineHandles> handles;
-    for (auto& member : members) handles.push_back({&member.control(), &member.client()});
+    for (auto& member : members) handles.push_back({&member.control(), &member.backend()});
     return handles;
 }
 
@@ -33,7 +33,8 @@ PoolServices::PoolServices(std::list<PoolMember>& members, ImageService& local_i
                            const images::ImageRegistry& registry, std::filesystem::path work_dir)
     : m_pool(pool_members(members)),
       m_runs(m_pool, run_services(members)),
-      m_control(m_pool, engine_handles(members), recorded_images(registry), std::move(work_dir)),
+      m_control(m_pool, engine_handles(members), &members.front().local_docker().client(), recorded_images(registry),
+                std::move(work_dir)),
       m_images(local_images, m_control)
 {
 }

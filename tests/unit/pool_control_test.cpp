@@ -1,5 +1,7 @@
 // The pool's periodic re-check (daemon/pool/pool_control.hpp): only engines that are not
-// verified are checked again, and a re-check never overwrites a check that began after it.
+// verified are checked again, and a re-check never overwrites a check that began after it. And
+// what the pool asks of the other engines' backends: the recorded images, from the local
+// engine's, before each is checked; the removal of an image.
 #include "daemon/pool/pool_control.hpp"
 #include "tests/support/fake_engine.hpp"
 
@@ -15,6 +17,9 @@
 
 #include <chrono>
 #include <deque>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 using namespace pybox;
 using namespace std::chrono_literals;
@@ -66,11 +71,42 @@ private:
     int m_checks = 0;
 };
 
+// An engine's backend that records what the pool asks of its images; nothing else is asked.
+class ImagesBackend final : public engine::EngineBackend {
+public:
+    std::vector<std::string> received;  // "image from builder", per image
+    std::vector<std::string> removed;
+    engine::EngineClient* builder = nullptr;
+
+    std::string describe() const override { return "unix:///images.sock"; }
+    engine::BoxEngine& boxes() override { throw std::logic_error("no box in this test"); }
+    daemon::EngineControl& control() override { throw std::logic_error("the pool is given the control"); }
+    net::awaitable<Expected<images::EngineImageState>> image_state(const images::ImageRecord&) override
+    {
+        co_return make_error("unused", "not in this test");
+    }
+    net::awaitable<std::vector<std::string>> receive_images(engine::EngineClient& from, std::vector<vm::RecordedImage> images,
+                                                            std::filesystem::path) override
+    {
+        builder = &from;
+        std::vector<std::string> notes;
+        for (const auto& image : images) received.push_back(image.name);
+        for (const auto& image : images) notes.push_back("received " + image.name);
+        co_return notes;
+    }
+    net::awaitable<Expected<void>> remove_image(const std::string& image_id) override
+    {
+        removed.push_back(image_id);
+        co_return Expected<void>{};
+    }
+    bool keeps_warm_boxes() const override { return true; }
+};
+
 struct PoolFixture {
     net::io_context io;
     EnginePool pool{{{"local", "unix:///local.sock", true}, {"far", "ssh://u@far:22", true}, {"near", "unix:///n.sock", true}}};
     ScriptedControl local{io}, far{io}, near{io};
-    EnginePoolControl control{pool, {{&local, nullptr}, {&far, nullptr}, {&near, nullptr}}, [] {
+    EnginePoolControl control{pool, {{&local, nullptr}, {&far, nullptr}, {&near, nullptr}}, nullptr, [] {
                                   return Expected<std::vector<vm::RecordedImage>>(std::vector<vm::RecordedImage>{});
                               }, "/nonexistent"};
 
@@ -151,4 +187,42 @@ TEST_CASE("The re-check runs every interval until it is cancelled")
     f.io.run();
     CHECK(f.local.checks() == 2);  // at 1 s and 2 s, never at once
     CHECK(f.far.checks() == 1);    // verified at 1 s, so left alone at 2 s
+}
+
+TEST_CASE("The other engines' backends receive the recorded images from the local engine's before their check, and lose removed ones")
+{
+    test::EngineFixture local_engine;  // the image builder: never asked here
+    net::io_context io;
+    EnginePool pool{{{"local", "unix:///local.sock", true}, {"near", "unix:///n.sock", true}, {"far", "ssh://u@far:22", true}}};
+    ScriptedControl local{io}, near{io}, far{io};
+    local.then(true);
+    near.then(true);
+    far.then(false);
+    ImagesBackend near_images, far_images;
+    EnginePoolControl control{pool,
+                              {{&local, nullptr}, {&near, &near_images}, {&far, &far_images}},
+                              &*local_engine.client,
+                              [] {
+                                  return Expected<std::vector<vm::RecordedImage>>(std::vector<vm::RecordedImage>{
+                                      {"stdlib", "sha256:" + std::string(64, 'a')}, {"data", "sha256:" + std::string(64, 'b')}});
+                              },
+                              "/nonexistent"};
+    test::run_to_result(io, [](EnginePoolControl& pool_control) -> net::awaitable<bool> {
+        co_await pool_control.copy_images_everywhere();
+        co_await pool_control.remove_image_everywhere("sha256:" + std::string(64, 'c'));
+        co_return true;
+    }(control));
+    for (auto* backend : {&near_images, &far_images}) {
+        CHECK(backend->received == std::vector<std::string>{"stdlib", "data"});
+        CHECK(backend->builder == &*local_engine.client);
+        CHECK(backend->removed == std::vector<std::string>{"sha256:" + std::string(64, 'c')});
+    }
+    CHECK(local.checks() == 0);  // the local engine builds the images: nothing is brought to it
+    CHECK(near.checks() == 1);
+    CHECK(far.checks() == 1);
+    const auto engines = pool.describe();
+    CHECK(engines[1].verified);
+    CHECK(engines[1].notes == std::vector<std::string>{"received stdlib", "received data"});
+    CHECK_FALSE(engines[2].verified);
+    CHECK(local_engine.engine->requests().empty());
 }

@@ -5,7 +5,7 @@
 #include "daemon/pool/pool_member.hpp"
 #include "daemon/pool/pool_services.hpp"
 #include "daemon/run/run_watch.hpp"
-#include "tests/support/fake_engine.hpp"
+#include "tests/support/docker_backend_fixture.hpp"
 #include "tests/support/temp_runtime.hpp"
 
 #include "common/files.hpp"
@@ -228,26 +228,26 @@ TEST_CASE("recorded_images fails as the registry does when images.json is damage
 
 TEST_CASE("The image check refuses an image that is not built without asking the engine")
 {
-    test::EngineFixture engine;
+    test::DockerBackendFixture docker;
     test::TempRuntime runtime;
     const images::ImageRegistry registry(runtime.paths);
-    const auto checked = engine.run(daemon::image_check(registry, *engine.client)("stdlib"));
+    const auto checked = docker.run(daemon::image_check(registry, docker.backend)("stdlib"));
     REQUIRE_FALSE(checked.has_value());
     CHECK(checked.error().code == "image_not_built");
-    CHECK(engine.engine->requests().empty());
+    CHECK(docker.engine->requests().empty());
 }
 
 TEST_CASE("The image check answers the recorded image's ID and recipe when the engine holds that image")
 {
-    test::EngineFixture engine;
+    test::DockerBackendFixture docker;
     test::TempRuntime runtime;
     const images::ImageRegistry registry(runtime.paths);
     const std::string spec = "the recipe and lock of stdlib";
     std::filesystem::create_directories(registry.spec_file("stdlib").parent_path());
     REQUIRE(write_file_atomic(registry.spec_file("stdlib"), spec).has_value());
     REQUIRE(registry.put(record_of("stdlib", k_image_id, sha256_hex(spec))).has_value());
-    engine.engine->on("GET", "/images/", {{test::http_response("200 OK", R"({"Id":")" + k_image_id + R"("})")}});
-    const auto checked = engine.run(daemon::image_check(registry, *engine.client)("stdlib"));
+    docker.engine->on("GET", "/images/", {{test::http_response("200 OK", R"({"Id":")" + k_image_id + R"("})")}});
+    const auto checked = docker.run(daemon::image_check(registry, docker.backend)("stdlib"));
     REQUIRE(checked.has_value());
     CHECK(checked->image_id == k_image_id);
     CHECK(checked->recipe_sha256 == sha256_hex(spec));

@@ -6,11 +6,11 @@
 #include "common/limits.hpp"
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/daemon_config.hpp"
+#include "daemon/engine/docker_image_copy.hpp"
 #include "daemon/engine/docker_settings.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/engine/kept_connections.hpp"
 #include "daemon/engine/ssh_session.hpp"
-#include "daemon/pool/image_copy.hpp"
 #include "daemon/repair/repair_prompt.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
@@ -307,9 +307,9 @@ TEST_CASE("The MCP limits in reference.md and mcp.md are the ones the server enf
 TEST_CASE("The reference's pool row states the image copy's budgets and the pool's queue bound from the code")
 {
     const auto row = reference_row("Pool of engines");
-    const auto copy_minutes = std::to_string(daemon::k_image_copy_timeout.count()) + " min";
+    const auto copy_minutes = std::to_string(engine::k_image_copy_timeout.count()) + " min";
     CHECK_THAT(row, Catch::Contains("export " + copy_minutes + " and load " + copy_minutes));
-    CHECK_THAT(row, Catch::Contains("at most " + std::to_string(daemon::k_max_image_copy_bytes >> 30) + " GiB"));
+    CHECK_THAT(row, Catch::Contains("at most " + std::to_string(engine::k_max_image_copy_bytes >> 30) + " GiB"));
     CHECK_THAT(row, Catch::Contains("holds " + std::to_string(limits::k_max_waiting_runs + 1) + " × N runs"));
     CHECK_THAT(doc_row("`engines`", "reference.md"), Catch::Contains("at most " + std::to_string(engine::k_max_extra_engines)));
 }

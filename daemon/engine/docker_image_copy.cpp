@@ -1,18 +1,17 @@
-#include "daemon/pool/image_copy.hpp"
+#include "daemon/engine/docker_image_copy.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 #include "common/limits.hpp"
-#include "daemon/engine/engine_client.hpp"
 
 #include <cstdio>
 #include <system_error>
 
-namespace pybox::daemon {
+namespace pybox::engine {
 
 namespace {
 
-bool holds(const Expected<engine::ImageFacts>& inspected, const std::string& image_id)
+bool holds(const Expected<ImageFacts>& inspected, const std::string& image_id)
 {
     return inspected && inspected->id == image_id;
 }
@@ -26,7 +25,7 @@ std::string format_seconds(double seconds)
 
 }  // namespace
 
-boost::asio::awaitable<std::vector<std::string>> copy_images(engine::EngineClient& from, engine::EngineClient& to,
+boost::asio::awaitable<std::vector<std::string>> copy_images(EngineClient& from, EngineClient& to,
                                                              std::vector<vm::RecordedImage> images,
                                                              std::filesystem::path work_dir)
 {
@@ -64,4 +63,4 @@ boost::asio::awaitable<std::vector<std::string>> copy_images(engine::EngineClien
     co_return notes;
 }
 
-}  // namespace pybox::daemon
+}  // namespace pybox::engine
