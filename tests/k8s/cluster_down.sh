@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Usage: tests/k8s/cluster_down.sh   (as root)
+# Stops the test cluster of $PYBOX_K8S_HOME (default /tmp/pybox-k8s) that cluster_up.sh started,
+# or cleans up after one that crashed: the host's forwards, then SIGTERM to the namespace's init
+# (ns_init.sh stops the kubelet, the Pods' containers, the registry, the apiserver, etcd and the
+# node's dockerd; SIGKILL after 60 s ends the whole PID namespace). Then it checks that no process
+# is left in the cluster's PID, mount or network namespace (killing any it finds), that the host
+# has no mount under the home, and removes the cgroups the kubelet and the node's dockerd made
+# under the home's cgroup, deepest first, and the runtime state (etcd, the node's images, the
+# registry's blobs). Logs and certificates stay for reading. Exits 1, saying what, if anything
+# was left after that; running it again, or with nothing to stop, does nothing more.
+set -uo pipefail
+: "${PYBOX_K8S_HOME:=/tmp/pybox-k8s}"
+[ -d "$PYBOX_K8S_HOME" ] || exit 0
+H=$(cd "$PYBOX_K8S_HOME" && pwd -P)
+left=()
+started=$(date +%s.%N)
+note() { printf 'cluster_down: %s (%.1f s)\n' "$*" "$(echo "$(date +%s.%N) - $started" | bc)"; }
+
+# A PID file's process, if it is still the one the file names (its command line mentions WORD).
+live_pid() {
+  local pid
+  pid=$(cat "$1" 2> /dev/null) || return 1
+  [ -n "$pid" ] && tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | grep -qF -- "$2" && echo "$pid"
+}
+
+# The host's forwards (socat, each the leader of its own process group, with a child per connection).
+while read -r pid; do
+  if tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | grep -qF -- "$H/"; then kill -TERM -- "-$pid" 2> /dev/null; fi
+done < <(cat "$H/forwards.pid" 2> /dev/null)
+
+# The recorded namespaces are this cluster's only while its init lives: once the init is gone
+# the kernel has ended its PID namespace, and the numbers may name someone else's namespaces later.
+namespaces_valid=no
+if ns_pid=$(live_pid "$H/ns_init.pid" ns_init.sh); then
+  [ "$(readlink "/proc/$ns_pid/ns/pid")" = "$(head -n 1 "$H/namespaces" 2> /dev/null)" ] && namespaces_valid=yes
+  kill -TERM "$ns_pid"
+  for _ in $(seq 600); do [ -d "/proc/$ns_pid" ] || break; sleep 0.1; done
+  if [ -d "/proc/$ns_pid" ]; then
+    note "ns_init (host PID $ns_pid) did not stop within 60 s: SIGKILL, which ends its PID namespace"
+    kill -KILL "$ns_pid"
+  fi
+  note "the namespace's init (host PID $ns_pid) ended"
+fi
+if unshare_pid=$(live_pid "$H/unshare.pid" ns_init.sh); then
+  for _ in $(seq 50); do [ -d "/proc/$unshare_pid" ] || break; sleep 0.1; done
+  note "unshare (host PID $unshare_pid) ended"
+fi
+
+# Every process in one of the cluster's namespaces, as "PID:COMMAND" (none once it stopped; a
+# test's nsenter left behind, or a process that ignored the init's end, may be there).
+in_namespaces() {
+  local pids
+  pids=$(stat -c '%n %N' /proc/[0-9]*/ns/pid /proc/[0-9]*/ns/mnt /proc/[0-9]*/ns/net 2> /dev/null |
+         grep -F -f <(sed "s/.*/'&'/" "$H/namespaces") | cut -d/ -f3 | sort -un)
+  for pid in $pids; do echo "$pid:$(cat "/proc/$pid/comm" 2> /dev/null)"; done
+}
+remaining=
+[ "$namespaces_valid" = yes ] && remaining=$(in_namespaces)
+if [ -n "$remaining" ]; then
+  note "processes still in the cluster's namespaces: $(echo $remaining); SIGKILL"
+  for entry in $remaining; do kill -KILL "${entry%%:*}" 2> /dev/null; done
+  for _ in $(seq 50); do remaining=$(in_namespaces); [ -z "$remaining" ] && break; sleep 0.1; done
+  [ -z "$remaining" ] || left+=("processes in the cluster's namespaces: $(echo $remaining)")
+fi
+
+# Mounts of the home on the host (the namespace's own went with it; the host must have none).
+host_mounts=$(grep -o " $H/[^ ]*" /proc/1/mountinfo | sort -r)
+if [ -n "$host_mounts" ]; then
+  note "host mounts under $H: $(echo $host_mounts); unmounting"
+  for mount in $host_mounts; do umount -l "$mount"; done
+  host_mounts=$(grep -o " $H/[^ ]*" /proc/1/mountinfo)
+  [ -z "$host_mounts" ] || left+=("host mounts: $(echo $host_mounts)")
+fi
+
+# The home's cgroup tree in every hierarchy (kubepods and its Pods' cgroups, the node dockerd's),
+# deepest first. A cgroup whose last process just ended can refuse rmdir for a moment: retry.
+cgroup_root=/pybox-k8s-$(printf '%s' "$H" | md5sum | cut -c1-8)
+for _ in $(seq 50); do
+  trees=$(ls -d /sys/fs/cgroup/*"$cgroup_root" 2> /dev/null)
+  [ -z "$trees" ] && break
+  for tree in $trees; do find "$tree" -depth -type d -exec rmdir {} + 2> /dev/null; done
+  sleep 0.1
+done
+note "cgroups under $cgroup_root removed"
+[ -z "$trees" ] || left+=("cgroups: $(find $trees -type d | head -n 20 | tr '\n' ' ')")
+
+if [ ${#left[@]} -gt 0 ]; then
+  for what in "${left[@]}"; do echo "cluster_down: LEFT: $what" >&2; done
+  exit 1
+fi
+rm -rf "$H/run" "$H/kubectl-cache"
+rm -f "$H/cluster.env" "$H/ns_init.pid" "$H/unshare.pid" "$H/forwards.pid" "$H/namespaces" \
+  "$H"/*.sock
+note "down"
+exit 0
