@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Usage: tests/k8s/build_k8s.sh OUT   (as root; binaries.sh runs it when no built binaries exist)
-# Builds the test cluster's kube-apiserver and kubelet (v1.20, `go build` of cmd/kube-apiserver
-# and cmd/kubelet with Debian's Go) and the static pause (build/pause) from Debian 12's own
-# `kubernetes` source package into OUT. About 30 min on 2 cores; prints each step as it starts.
+# Usage: tests/k8s/build_k8s.sh OUT [pause]   (as root; binaries.sh runs it when it has no binaries)
+# Builds the test cluster's kube-apiserver and kubelet (v1.20: cmd/kube-apiserver and cmd/kubelet
+# with Debian's Go) and the static pause (build/pause/linux/pause.c) from Debian 12's own
+# `kubernetes` source package into OUT; with "pause", only the pause (seconds). About 30 min on
+# 2 cores; prints each step as it starts.
 #
 # The machine needs no deb-src source: the Debian sources apt already uses are given to apt as
 # deb-src too, in a sources folder and package lists of this script's own, named on each apt
 # command line (-o Dir::Etc::...), so the system's apt configuration and lists stay as they
 # were. Its build dependencies (Debian's golang among them) are installed with apt-get build-dep.
 # The unpacked source and Go's build cache stay in OUT/../build-source, so a build that was
-# stopped resumes.
+# stopped resumes; make.log there has the compiler's output.
 set -euo pipefail
-out=${1:?usage: build_k8s.sh OUT}
+out=${1:?usage: build_k8s.sh OUT [pause]}
+only_pause=no
+[ "${2:-}" = pause ] && only_pause=yes
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 work="$out/../build-source"
@@ -36,8 +39,10 @@ export DEBIAN_FRONTEND=noninteractive
 
 step "package lists (deb and deb-src) into $work/apt/lists"
 apt-get "${apt_own[@]}" update -q > "$work/apt-update.log"
-step "build dependencies of kubernetes (apt-get build-dep)"
-apt-get "${apt_own[@]}" build-dep -y -q --no-install-recommends kubernetes > "$work/build-dep.log"
+if [ "$only_pause" = no ]; then
+  step "build dependencies of kubernetes (apt-get build-dep)"
+  apt-get "${apt_own[@]}" build-dep -y -q --no-install-recommends kubernetes > "$work/build-dep.log"
+fi
 
 source_dir=$(find "$work" -maxdepth 1 -type d -name 'kubernetes-*' | head -n 1)
 if [ -z "$source_dir" ] || [ ! -f "$source_dir/go.mod" ]; then
@@ -52,23 +57,24 @@ release=${package_version#*really}
 release=v${release%%-*}
 step "source $source_dir ($package_version, Kubernetes $release)"
 
-# The version the programs report (kubelet --version, the node's kubeletVersion), as the
-# upstream build sets it (hack/lib/version.sh).
-version_flags=""
-for package in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
-  version_flags+=" -X k8s.io/kubernetes/vendor/$package.gitVersion=$release"
-  version_flags+=" -X k8s.io/kubernetes/vendor/$package.gitMajor=${release:1:1}"
-  version_flags+=" -X k8s.io/kubernetes/vendor/$package.gitMinor=$(echo "$release" | cut -d. -f2)"
-  version_flags+=" -X k8s.io/kubernetes/vendor/$package.gitTreeState=clean"
+pause_partial="$out/pause.partial.$$"
+gcc -Os -Wall -Werror -static -DVERSION="$release" -o "$pause_partial" "$source_dir/build/pause/linux/pause.c"
+mv "$pause_partial" "$out/pause"
+step "built the static pause into $out"
+[ "$only_pause" = no ] || exit 0
+
+# As the package's debian/rules builds (upstream's make in GOPATH mode, the source linked into
+# a GOPATH), only the two programs: kube-apiserver static (CGO_ENABLED=0, as upstream builds
+# it), the kubelet with cgo. The version they report (kubelet --version, the node's
+# kubeletVersion) is the release, as upstream's hack/lib/version.sh takes it from KUBE_GIT_VERSION.
+mkdir -p "$source_dir/.go/src/k8s.io"
+[ -L "$source_dir/.go/src/k8s.io/kubernetes" ] || ln -s ../../.. "$source_dir/.go/src/k8s.io/kubernetes"
+step "make WHAT='cmd/kube-apiserver cmd/kubelet' (the long part)"
+(cd "$source_dir" && env GOPATH="$source_dir/.go" GOCACHE="$work/gocache" GOFLAGS= GOTOOLCHAIN=local \
+  KUBE_GIT_VERSION="$release" KUBE_GIT_TREE_STATE=clean make WHAT="cmd/kube-apiserver cmd/kubelet" \
+  > "$work/make.log" 2>&1) || { tail -n 30 "$work/make.log" >&2; exit 1; }
+for program in kube-apiserver kubelet; do
+  install -m 755 "$source_dir/_output/bin/$program" "$out/$program.partial"
+  mv "$out/$program.partial" "$out/$program"
 done
-export GOFLAGS=-mod=vendor GO111MODULE=on GOPATH="$work/gopath" GOCACHE="$work/gocache" GOTOOLCHAIN=local
-step "go build ./cmd/kube-apiserver (static, as upstream builds it)"
-(cd "$source_dir" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w$version_flags" \
-  -o "$out/kube-apiserver.partial" ./cmd/kube-apiserver)
-step "go build ./cmd/kubelet"
-(cd "$source_dir" && go build -trimpath -ldflags "-s -w$version_flags" -o "$out/kubelet.partial" ./cmd/kubelet)
-step "the static pause (build/pause)"
-pause_source=$(find "$source_dir/build/pause" -name pause.c | head -n 1)
-gcc -Os -Wall -Werror -static -DVERSION="$release" -o "$out/pause.partial" "$pause_source"
-for program in kube-apiserver kubelet pause; do mv "$out/$program.partial" "$out/$program"; done
 step "built into $out: $("$out/kubelet" --version)"

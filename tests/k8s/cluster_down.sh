@@ -8,8 +8,10 @@
 # has no mount under the home, and removes the cgroups the kubelet and the node's dockerd made
 # under the home's cgroup, deepest first, and the runtime state (etcd, the node's images, the
 # registry's blobs). Logs and certificates stay for reading. Exits 1, saying what, if anything
-# was left after that; running it again, or with nothing to stop, does nothing more.
+# was left: a process that outlived the namespace's init (killed then), or what could not be
+# removed. Running it again, or with nothing to stop, does nothing more.
 set -uo pipefail
+source "$(dirname "$0")/common.sh"
 : "${PYBOX_K8S_HOME:=/tmp/pybox-k8s}"
 [ -d "$PYBOX_K8S_HOME" ] || exit 0
 H=$(cd "$PYBOX_K8S_HOME" && pwd -P)
@@ -21,12 +23,12 @@ note() { printf 'cluster_down: %s (%.1f s)\n' "$*" "$(echo "$(date +%s.%N) - $st
 live_pid() {
   local pid
   pid=$(cat "$1" 2> /dev/null) || return 1
-  [ -n "$pid" ] && tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | grep -qF -- "$2" && echo "$pid"
+  [ -n "$pid" ] && tr '\0' ' ' 2> /dev/null < "/proc/$pid/cmdline" | grep -qF -- "$2" && echo "$pid"
 }
 
 # The host's forwards (socat, each the leader of its own process group, with a child per connection).
 while read -r pid; do
-  if tr '\0' ' ' < "/proc/$pid/cmdline" 2> /dev/null | grep -qF -- "$H/"; then kill -TERM -- "-$pid" 2> /dev/null; fi
+  if tr '\0' ' ' 2> /dev/null < "/proc/$pid/cmdline" | grep -qF -- "$H/"; then kill -TERM -- "-$pid" 2> /dev/null; fi
 done < <(cat "$H/forwards.pid" 2> /dev/null)
 
 # The recorded namespaces are this cluster's only while its init lives: once the init is gone
@@ -58,10 +60,12 @@ in_namespaces() {
 remaining=
 [ "$namespaces_valid" = yes ] && remaining=$(in_namespaces)
 if [ -n "$remaining" ]; then
-  note "processes still in the cluster's namespaces: $(echo $remaining); SIGKILL"
+  # Nothing may outlive the init: whatever did (a test's nsenter, a process that escaped the
+  # stop) is killed, and this run fails so that it is seen.
+  left+=("processes in the cluster's namespaces after its init ended (killed): $(echo $remaining)")
   for entry in $remaining; do kill -KILL "${entry%%:*}" 2> /dev/null; done
   for _ in $(seq 50); do remaining=$(in_namespaces); [ -z "$remaining" ] && break; sleep 0.1; done
-  [ -z "$remaining" ] || left+=("processes in the cluster's namespaces: $(echo $remaining)")
+  [ -z "$remaining" ] || left+=("processes in the cluster's namespaces that SIGKILL did not end: $(echo $remaining)")
 fi
 
 # Mounts of the home on the host (the namespace's own went with it; the host must have none).
@@ -75,9 +79,10 @@ fi
 
 # The home's cgroup tree in every hierarchy (kubepods and its Pods' cgroups, the node dockerd's),
 # deepest first. A cgroup whose last process just ended can refuse rmdir for a moment: retry.
-cgroup_root=/pybox-k8s-$(printf '%s' "$H" | md5sum | cut -c1-8)
+cgroup_root=$(cgroup_root "$H")
+hierarchies=$(cgroup_hierarchies)
 for _ in $(seq 50); do
-  trees=$(ls -d /sys/fs/cgroup/*"$cgroup_root" 2> /dev/null)
+  trees=$(for hierarchy in $hierarchies; do [ -d "$hierarchy$cgroup_root" ] && echo "$hierarchy$cgroup_root"; done)
   [ -z "$trees" ] && break
   for tree in $trees; do find "$tree" -depth -type d -exec rmdir {} + 2> /dev/null; done
   sleep 0.1

@@ -22,6 +22,7 @@ set -euo pipefail
 : "${PYBOX_K8S_HOME:=/tmp/pybox-k8s}"
 export PYBOX_K8S_HOME
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/common.sh"
 source_dir=$(cd "$here/../.." && pwd)
 started=$(date +%s.%N)
 say() { printf 'cluster_up: %s (%.1f s)\n' "$*" "$(echo "$(date +%s.%N) - $started" | bc)"; }
@@ -38,14 +39,20 @@ H=$PYBOX_K8S_HOME
 mkdir -p "$H"
 H=$(cd "$H" && pwd -P)
 chmod 700 "$H"
-rm -rf "$H/run" "$H/logs" "$H/pki" "$H/etc" "$H/fake" "$H/kubectl-cache" "$H/cluster.env"
+# The longest unix socket path under the home (the node dockerd's containerd's) must fit in 107 bytes.
+longest="$H/run/docker-exec/containerd/containerd-debug.sock"
+[ ${#longest} -le 107 ] || fail "PYBOX_K8S_HOME $H is too long: $longest must fit in 107 bytes"
+rm -rf "$H/run" "$H/logs" "$H/pki" "$H/etc" "$H/fake" "$H/bin" "$H/kubectl-cache" "$H/cluster.env"
 RUN=$H/run LOGS=$H/logs PKI=$H/pki ETC=$H/etc
 mkdir -p "$RUN/varlog" "$RUN/registry" "$RUN/kubelet/seccomp" "$LOGS" "$ETC" "$H/fake"
-trap 'echo "cluster_up: failed; the last lines of each log in $LOGS:" >&2
-      for f in "$LOGS"/*.log; do echo "== $f" >&2; tail -n 8 "$f" >&2; done
-      "$here/cluster_down.sh" >&2 || true' ERR
+# Unless it gets to the end: each log's last lines, and whatever was started is stopped again.
+up=no
+trap '[ "$up" = yes ] || { echo "cluster_up: failed; the last lines of each log in $LOGS:" >&2
+      for f in "$LOGS"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -n 8 "$f" >&2; }; done
+      "$here/cluster_down.sh" >&2 || true; }' EXIT
 
-BIN=$("$here/binaries.sh")
+BIN=$H/bin
+"$here/binaries.sh" "$BIN"
 KUBECTL=$("$here/kubectl.sh")
 
 # The test image: the suite's stdlib image, as the project's image recipe built it.
@@ -78,10 +85,9 @@ print(*(s.getsockname()[1] for s in sockets))')
 NODE=pybox-k8s-node
 NODE_IP=172.17.0.1
 PAUSE_IMAGE=pybox-k8s/pause:3.4.1
-# A cgroup of this home's own (in every hierarchy), under which the kubelet puts its kubepods
-# and the node's dockerd its containers: two clusters, and the project's other engines, never
-# share one, and cluster_down.sh removes exactly this tree.
-CGROUP_ROOT=/pybox-k8s-$(printf '%s' "$H" | md5sum | cut -c1-8)
+# The kubelet puts its kubepods and the node's dockerd its containers under this home's own
+# cgroup; cluster_down.sh removes exactly that tree.
+CGROUP_ROOT=$(cgroup_root "$H")
 SECCOMP_PROFILE=pybox-seccomp-v2.json
 
 "$here/make_pki.sh" "$PKI" "$NODE" "$NODE_IP"
@@ -180,12 +186,12 @@ install -m 755 "$BIN/pause" "$pause_root/pause"
 tar -C "$pause_root" -cf "$RUN/pause.tar" --owner=0 --group=0 pause
 rm -rf "$pause_root"
 
-for hierarchy in /sys/fs/cgroup/*/; do
-  mkdir -p "$hierarchy${CGROUP_ROOT#/}"
-  # cpuset: a new cgroup has no CPUs and no memory nodes until it is given its parent's.
-  if [ -f "$hierarchy/cpuset.cpus" ]; then
-    cat "$hierarchy/cpuset.cpus" > "$hierarchy${CGROUP_ROOT#/}/cpuset.cpus"
-    cat "$hierarchy/cpuset.mems" > "$hierarchy${CGROUP_ROOT#/}/cpuset.mems"
+for hierarchy in $(cgroup_hierarchies); do
+  mkdir -p "$hierarchy$CGROUP_ROOT"
+  # cpuset (v1): a new cgroup has no CPUs and no memory nodes until it is given its parent's.
+  if [ -f "$hierarchy/cpuset.cpus" ] && [ -f "$hierarchy$CGROUP_ROOT/cpuset.cpus" ]; then
+    cat "$hierarchy/cpuset.cpus" > "$hierarchy$CGROUP_ROOT/cpuset.cpus"
+    cat "$hierarchy/cpuset.mems" > "$hierarchy$CGROUP_ROOT/cpuset.mems"
   fi
 done
 
@@ -295,4 +301,5 @@ K8S_CA=$PKI/ca.crt
 K8S_SECCOMP_PROFILE=$SECCOMP_PROFILE
 EOF
 mv "$H/cluster.env.partial" "$H/cluster.env"
+up=yes
 say "up: $H/cluster.env"
