@@ -4,8 +4,9 @@
 # overrides (tests/k8s/sealed_pod.py, the same spec the smoke test creates; kubectl's container
 # list is replaced by it). Each run's wall time is the client's, from start to exit; every run
 # must print exactly 42. Prints the median, minimum, maximum and the spread between the quartiles,
-# how many runs kubectl could not attach to (the program had ended: it then prints the logs,
-# stderr merged into stdout) and the load average (the figure depends on what else runs).
+# how many runs kubectl said it could not attach to and fell back to the logs (it also reads the
+# logs, without saying so, when the first Pod status it sees is already terminal: -v=6 shows
+# which), and the load average (the figure depends on what else runs).
 # Uses the cluster of $PYBOX_K8S_HOME (default /tmp/pybox-k8s) if it is up, else starts one there
 # and stops it at the end. Not a test: ctest does not run it.
 # Usage: tests/bench/kubectl_run.sh [N]   (default 20, plus one warm-up run not counted)
@@ -54,5 +55,5 @@ sort -n "$times" | awk -v runs="$runs" '
     printf "kubectl run --rm -i --restart=Never --quiet, print(6*7), %d runs: median %.3f s, min %.3f s, max %.3f s, quartiles %.3f-%.3f s\n",
       runs, median, t[1], t[NR], t[int((NR + 3) / 4)], t[int((3 * NR + 3) / 4)]
   }'
-echo "kubectl_run: $fallbacks of $runs runs could not attach (the program had ended) and printed the logs;" \
+echo "kubectl_run: in $fallbacks of $runs runs kubectl could not attach and fell back to the logs;" \
   "load average $(cut -d' ' -f1-3 /proc/loadavg)"

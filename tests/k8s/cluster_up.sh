@@ -12,7 +12,7 @@
 # When it returns 0 the node is Ready and $PYBOX_K8S_HOME/cluster.env holds what the tests use
 # (docs/testing.md, "The Kubernetes test cluster"): K8S_SERVER, K8S_ADMIN_KUBECONFIG,
 # K8S_NOBODY_KUBECONFIG, K8S_NAMESPACE, K8S_NODE, K8S_REGISTRY, K8S_TEST_IMAGE, K8S_KUBECTL,
-# K8S_DOCKER_SOCK, K8S_NS_PID, and K8S_CA and K8S_SECCOMP_PROFILE.
+# K8S_DOCKER_SOCK, K8S_NS_PID, and K8S_CA, K8S_SECCOMP_PROFILE and K8S_POD_PIDS_LIMIT.
 #
 # Inputs: kube-apiserver, kubelet and pause (binaries.sh says where from); Debian's kubectl
 # (kubectl.sh); the suite's stdlib image tar (PYBOX_K8S_IMAGE_TAR, else the newest stdlib tar in
@@ -89,6 +89,9 @@ PAUSE_IMAGE=pybox-k8s/pause:3.4.1
 # cgroup; cluster_down.sh removes exactly that tree.
 CGROUP_ROOT=$(cgroup_root "$H")
 SECCOMP_PROFILE=pybox-seccomp-v2.json
+# The node's pids limit per Pod: the seed's figure for the stdlib image unless the caller asks another.
+POD_PIDS_LIMIT=${PYBOX_K8S_POD_PIDS_LIMIT:-32}
+[[ $POD_PIDS_LIMIT =~ ^(-1|[0-9]+)$ ]] || fail "PYBOX_K8S_POD_PIDS_LIMIT must be a number (or -1: none), not $POD_PIDS_LIMIT"
 
 "$here/make_pki.sh" "$PKI" "$NODE" "$NODE_IP"
 
@@ -136,7 +139,7 @@ tlsPrivateKeyFile: $PKI/kubelet-serving.key
 cgroupDriver: cgroupfs
 cgroupRoot: $CGROUP_ROOT
 failSwapOn: false
-podPidsLimit: ${PYBOX_K8S_POD_PIDS_LIMIT:-32}
+podPidsLimit: $POD_PIDS_LIMIT
 makeIPTablesUtilChains: false
 clusterDomain: cluster.local
 containerLogMaxSize: 10Mi
@@ -299,6 +302,7 @@ K8S_DOCKER_SOCK=$H/docker.sock
 K8S_NS_PID=$ns_pid
 K8S_CA=$PKI/ca.crt
 K8S_SECCOMP_PROFILE=$SECCOMP_PROFILE
+K8S_POD_PIDS_LIMIT=$POD_PIDS_LIMIT
 EOF
 mv "$H/cluster.env.partial" "$H/cluster.env"
 up=yes

@@ -4,7 +4,8 @@
 Usage: host_state.py snapshot FILE          (cluster_up.sh, before the namespace starts)
        host_state.py compare FILE CLUSTER_HOME (the k8s_cluster test, while the cluster runs)
 
-Recorded: every global sysctl (/proc/sys/vm, /proc/sys/kernel; the kubelet sets some of them),
+Recorded: every global sysctl (/proc/sys/vm, /proc/sys/kernel, /proc/sys/fs; the kubelet sets
+some of them; the host's net.* are its network namespace's, which the cluster is not in),
 the oom_score_adj of every process of the host's PID namespace (the kubelet moves daemons' to
 -999 and lower), and whether the host's mount table (/proc/1/mountinfo) holds anything under the
 cluster's home. Counters that move by themselves (entropy, the last PID, pty count, ...) are not
@@ -16,15 +17,15 @@ import os
 import sys
 
 VOLATILE_SYSCTLS = {
-    "kernel/ns_last_pid", "kernel/pty/nr", "kernel/random/boot_id", "kernel/random/entropy_avail",
-    "kernel/random/uuid", "kernel/tainted", "kernel/tainted_list",
+    "kernel/ns_last_pid", "kernel/pty/nr", "kernel/tainted",
+    "fs/dentry-state", "fs/file-nr", "fs/inode-nr", "fs/inode-state", "fs/aio-nr",
 }
-VOLATILE_PREFIXES = ("kernel/random/",)
+VOLATILE_PREFIXES = ("kernel/random/", "fs/quota/")
 
 
 def sysctls():
     values = {}
-    for top in ("vm", "kernel"):
+    for top in ("vm", "kernel", "fs"):
         for folder, _, files in os.walk(os.path.join("/proc/sys", top)):
             for name in files:
                 path = os.path.join(folder, name)

@@ -4,6 +4,8 @@
 With $PYBOX_K8S_HOME/cluster.env from cluster_up.sh, from the host's network namespace:
 - the admin kubeconfig's user reaches the apiserver at K8S_SERVER, verified against K8S_CA;
   the nobody user is authenticated and refused (403) listing Pods in K8S_NAMESPACE;
+- the apiserver reaches the kubelet's API: the node proxy's configz answers, with the
+  podPidsLimit cluster.env gives (K8S_POD_PIDS_LIMIT);
 - the sealed Pod (sealed_pod.py) running print(6*7) on K8S_TEST_IMAGE reaches Succeeded, its log
   is "42\\n", its QoS class Guaranteed, and the Localhost seccomp profile was accepted;
 - the registry answers /v2/ at K8S_REGISTRY on the host and at the same address inside the
@@ -92,6 +94,9 @@ def main():
     check(any(c["type"] == "Ready" and c["status"] == "True" for c in conditions), f"node {env['K8S_NODE']} Ready")
     status, _ = nobody.request("GET", pods)
     check(status == 403, f"nobody is refused listing Pods ({status})")
+    status, body = admin.request("GET", f"/api/v1/nodes/{env['K8S_NODE']}/proxy/configz")
+    pids_limit = json.loads(body).get("kubeletconfig", {}).get("podPidsLimit") if status == 200 else None
+    check(pids_limit == int(env["K8S_POD_PIDS_LIMIT"]), f"the kubelet's configz through the apiserver: podPidsLimit {pids_limit}")
 
     name = f"k8s-cluster-test-{os.getpid()}"
     started = time.monotonic()
