@@ -17,7 +17,7 @@ packages=(
   docker.io mmdebstrap ca-certificates curl
   openssh-server socat
   etcd-server docker-registry  # the Kubernetes test cluster's store and registry (tests/k8s/)
-  xz-utils openssl  # tests/k8s/: the shared kube-apiserver and kubelet are .xz; its certificates
+  xz-utils openssl iproute2  # tests/k8s/: the shared binaries are .xz; certificates; lo up in its netns
   zsh fish groff-base
   dpkg-dev file jq systemd
   python3 git

@@ -16,8 +16,8 @@ source "$(dirname "$0")/common.sh"
 [ -d "$PYBOX_K8S_HOME" ] || exit 0
 H=$(cd "$PYBOX_K8S_HOME" && pwd -P)
 left=()
-started=$(date +%s.%N)
-note() { printf 'cluster_down: %s (%.1f s)\n' "$*" "$(echo "$(date +%s.%N) - $started" | bc)"; }
+started=$EPOCHREALTIME
+note() { awk -v what="$*" -v from="$started" -v to="$EPOCHREALTIME" 'BEGIN { printf "cluster_down: %s (%.1f s)\n", what, to - from }'; }
 
 # A PID file's process, if it is still the one the file names (its command line mentions WORD).
 live_pid() {

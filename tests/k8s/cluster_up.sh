@@ -24,11 +24,11 @@ export PYBOX_K8S_HOME
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/common.sh"
 source_dir=$(cd "$here/../.." && pwd)
-started=$(date +%s.%N)
-say() { printf 'cluster_up: %s (%.1f s)\n' "$*" "$(echo "$(date +%s.%N) - $started" | bc)"; }
+started=$EPOCHREALTIME
+say() { awk -v what="$*" -v from="$started" -v to="$EPOCHREALTIME" 'BEGIN { printf "cluster_up: %s (%.1f s)\n", what, to - from }'; }
 fail() { echo "cluster_up: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || fail "needs root (namespaces, cgroups, the node's dockerd)"
-for tool in etcd docker-registry dockerd socat openssl xz unshare nsenter curl bc; do
+for tool in etcd docker-registry dockerd docker socat openssl xz ip unshare nsenter curl; do
   command -v "$tool" > /dev/null || fail "$tool is missing: run scripts/install-deps.sh"
 done
 
@@ -70,10 +70,12 @@ if [ -z "$image_tar" ]; then
     "tests/integration/prebuild_images.sh BUILD_DIR (or set PYBOX_BUILD, or PYBOX_K8S_IMAGE_TAR)"
 fi
 [ -f "$image_tar" ] || fail "$image_tar is not a file"
-# Tagged with the recipe's SHA-256 from the tar's name (NAME-<recipe SHA-256>.tar), as pyboxd tags it.
+# Tagged with the recipe's SHA-256 from the cache's name for it (NAME-<recipe SHA-256>.tar), as
+# pyboxd tags it; another tar (PYBOX_K8S_IMAGE_TAR) is tagged "given".
 image_tag=$(basename "$image_tar" .tar)
 image_tag=${image_tag##*-}
-TEST_IMAGE="pybox-k8s/stdlib:${image_tag:0:12}"
+[[ $image_tag =~ ^[0-9a-f]{64}$ ]] && image_tag=${image_tag:0:12} || image_tag=given
+TEST_IMAGE="pybox-k8s/stdlib:$image_tag"
 
 # Free ports on the host; the namespace is empty, so the same numbers are free there.
 read -r API_PORT REGISTRY_PORT < <(/usr/bin/python3 -c '

@@ -112,7 +112,7 @@ stop() {
   # What the kubelet and dockerd mounted goes with this mount namespace; unmount it anyway,
   # deepest first, so nothing holds the home's files.
   grep -o " $RUN/[^ ]*" /proc/self/mounts | sort -r | while read -r mount; do umount -l "$mount"; done
-  log "stopped; processes left: $(ps -e -o pid=,comm= | tr '\n' ' ')"
+  log "stopped; processes left:$(for p in /proc/[0-9]*; do printf ' %s:%s' "${p#/proc/}" "$(cat "$p/comm" 2> /dev/null)"; done)"
   exit 0
 }
 trap stop TERM INT
