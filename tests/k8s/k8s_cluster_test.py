@@ -10,6 +10,7 @@ With $PYBOX_K8S_HOME/cluster.env from cluster_up.sh, from the host's network nam
   is "42\\n", its QoS class Guaranteed, and the Localhost seccomp profile was accepted;
 - the registry answers /v2/ at K8S_REGISTRY on the host and at the same address inside the
   cluster's network namespace (nsenter -t K8S_NS_PID -n); the node's dockerd at K8S_DOCKER_SOCK;
+- apiserver.sh stops the apiserver (K8S_SERVER refuses) and starts it again (it answers);
 - the host is as cluster_up.sh found it (host_state.py: sysctls, oom_score_adj, mounts).
 Prints one line per check and the measured times; exits 1 on the first failed check.
 """
@@ -128,6 +129,18 @@ def main():
         s.sendall(b"GET /_ping HTTP/1.0\r\nUser-Agent: " + USER_AGENT.encode() + b"\r\n\r\n")
         ping = s.recv(4096)
     check(ping.startswith(b"HTTP/1.") and b" 200 " in ping.split(b"\r\n")[0], "node's dockerd answers at K8S_DOCKER_SOCK")
+
+    apiserver_sh = os.path.join(HERE, "apiserver.sh")
+    subprocess.run([apiserver_sh, "stop"], check=True, timeout=90)
+    try:
+        admin.request("GET", f"/api/v1/namespaces/{namespace}")
+        answered = True
+    except OSError:
+        answered = False
+    check(not answered, "apiserver.sh stop: the apiserver does not answer")
+    subprocess.run([apiserver_sh, "start"], check=True, timeout=90)
+    status, _ = admin.request("GET", f"/api/v1/namespaces/{namespace}")
+    check(status == 200, f"apiserver.sh start: the apiserver answers again ({status})")
 
     unchanged = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "host_state.py"), "compare",
                                 os.path.join(home, "host-before.json"), home])

@@ -63,16 +63,22 @@ log "pause image there"
 for _ in $(seq 200); do curl -sf http://127.0.0.1:2379/health > /dev/null && break; sleep 0.1; done
 log "etcd up"
 
-"$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 --bind-address=127.0.0.1 --secure-port="$API_PORT" \
-  --advertise-address="$NODE_IP" --service-cluster-ip-range=10.0.0.0/24 \
-  --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
-  --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
-  --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
-  --kubelet-certificate-authority="$PKI/ca.crt" --kubelet-preferred-address-types=InternalIP \
-  --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
-  --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
-  --authorization-mode=Node,RBAC --cert-dir="$RUN/apiserver-certs" --v=1 > "$LOGS/apiserver.log" 2>&1 &
-apiserver=$!
+# The apiserver, logging to apiserver.log (appended: a restart keeps the earlier lines);
+# apiserver.state says whether it runs, for apiserver.sh.
+start_apiserver() {
+  "$BIN/kube-apiserver" --etcd-servers=http://127.0.0.1:2379 --bind-address=127.0.0.1 --secure-port="$API_PORT" \
+    --advertise-address="$NODE_IP" --service-cluster-ip-range=10.0.0.0/24 \
+    --tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" --client-ca-file="$PKI/ca.crt" \
+    --kubelet-client-certificate="$PKI/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$PKI/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority="$PKI/ca.crt" --kubelet-preferred-address-types=InternalIP \
+    --service-account-key-file="$PKI/sa.pub" --service-account-signing-key-file="$PKI/sa.key" \
+    --service-account-issuer=https://kubernetes.default.svc --api-audiences=https://kubernetes.default.svc \
+    --authorization-mode=Node,RBAC --cert-dir="$RUN/apiserver-certs" --v=1 >> "$LOGS/apiserver.log" 2>&1 &
+  apiserver=$!
+  echo running > "$RUN/apiserver.state"
+}
+start_apiserver
 for _ in $(seq 600); do
   curl -sf -A pybox-k8s-ns-init --cacert "$PKI/ca.crt" --cert "$PKI/admin.crt" --key "$PKI/admin.key" \
     "https://127.0.0.1:$API_PORT/readyz" > /dev/null && break
@@ -88,7 +94,6 @@ log "apiserver ready"
   --v=2 > "$LOGS/kubelet.log" 2>&1 &
 kubelet=$!
 log "started: etcd=$etcd dockerd=$dockerd registry=$registry apiserver=$apiserver kubelet=$kubelet"
-echo started > "$RUN/ns_init.state"
 
 # Waits up to $2 tenths of a second for PID $1 to end, then kills it.
 stop_process() {
@@ -106,7 +111,7 @@ stop() {
   stop_process "$forward_api" 10
   stop_process "$forward_registry" 10
   stop_process "$registry" 50
-  stop_process "$apiserver" 100
+  [ -z "$apiserver" ] || stop_process "$apiserver" 100
   stop_process "$etcd" 100
   stop_process "$dockerd" 150
   # What the kubelet and dockerd mounted goes with this mount namespace; unmount it anyway,
@@ -116,4 +121,9 @@ stop() {
   exit 0
 }
 trap stop TERM INT
+# apiserver.sh stop|start: a test stops the apiserver (SIGUSR1) and starts it again (SIGUSR2),
+# everything else running on.
+trap '[ -z "$apiserver" ] || { log "stopping the apiserver"; stop_process "$apiserver" 100; apiserver=
+                              echo stopped > "$RUN/apiserver.state"; }' USR1
+trap '[ -n "$apiserver" ] && kill -0 "$apiserver" 2> /dev/null || { log "starting the apiserver"; start_apiserver; }' USR2
 while true; do sleep 1 & wait $!; done
