@@ -40,7 +40,8 @@ declare -A binary_only_units=(
 )
 units_to_disable=()
 for package in "${missing[@]}"; do
-  [ -n "${binary_only_units[$package]:-}" ] && units_to_disable+=(${binary_only_units[$package]})
+  read -r -a units <<< "${binary_only_units[$package]:-}"
+  units_to_disable+=("${units[@]}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive

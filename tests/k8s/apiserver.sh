@@ -17,7 +17,10 @@ esac
 # shellcheck source=/dev/null
 . "$H/cluster.env"
 ns_pid=$(cat "$H/ns_init.pid")
-[ "$ns_pid" = "$K8S_NS_PID" ] && [ -d "/proc/$ns_pid" ] || { echo "apiserver: the cluster's init is gone" >&2; exit 1; }
+if [ "$ns_pid" != "$K8S_NS_PID" ] || [ ! -d "/proc/$ns_pid" ]; then
+  echo "apiserver: the cluster's init is gone" >&2
+  exit 1
+fi
 kill "-$signal" "$ns_pid"
 for _ in $(seq 600); do
   if [ "$want" = down ]; then

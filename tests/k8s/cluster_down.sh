@@ -11,6 +11,7 @@
 # was left: a process that outlived the namespace's init (killed then), or what could not be
 # removed. Running it again, or with nothing to stop, does nothing more.
 set -uo pipefail
+# shellcheck source=tests/k8s/common.sh
 source "$(dirname "$0")/common.sh"
 : "${PYBOX_K8S_HOME:=/tmp/pybox-k8s}"
 [ -d "$PYBOX_K8S_HOME" ] || exit 0
@@ -62,19 +63,19 @@ remaining=
 if [ -n "$remaining" ]; then
   # Nothing may outlive the init: whatever did (a test's nsenter, a process that escaped the
   # stop) is killed, and this run fails so that it is seen.
-  left+=("processes in the cluster's namespaces after its init ended (killed): $(echo $remaining)")
+  left+=("processes in the cluster's namespaces after its init ended (killed): ${remaining//$'\n'/ }")
   for entry in $remaining; do kill -KILL "${entry%%:*}" 2> /dev/null; done
   for _ in $(seq 50); do remaining=$(in_namespaces); [ -z "$remaining" ] && break; sleep 0.1; done
-  [ -z "$remaining" ] || left+=("processes in the cluster's namespaces that SIGKILL did not end: $(echo $remaining)")
+  [ -z "$remaining" ] || left+=("processes in the cluster's namespaces that SIGKILL did not end: ${remaining//$'\n'/ }")
 fi
 
 # Mounts of the home on the host (the namespace's own went with it; the host must have none).
 host_mounts=$(grep -o " $H/[^ ]*" /proc/1/mountinfo | sort -r)
 if [ -n "$host_mounts" ]; then
-  note "host mounts under $H: $(echo $host_mounts); unmounting"
-  for mount in $host_mounts; do umount -l "$mount"; done
+  note "host mounts under $H: ${host_mounts//$'\n'/ }; unmounting"
+  while read -r mount; do umount -l "$mount"; done <<< "$host_mounts"
   host_mounts=$(grep -o " $H/[^ ]*" /proc/1/mountinfo)
-  [ -z "$host_mounts" ] || left+=("host mounts: $(echo $host_mounts)")
+  [ -z "$host_mounts" ] || left+=("host mounts: ${host_mounts//$'\n'/ }")
 fi
 
 # The home's cgroup tree in every hierarchy (kubepods and its Pods' cgroups, the node dockerd's),
@@ -88,6 +89,7 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 note "cgroups under $cgroup_root removed"
+# shellcheck disable=SC2086  # one cgroup tree a word
 [ -z "$trees" ] || left+=("cgroups: $(find $trees -type d | head -n 20 | tr '\n' ' ')")
 
 if [ ${#left[@]} -gt 0 ]; then

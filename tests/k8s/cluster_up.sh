@@ -22,6 +22,7 @@ set -euo pipefail
 : "${PYBOX_K8S_HOME:=/tmp/pybox-k8s}"
 export PYBOX_K8S_HOME
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/k8s/common.sh
 source "$here/common.sh"
 source_dir=$(cd "$here/../.." && pwd)
 started=$EPOCHREALTIME
@@ -42,11 +43,13 @@ chmod 700 "$H"
 # The longest unix socket path under the home (the node dockerd's containerd's) must fit in 107 bytes.
 longest="$H/run/docker-exec/containerd/containerd-debug.sock"
 [ ${#longest} -le 107 ] || fail "PYBOX_K8S_HOME $H is too long: $longest must fit in 107 bytes"
-rm -rf "$H/run" "$H/logs" "$H/pki" "$H/etc" "$H/fake" "$H/bin" "$H/kubectl-cache" "$H/cluster.env"
+rm -rf "${H:?}/run" "${H:?}/logs" "${H:?}/pki" "${H:?}/etc" "${H:?}/fake" "${H:?}/bin" "${H:?}/kubectl-cache" \
+  "${H:?}/cluster.env"
 RUN=$H/run LOGS=$H/logs PKI=$H/pki ETC=$H/etc
 mkdir -p "$RUN/varlog" "$RUN/registry" "$RUN/kubelet/seccomp" "$LOGS" "$ETC" "$H/fake"
 # Unless it gets to the end: each log's last lines, and whatever was started is stopped again.
 up=no
+# shellcheck disable=SC2154  # f is the trap's own loop variable
 trap '[ "$up" = yes ] || { echo "cluster_up: failed; the last lines of each log in $LOGS:" >&2
       for f in "$LOGS"/*.log; do [ -f "$f" ] && { echo "== $f" >&2; tail -n 8 "$f" >&2; }; done
       "$here/cluster_down.sh" >&2 || true; }' EXIT
@@ -56,15 +59,18 @@ BIN=$H/bin
 KUBECTL=$("$here/kubectl.sh")
 
 # The test image: the suite's stdlib image, as the project's image recipe built it.
+newest_stdlib_tar() {
+  find "$1" -maxdepth 1 -name 'stdlib-*.tar' -printf '%T@ %p\n' 2> /dev/null | sort -rn | head -n 1 | cut -d' ' -f2-
+}
 image_tar=${PYBOX_K8S_IMAGE_TAR:-}
 if [ -z "$image_tar" ]; then
   tar_cache=${PYBOX_IMAGE_TAR_CACHE:-$HOME/.cache/pybox-test/image-tars}
-  image_tar=$(ls -t "$tar_cache"/stdlib-*.tar 2> /dev/null | head -n 1 || true)
+  image_tar=$(newest_stdlib_tar "$tar_cache")
   if [ -z "$image_tar" ] && [ -n "${PYBOX_BUILD:-}" ]; then
     say "no stdlib image tar in $tar_cache: building it with $PYBOX_BUILD's pyboxd"
     PYBOX_IMAGE_TAR_CACHE=$tar_cache PYBOX_FIXTURE_STDLIB_ONLY=1 \
       "$source_dir/tests/integration/prebuild_images.sh" "$PYBOX_BUILD" > "$LOGS/prebuild_images.log" 2>&1
-    image_tar=$(ls -t "$tar_cache"/stdlib-*.tar 2> /dev/null | head -n 1 || true)
+    image_tar=$(newest_stdlib_tar "$tar_cache")
   fi
   [ -n "$image_tar" ] || fail "no stdlib image tar in $tar_cache: build one with" \
     "tests/integration/prebuild_images.sh BUILD_DIR (or set PYBOX_BUILD, or PYBOX_K8S_IMAGE_TAR)"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by cluster_up.sh and cluster_down.sh: what both must compute the same way.
 
 # cgroup_root HOME: the cluster's cgroup, in every hierarchy: /pybox-k8s-<first 8 hex digits of

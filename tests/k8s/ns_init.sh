@@ -107,6 +107,7 @@ stop() {
   stop_process "$kubelet" 100
   # The Pods' containers (the kubelet leaves them running), then the node's dockerd.
   ids=$(docker_cli ps -aq 2> /dev/null)
+  # shellcheck disable=SC2086  # one container id a word
   [ -n "$ids" ] && docker_cli rm -f $ids > /dev/null 2>&1
   stop_process "$forward_api" 10
   stop_process "$forward_registry" 10
