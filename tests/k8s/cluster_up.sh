@@ -250,6 +250,13 @@ for forward in "$API_PORT apiserver" "$REGISTRY_PORT registry"; do
   echo $! >> "$H/forwards.pid"
 done
 
+# The test image goes into the node's dockerd while the apiserver and the kubelet start.
+docker_cli() { /usr/bin/docker -H "unix://$H/docker.sock" "$@"; }
+for _ in $(seq 200); do docker_cli version > /dev/null 2>&1 && break; sleep 0.1; done
+docker_cli import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change 'CMD ["python3"]' "$image_tar" "$TEST_IMAGE" > "$LOGS/import-test-image.log" 2>&1 &
+import_pid=$!
+
 kubectl() { "$KUBECTL" --kubeconfig "$H/admin.kubeconfig" --cache-dir "$H/kubectl-cache" --request-timeout 10s "$@"; }
 for _ in $(seq 600); do
   kubectl get --raw /readyz > /dev/null 2>&1 && break
@@ -283,9 +290,7 @@ metadata: {name: default, namespace: pybox-test}
 EOF
 say "kubelet API access, namespace pybox-test and the default ServiceAccounts made"
 
-docker_cli() { /usr/bin/docker -H "unix://$H/docker.sock" "$@"; }
-docker_cli import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-  --change 'CMD ["python3"]' "$image_tar" "$TEST_IMAGE" > /dev/null
+wait "$import_pid" || fail "importing $image_tar into the node's dockerd failed: $(cat "$LOGS/import-test-image.log")"
 say "test image $TEST_IMAGE imported from $image_tar"
 
 for _ in $(seq 1200); do
