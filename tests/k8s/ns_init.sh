@@ -10,7 +10,7 @@ set -u
 # shellcheck source=/dev/null
 source "$1"
 : "${H:?}" "${RUN:?}" "${PKI:?}" "${LOGS:?}" "${ETC:?}" "${BIN:?}" "${API_PORT:?}" "${REGISTRY_PORT:?}"
-: "${NODE:?}" "${NODE_IP:?}" "${PAUSE_IMAGE:?}"
+: "${NODE:?}" "${NODE_IP:?}" "${PAUSE_IMAGE:?}" "${CGROUP_ROOT:?}"
 log() { echo "$(date +%s.%N) ns_init: $*"; }
 docker_cli() { /usr/bin/docker -H "unix://$H/docker.sock" "$@"; }
 
