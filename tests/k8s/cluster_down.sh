@@ -42,12 +42,17 @@ if ns_pid=$(live_pid "$H/ns_init.pid" ns_init.sh); then
   if [ -d "/proc/$ns_pid" ]; then
     note "ns_init (host PID $ns_pid) did not stop within 60 s: SIGKILL, which ends its PID namespace"
     kill -KILL "$ns_pid"
+    for _ in $(seq 50); do [ -d "/proc/$ns_pid" ] || break; sleep 0.1; done
   fi
-  note "the namespace's init (host PID $ns_pid) ended"
+  if [ -d "/proc/$ns_pid" ]; then
+    left+=("the namespace's init, host PID $ns_pid, after SIGTERM and SIGKILL")
+  else
+    note "the namespace's init (host PID $ns_pid) ended"
+  fi
 fi
 if unshare_pid=$(live_pid "$H/unshare.pid" ns_init.sh); then
   for _ in $(seq 50); do [ -d "/proc/$unshare_pid" ] || break; sleep 0.1; done
-  note "unshare (host PID $unshare_pid) ended"
+  [ ! -d "/proc/$unshare_pid" ] || left+=("unshare, host PID $unshare_pid, 5 s after its child ended")
 fi
 
 # Every process in one of the cluster's namespaces, as "PID:COMMAND" (none once it stopped; a
