@@ -14,10 +14,13 @@ if [ ! -x "$kubectl" ]; then
   # apt-get download needs the package lists, which a fresh machine may not have yet.
   (cd "$work" && apt-get download -q kubernetes-client > /dev/null 2>&1) ||
     { apt-get update -q > /dev/null && (cd "$work" && apt-get download -q kubernetes-client > /dev/null); }
-  rm -rf "$root.partial"
-  dpkg-deb -x "$work"/kubernetes-client_*.deb "$root.partial"
-  rm -rf "$root"
-  mv "$root.partial" "$root"
-  echo "kubectl: extracted $(basename "$work"/kubernetes-client_*.deb) into $root" >&2
+  dpkg-deb -x "$work"/kubernetes-client_*.deb "$work/root"
+  # Another cluster starting at the same time may have put it there first: keep that one.
+  if [ ! -x "$kubectl" ]; then
+    rm -rf "$root"
+    mkdir -p "$cache"
+    mv "$work/root" "$root"
+    echo "kubectl: extracted $(basename "$work"/kubernetes-client_*.deb) into $root" >&2
+  fi
 fi
 echo "$kubectl"
