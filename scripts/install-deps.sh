@@ -16,6 +16,8 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libcli11-dev libssh2-1-dev libssl-dev catch2
   docker.io mmdebstrap ca-certificates curl
   openssh-server socat
+  etcd-server docker-registry  # the Kubernetes test cluster's store and registry (tests/k8s/)
+  xz-utils openssl iproute2  # tests/k8s/: the shared binaries are .xz; certificates; lo up in its netns
   zsh fish groff-base
   dpkg-dev file jq systemd
   python3 git
@@ -26,17 +28,26 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-# openssh-server is here for its sshd binary only (the ssh test fixture starts its own sshd on
-# 127.0.0.1): installing it must not start or enable the system's ssh service. While it is
-# installed, a policy-rc.d (unless one exists) stops the package from starting the service, and
-# the units the package enabled are disabled again.
-new_sshd=no
-for package in "${missing[@]}"; do [ "$package" = openssh-server ] && new_sshd=yes; done
+# Some packages are here for their binaries only, which the test fixtures start themselves on
+# 127.0.0.1 (openssh-server: the ssh fixture's sshd; etcd-server and docker-registry: the
+# Kubernetes test cluster's, tests/k8s/): installing them must not start or enable the system's
+# services. While such a package is installed, a policy-rc.d (unless one exists) stops the package
+# from starting its services, and the units it enabled are disabled again.
+declare -A binary_only_units=(
+  [openssh-server]="ssh.service ssh.socket"
+  [etcd-server]="etcd.service"
+  [docker-registry]="docker-registry.service"
+)
+units_to_disable=()
+for package in "${missing[@]}"; do
+  read -r -a units <<< "${binary_only_units[$package]:-}"
+  units_to_disable+=("${units[@]}")
+done
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   own_policy=no
-  if [ "$new_sshd" = yes ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+  if [ ${#units_to_disable[@]} -gt 0 ] && [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
     chmod 755 /usr/sbin/policy-rc.d
     own_policy=yes
@@ -44,8 +55,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   status=0
   apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
   [ "$own_policy" = yes ] && rm -f /usr/sbin/policy-rc.d
-  if [ "$new_sshd" = yes ] && command -v systemctl > /dev/null; then
-    systemctl disable ssh.service ssh.socket > /dev/null 2>&1 || true
+  if [ ${#units_to_disable[@]} -gt 0 ] && command -v systemctl > /dev/null; then
+    systemctl disable "${units_to_disable[@]}" > /dev/null 2>&1 || true
   fi
   [ "$status" = 0 ] || exit "$status"
 fi

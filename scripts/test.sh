@@ -9,8 +9,9 @@
 #     are built into the tar cache beside the rest (tests/integration/prebuild_images.sh: on a fresh
 #     machine their download and build overlap the compiler);
 #  3. every ctest test of that build: unit, fuzz replay, integration, hostile, MCP, the pool and
-#     ssh engines behind a test sshd, the unsealed runner and the install layout, on real
-#     engines; any sanitizer report fails it, the daemons' own logs included. Beside it, at the
+#     ssh engines behind a test sshd, a real single-node Kubernetes (tests/k8s/,
+#     docs/testing.md), the unsealed runner and the install layout, on real engines; any
+#     sanitizer report fails it, the daemons' own logs included. Beside it, at the
 #     idle scheduling priority (chrt --idle: they get a core only while the suite leaves one
 #     unused, which it mostly does while it waits for its engines): the product (pyboxd, pybox,
 #     their docs and data) built with warnings as errors, as users build it (file by file), in
