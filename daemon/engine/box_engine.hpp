@@ -1,7 +1,7 @@
 // BoxEngine: what PyBox asks of a container engine, at the level of meaning: make a box from a
 // spec, check its effective settings against that spec, attach to it (to deliver the program
-// and read its output), wait for its exit, start, kill, inspect, list and remove boxes, and
-// read the engine's facts. Nothing above daemon/engine/ knows how an engine spells any of this:
+// and read its output as chunks: box_output.hpp), wait for its exit, start, kill, inspect, list
+// and remove boxes, and read the engine's facts. Nothing above daemon/engine/ knows how an engine spells any of this:
 // the facts come back typed (engine_facts.hpp), each with the engine's own record (`raw`)
 // where the receipt keeps it as evidence.
 //
@@ -14,6 +14,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/box_output.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/engine_facts.hpp"
 #include "proto/box_policy.hpp"
@@ -65,6 +66,26 @@ struct CreatedBox {
     std::vector<std::string> warnings;  // non-empty: the engine changed something it was asked
 };
 
+// A box's stdin and output, attached before its start.
+class BoxStreams {
+public:
+    virtual ~BoxStreams() = default;
+    // Writes all bytes to the box's stdin.
+    virtual net::awaitable<Expected<void>> write_stdin(std::string_view bytes, Timeout timeout) = 0;
+    // Ends the box's stdin (the program reads its end).
+    virtual Expected<void> close_stdin() = 0;
+    // The next chunks of output, in the order the box wrote them; none (an empty vector) at the
+    // end of the output; an Error when the stream broke. No timeout: the caller bounds it
+    // (cancel() or the run's deadline).
+    virtual net::awaitable<Expected<std::vector<OutputChunk>>> read_output() = 0;
+    // Set once the engine's output stream broke its own format (what it carried from there on is
+    // lost; reading drains it to its end), or ended inside a unit of that format: why, in a
+    // sentence. Read it once the output ended or broke.
+    virtual std::optional<std::string> malformed() const = 0;
+    // Stops the streams; a pending read_output() completes with an error.
+    virtual void cancel() = 0;
+};
+
 class BoxEngine {
 public:
     virtual ~BoxEngine() = default;
@@ -82,8 +103,8 @@ public:
     // Compares what an inspection reports with the spec the box was made from, setting by
     // setting: anything missing, different or wider is a mismatch. Pure.
     virtual SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const = 0;
-    // The box's stdin and output, attached before start (engine_client.hpp's AttachSession).
-    virtual net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout) = 0;
+    // The box's stdin and output, attached before start.
+    virtual net::awaitable<Expected<std::unique_ptr<BoxStreams>>> attach(std::string_view id, Timeout timeout) = 0;
     // Registers for the box's next exit before it starts (engine_client.hpp's WaitHandle).
     virtual net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id,
                                                                              Timeout timeout) = 0;

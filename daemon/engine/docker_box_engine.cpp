@@ -1,8 +1,53 @@
 #include "daemon/engine/docker_box_engine.hpp"
 
 #include "daemon/engine/docker_settings.hpp"
+#include "daemon/engine/stream_demuxer.hpp"
+
+#include <utility>
 
 namespace pybox::engine {
+
+namespace {
+
+class DockerBoxStreams final : public BoxStreams {
+public:
+    explicit DockerBoxStreams(std::unique_ptr<AttachSession> session) : m_session(std::move(session)) {}
+
+    net::awaitable<Expected<void>> write_stdin(std::string_view bytes, Timeout timeout) override
+    {
+        co_return co_await m_session->write_stdin(bytes, timeout);
+    }
+    Expected<void> close_stdin() override { return m_session->close_stdin(); }
+
+    net::awaitable<Expected<std::vector<OutputChunk>>> read_output() override
+    {
+        std::vector<OutputChunk> chunks;
+        while (chunks.empty()) {
+            auto raw = co_await m_session->read_some();
+            if (!raw || raw->empty()) {
+                m_demuxer.finish();
+                if (!raw) co_return raw.error();
+                break;
+            }
+            m_demuxer.feed(*raw, chunks);
+        }
+        co_return chunks;
+    }
+
+    std::optional<std::string> malformed() const override { return m_demuxer.protocol_error(); }
+    void cancel() override { m_session->cancel(); }
+
+private:
+    std::unique_ptr<AttachSession> m_session;
+    StreamDemuxer m_demuxer;
+};
+
+}  // namespace
+
+std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> session)
+{
+    return std::make_unique<DockerBoxStreams>(std::move(session));
+}
 
 net::awaitable<Expected<PingResult>> DockerBoxEngine::ping(Timeout timeout)
 {
@@ -31,9 +76,11 @@ SettingsCheck DockerBoxEngine::check_settings(const BoxSpec& spec, const BoxInsp
     return check_docker_settings(spec, inspection.raw);
 }
 
-net::awaitable<Expected<std::unique_ptr<AttachSession>>> DockerBoxEngine::attach(std::string_view id, Timeout timeout)
+net::awaitable<Expected<std::unique_ptr<BoxStreams>>> DockerBoxEngine::attach(std::string_view id, Timeout timeout)
 {
-    co_return co_await m_client.attach(id, timeout);
+    auto attached = co_await m_client.attach(id, timeout);
+    if (!attached) co_return attached.error();
+    co_return docker_box_streams(std::move(*attached));
 }
 
 net::awaitable<Expected<std::unique_ptr<WaitHandle>>> DockerBoxEngine::begin_wait(std::string_view id, Timeout timeout)

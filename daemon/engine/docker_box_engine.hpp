@@ -1,6 +1,7 @@
 // DockerBoxEngine: the BoxEngine of the Docker Engine API, over an EngineClient it is given
 // (which must outlive it). A box spec becomes a create body and an inspect answer becomes
-// typed facts through docker_settings.hpp and docker_facts.hpp; the calls, their timeouts and
+// typed facts through docker_settings.hpp and docker_facts.hpp; the attach connection's
+// multiplexed frames become output chunks (stream_demuxer.hpp); the calls, their timeouts and
 // their Error codes are the EngineClient's. Same executor and thread rules as the EngineClient.
 #pragma once
 
@@ -22,7 +23,7 @@ public:
     net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) override;
     net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) override;
     SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const override;
-    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout) override;
+    net::awaitable<Expected<std::unique_ptr<BoxStreams>>> attach(std::string_view id, Timeout timeout) override;
     net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id, Timeout timeout) override;
     net::awaitable<Expected<void>> start_box(std::string_view id, Timeout timeout) override;
     net::awaitable<Expected<KillOutcome>> kill_box(std::string_view id, Timeout timeout) override;
@@ -33,5 +34,8 @@ public:
 private:
     EngineClient& m_client;
 };
+
+// A Docker attach connection as a box's streams: its frames parsed into chunks as they arrive.
+std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> session);
 
 }  // namespace pybox::engine

@@ -80,7 +80,7 @@ BoxRun::~BoxRun() = default;
 
 void BoxRun::reset_output()
 {
-    m_evidence.output = engine::StreamDemuxer(m_description.request.output_limit_bytes);
+    m_evidence.output = OutputCapture(m_description.request.output_limit_bytes);
     if (m_files_marker) m_evidence.output.split_stdout_at(*m_files_marker, k_max_files_report_bytes);
     m_reported_stdout = 0;
     m_reported_stderr = 0;
@@ -378,19 +378,20 @@ net::awaitable<void> BoxRun::feed_and_drain()
         stream_error = "writing the program to the box failed: " + written.error().message;
     }
     for (;;) {
-        auto chunk = co_await m_attach->read_some();
-        if (!chunk) {
-            if (!stream_error) stream_error = "the output stream broke: " + chunk.error().message;
+        auto chunks = co_await m_attach->read_output();
+        if (!chunks) {
+            if (!stream_error) stream_error = "the output stream broke: " + chunks.error().message;
             break;
         }
-        if (chunk->empty()) {
+        if (chunks->empty()) {
             m_evidence.stream_ended = true;
             break;
         }
-        m_evidence.output.feed(*chunk);
+        for (const auto& chunk : *chunks) m_evidence.output.add(chunk);
         report_kept_output();
     }
     m_evidence.output.finish();
+    m_evidence.output_malformed = m_attach->malformed();
     report_kept_output();
     m_drain_timer.cancel();
 }

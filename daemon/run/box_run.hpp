@@ -155,7 +155,7 @@ private:
 
     net::steady_timer m_deadline_timer;
     net::steady_timer m_drain_timer;
-    std::unique_ptr<engine::AttachSession> m_attach;
+    std::unique_ptr<engine::BoxStreams> m_attach;
     std::unique_ptr<engine::WaitHandle> m_wait;
     std::optional<Error> m_wait_error;  // the wait for the exit ended without it
     bool m_exited = false;              // the wait for the exit ended, however

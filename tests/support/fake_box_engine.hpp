@@ -3,8 +3,8 @@
 // without HTTP bytes or an engine's notation (leveldb's FaultInjectionTestEnv).
 //
 // The box's program (`program`) starts with start_box() and ends by itself after `runs_for`,
-// or at kill_box() when it runs `until_killed`: then the wait answers, the output stream gives
-// its frames and ends, and inspect reports the exit. fail(method, code, times, skip) makes the
+// or at kill_box() when it runs `until_killed`: then the wait answers, the output gives its
+// chunks (stdout, then stderr) and ends, and inspect reports the exit. fail(method, code, times, skip) makes the
 // calls of one method after the first `skip` fail `times` times with `code`; methods are named
 // "ping", "info", "create", "inspect", "attach", "wait" (registering), "wait_result" (the
 // answer), "start", "kill", "remove", "list". slow(method, delay, times) makes the next `times`
@@ -14,7 +14,6 @@
 
 #include "common/clock.hpp"
 #include "daemon/engine/box_engine.hpp"
-#include "tests/support/engine_frames.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -24,6 +23,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,11 +120,11 @@ public:
                                                 {"mismatches", static_cast<std::uint64_t>(mismatches.size())}}};
     }
 
-    boost::asio::awaitable<Expected<std::unique_ptr<engine::AttachSession>>> attach(std::string_view,
-                                                                                    engine::Timeout) override
+    boost::asio::awaitable<Expected<std::unique_ptr<engine::BoxStreams>>> attach(std::string_view,
+                                                                                 engine::Timeout) override
     {
         if (auto fault = take("attach")) co_return *fault;
-        co_return std::unique_ptr<engine::AttachSession>(std::make_unique<Attach>(*this));
+        co_return std::unique_ptr<engine::BoxStreams>(std::make_unique<Attach>(*this));
     }
 
     boost::asio::awaitable<Expected<std::unique_ptr<engine::WaitHandle>>> begin_wait(std::string_view,
@@ -175,7 +175,7 @@ private:
         int skip = 0;
     };
 
-    class Attach final : public engine::AttachSession {
+    class Attach final : public engine::BoxStreams {
     public:
         explicit Attach(FakeBoxEngine& engine) : m_engine(engine) {}
         boost::asio::awaitable<Expected<void>> write_stdin(std::string_view bytes, engine::Timeout) override
@@ -184,19 +184,21 @@ private:
             co_return Expected<void>{};
         }
         Expected<void> close_stdin() override { return {}; }
-        boost::asio::awaitable<Expected<std::string>> read_some() override
+        boost::asio::awaitable<Expected<std::vector<engine::OutputChunk>>> read_output() override
         {
             using namespace fake_box_detail;
+            using proto::OutputStream;
             while (!m_engine.m_exited && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
             while (m_engine.program.stream_stays_open && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
             if (m_cancelled) co_return make_error("engine_protocol", "the attach connection was closed");
-            if (m_sent) co_return std::string();
+            std::vector<engine::OutputChunk> chunks;
+            if (m_sent) co_return chunks;
             m_sent = true;
-            std::string frames;
-            if (!m_engine.program.out.empty()) frames += frame(1, m_engine.program.out);
-            if (!m_engine.program.err.empty()) frames += frame(2, m_engine.program.err);
-            co_return frames;
+            if (!m_engine.program.out.empty()) chunks.push_back({OutputStream::stdout_stream, m_engine.program.out});
+            if (!m_engine.program.err.empty()) chunks.push_back({OutputStream::stderr_stream, m_engine.program.err});
+            co_return chunks;
         }
+        std::optional<std::string> malformed() const override { return std::nullopt; }
         void cancel() override
         {
             m_cancelled = true;

@@ -28,7 +28,7 @@ EnginePool two_engine_pool(bool local_takes_runs = true)
     return EnginePool({{"local", "unix:///r/engine/docker.sock", local_takes_runs}, {"e2", "unix:///e2.sock", true}});
 }
 
-proto::EngineStatus verified_status()
+proto::EngineStatus verified_engine_status()
 {
     proto::EngineStatus status;
     status.running = true;
@@ -105,15 +105,15 @@ TEST_CASE("A new pool has no verified engine until a check passes, and says so")
     auto pool = two_engine_pool();
     CHECK_FALSE(pool.choose().has_value());
     CHECK_THAT(pool.why_none(), Catch::Contains("e2 (unix:///e2.sock): Not checked yet"));
-    pool.record_check(1, verified_status());
+    pool.record_check(1, verified_engine_status());
     CHECK(pool.choose() == 1u);
 }
 
 TEST_CASE("Busy counts the runs on an engine for as long as they hold it")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     {
         const EnginePool::Busy first(pool, *pool.choose());
         CHECK(pool.describe()[0].busy == 1);
@@ -129,8 +129,8 @@ TEST_CASE("Busy counts the runs on an engine for as long as they hold it")
 TEST_CASE("A lost engine is skipped with its reason until a check finds it verified again")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     pool.record_lost(0, "connect: No such file or directory");
     const auto described = pool.describe();
     CHECK_FALSE(described[0].verified);
@@ -139,15 +139,15 @@ TEST_CASE("A lost engine is skipped with its reason until a check finds it verif
     CHECK(described[0].problems[0].check == "run");
     CHECK_THAT(described[0].problems[0].message, Catch::Contains("No such file or directory"));
     CHECK(pool.choose() == 1u);
-    pool.record_check(0, verified_status());
+    pool.record_check(0, verified_engine_status());
     CHECK(pool.choose() == 0u);
 }
 
 TEST_CASE("With local_engine false every run goes to the other engines")
 {
     auto pool = two_engine_pool(false);
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     daemon::PooledRunService service(pool, {&local, &e2});
     for (int i = 0; i < 3; ++i) {
@@ -162,8 +162,8 @@ TEST_CASE("With local_engine false every run goes to the other engines")
 TEST_CASE("Two runs at once go to two engines")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     local.delay = e2.delay = std::chrono::milliseconds(20);
     daemon::PooledRunService service(pool, {&local, &e2});
@@ -184,8 +184,8 @@ TEST_CASE("Two runs at once go to two engines")
 TEST_CASE("A run an engine refuses as unreachable goes to the next engine, which is then preferred")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     local.answers.push_back(make_error("engine_unreachable", "connect: Connection refused"));
     daemon::PooledRunService service(pool, {&local, &e2});
@@ -200,8 +200,8 @@ TEST_CASE("A run an engine refuses as unreachable goes to the next engine, which
 TEST_CASE("Any other refusal is the run's answer and leaves the engine verified")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     local.answers.push_back(make_error("image_not_built", "run pybox setup"));
     daemon::PooledRunService service(pool, {&local, &e2});
@@ -215,8 +215,8 @@ TEST_CASE("Any other refusal is the run's answer and leaves the engine verified"
 TEST_CASE("A run whose engine went away mid-run is returned as assembled and its engine skipped afterwards")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     auto lost = test::sample_receipt();
     lost.observed.termination.mechanism = proto::TerminationMechanism::engine_lost;
@@ -232,8 +232,8 @@ TEST_CASE("A run whose engine went away mid-run is returned as assembled and its
 TEST_CASE("The pool decides a lost engine by the run's evidence, not by reading its receipt")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     auto receipt = test::sample_receipt();
     receipt.observed.termination.mechanism = proto::TerminationMechanism::engine_lost;
@@ -246,8 +246,8 @@ TEST_CASE("The pool decides a lost engine by the run's evidence, not by reading 
 TEST_CASE("With every engine unreachable the run is refused naming each engine and why")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     local.answers.push_back(make_error("engine_unreachable", "local is gone"));
     e2.answers.push_back(make_error("engine_timeout", "e2 is slow"));
@@ -261,8 +261,8 @@ TEST_CASE("With every engine unreachable the run is refused naming each engine a
 TEST_CASE("A client that goes away while its run is refused as unreachable ends the tries")
 {
     auto pool = two_engine_pool();
-    pool.record_check(0, verified_status());
-    pool.record_check(1, verified_status());
+    pool.record_check(0, verified_engine_status());
+    pool.record_check(1, verified_engine_status());
     ScriptedRuns local("local"), e2("e2");
     local.delay = std::chrono::milliseconds(50);
     local.answers.push_back(make_error("engine_unreachable", "connect: Connection refused"));
