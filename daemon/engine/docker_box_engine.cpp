@@ -42,6 +42,22 @@ private:
     StreamDemuxer m_demuxer;
 };
 
+class DockerBoxEnd final : public BoxEnd {
+public:
+    explicit DockerBoxEnd(std::unique_ptr<WaitHandle> wait) : m_wait(std::move(wait)) {}
+
+    net::awaitable<Expected<void>> ended(Timeout timeout) override
+    {
+        auto result = co_await m_wait->result(timeout);
+        if (!result) co_return result.error();
+        co_return Expected<void>{};
+    }
+    void cancel() override { m_wait->cancel(); }
+
+private:
+    std::unique_ptr<WaitHandle> m_wait;
+};
+
 }  // namespace
 
 std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> session)
@@ -76,26 +92,26 @@ SettingsCheck DockerBoxEngine::check_settings(const BoxSpec& spec, const BoxInsp
     return check_docker_settings(spec, inspection.raw);
 }
 
-net::awaitable<Expected<std::unique_ptr<BoxStreams>>> DockerBoxEngine::attach(std::string_view id, Timeout timeout)
+net::awaitable<boost::system::result<LaunchedBox, LaunchFailure>> DockerBoxEngine::launch_box(std::string_view id,
+                                                                                             LaunchTimeouts timeouts)
 {
-    auto attached = co_await m_client.attach(id, timeout);
-    if (!attached) co_return attached.error();
-    co_return docker_box_streams(std::move(*attached));
+    using Step = LaunchFailure::Step;
+    auto attached = co_await m_client.attach(id, timeouts.connect);
+    if (!attached) co_return LaunchFailure{Step::streams, attached.error()};
+    auto waiting = co_await m_client.begin_wait(id, timeouts.connect);
+    if (!waiting) co_return LaunchFailure{Step::end, waiting.error()};
+    LaunchedBox launched{docker_box_streams(std::move(*attached)), std::make_unique<DockerBoxEnd>(std::move(*waiting)),
+                         MonoClock::now()};
+    auto started = co_await m_client.start_container(id, timeouts.start);
+    if (!started) co_return LaunchFailure{Step::start, started.error()};
+    co_return std::move(launched);
 }
 
-net::awaitable<Expected<std::unique_ptr<WaitHandle>>> DockerBoxEngine::begin_wait(std::string_view id, Timeout timeout)
+net::awaitable<Expected<BoxKillOutcome>> DockerBoxEngine::kill_box(std::string_view id, Timeout timeout)
 {
-    co_return co_await m_client.begin_wait(id, timeout);
-}
-
-net::awaitable<Expected<void>> DockerBoxEngine::start_box(std::string_view id, Timeout timeout)
-{
-    co_return co_await m_client.start_container(id, timeout);
-}
-
-net::awaitable<Expected<KillOutcome>> DockerBoxEngine::kill_box(std::string_view id, Timeout timeout)
-{
-    co_return co_await m_client.kill_container(id, "KILL", timeout);
+    auto killed = co_await m_client.kill_container(id, "KILL", timeout);
+    if (!killed) co_return killed.error();
+    co_return *killed == KillOutcome::killed ? BoxKillOutcome::killed : BoxKillOutcome::already_ended;
 }
 
 net::awaitable<Expected<void>> DockerBoxEngine::remove_box(std::string_view id, Timeout timeout)

@@ -74,8 +74,8 @@ struct Problem {
         create_warnings,
         verify_failed,
         policy_mismatch,
-        attach_failed,
-        wait_not_registered,
+        attach_failed,        // the launch could not connect the box's streams (ATTACH_FAILED)
+        wait_not_registered,  // the launch could not register for the box's end
         start_failed,
         wait_failed,  // the wait for the exit ended without it
         kill_failed,  // the kill at the deadline

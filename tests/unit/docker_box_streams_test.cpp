@@ -1,5 +1,6 @@
-// The Docker backend's box streams: the attach connection's multiplexed frames, as the fake
-// Docker engine sends them, become run/'s output chunks inside daemon/engine.
+// The Docker backend's side of the seam, against the fake Docker engine: the attach
+// connection's multiplexed frames become run/'s output chunks inside daemon/engine, a launch
+// runs Docker's calls in Docker's order, and a kill answered 409 is a box that had ended.
 #include "daemon/engine/docker_box_engine.hpp"
 #include "tests/support/engine_frames.hpp"
 #include "tests/support/fake_engine.hpp"
@@ -29,13 +30,14 @@ struct ReadToEnd {
 ReadToEnd read_to_end(EngineFixture& f, test::Reply attach)
 {
     f.engine->on("POST", "/attach", {std::move(attach)});
-    auto streams = f.run(f.boxes->attach("c1", 1s));
-    REQUIRE(streams.has_value());
+    auto attached = f.run(f.client->attach("c1", 1s));
+    REQUIRE(attached.has_value());
+    auto streams = engine::docker_box_streams(std::move(*attached));
     // Bytes the fake leaves unread, so that its reset reaches the reader as one.
-    REQUIRE(f.run((*streams)->write_stdin("print(42)\n", 1s)).has_value());
+    REQUIRE(f.run(streams->write_stdin("print(42)\n", 1s)).has_value());
     ReadToEnd read;
     for (;;) {
-        auto chunks = f.run((*streams)->read_output());
+        auto chunks = f.run(streams->read_output());
         if (!chunks) {
             read.broke = chunks.error();
             break;
@@ -44,7 +46,7 @@ ReadToEnd read_to_end(EngineFixture& f, test::Reply attach)
         for (const auto& chunk : *chunks) CHECK_FALSE(chunk.bytes.empty());
         test::join_into(read.output, *chunks);
     }
-    read.malformed = (*streams)->malformed();
+    read.malformed = streams->malformed();
     return read;
 }
 
@@ -89,4 +91,59 @@ TEST_CASE("An attach stream that breaks inside a frame is an error, and malforme
     REQUIRE(read.broke);
     CHECK(read.output == JoinedOutput{"abcd", ""});
     CHECK(read.malformed == "engine stream: ended inside a frame");
+}
+
+TEST_CASE("The Docker backend launches a box by attaching, registering the wait, then starting")
+{
+    EngineFixture f;
+    f.engine->on("POST", "/attach", {attach_stream(frame(1, "42\n"))});
+    f.engine->on("POST", "/wait", {test::wait_answer(0)});
+    f.engine->on("POST", "/start", {test::respond("204 No Content").exits_box_after(10ms)});
+    const auto before = pybox::MonoClock::now();
+    auto launched = f.run(f.boxes->launch_box("c1", {1s, 1s}));
+    REQUIRE(launched.has_value());
+    CHECK(launched->start_asked >= before);
+    const auto& heads = f.engine->requests();
+    REQUIRE(heads.size() == 3);
+    CHECK(heads[0].starts_with("POST /containers/c1/attach?"));
+    CHECK(heads[1].starts_with("POST /containers/c1/wait?condition=next-exit"));
+    CHECK(heads[2].starts_with("POST /containers/c1/start"));
+    CHECK(f.run(launched->end->ended(1s)).has_value());
+    JoinedOutput output;
+    for (;;) {
+        auto chunks = f.run(launched->streams->read_output());
+        REQUIRE(chunks.has_value());
+        if (chunks->empty()) break;
+        test::join_into(output, *chunks);
+    }
+    CHECK(output == JoinedOutput{"42\n", ""});
+}
+
+TEST_CASE("A Docker launch that fails names its step: the streams, the end or the start")
+{
+    using Step = engine::LaunchFailure::Step;
+    const auto failed_step = [](bool attach_ok, bool wait_ok) {
+        EngineFixture f;
+        f.engine->on("POST", "/attach",
+                     {attach_ok ? attach_stream("") : test::respond("500 Internal Server Error", R"({"message":"a"})")});
+        f.engine->on("POST", "/wait",
+                     {wait_ok ? test::wait_answer(0) : test::respond("500 Internal Server Error", R"({"message":"w"})")});
+        f.engine->on("POST", "/start", {test::respond("500 Internal Server Error", R"({"message":"s"})")});
+        auto launched = f.run(f.boxes->launch_box("c1", {1s, 1s}));
+        REQUIRE_FALSE(launched.has_value());
+        CHECK(launched.error().error.code == "engine_error");
+        return launched.error().step;
+    };
+    CHECK(failed_step(false, true) == Step::streams);
+    CHECK(failed_step(true, false) == Step::end);
+    CHECK(failed_step(true, true) == Step::start);
+}
+
+TEST_CASE("A Docker kill answered 409 is a box that had already ended")
+{
+    EngineFixture f;
+    f.engine->on("POST", "/kill", {test::respond("409 Conflict", R"({"message":"is not running"})")});
+    const auto killed = f.run(f.boxes->kill_box("c1", 1s));
+    REQUIRE(killed.has_value());
+    CHECK(*killed == engine::BoxKillOutcome::already_ended);
 }
