@@ -1,9 +1,10 @@
 // BoxEngine: what PyBox asks of a container engine, at the level of meaning: make a box from a
-// spec, check its effective settings against that spec, attach to it (to deliver the program
-// and read its output), wait for its exit, start, kill, inspect, list and remove boxes, and
-// read the engine's facts. Nothing above daemon/engine/ knows how an engine spells any of this:
-// the facts come back typed (engine_facts.hpp), each with the engine's own record (`raw`)
-// where the receipt keeps it as evidence.
+// spec, check its effective settings against that spec, launch it (a running box whose stdin
+// takes the program, whose output comes as chunks, box_output.hpp, and whose end is reported),
+// kill, inspect, list and remove boxes, and read the engine's facts. Nothing above
+// daemon/engine/ knows how an engine spells any of this: the facts come back typed
+// (engine_facts.hpp), each with the engine's own record (`raw`) where the receipt keeps it as
+// evidence.
 //
 // DockerBoxEngine (docker_box_engine.hpp) is the implementation over the Docker Engine API;
 // tests/support/fake_box_engine.hpp is a scripted fake with fault injection for run/'s unit
@@ -13,7 +14,9 @@
 // the timeout of its whole exchange.
 #pragma once
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
+#include "daemon/engine/box_output.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/engine_facts.hpp"
 #include "proto/box_policy.hpp"
@@ -65,6 +68,67 @@ struct CreatedBox {
     std::vector<std::string> warnings;  // non-empty: the engine changed something it was asked
 };
 
+// A launched box's stdin and output.
+class BoxStreams {
+public:
+    virtual ~BoxStreams() = default;
+    // Writes all bytes to the box's stdin.
+    virtual net::awaitable<Expected<void>> write_stdin(std::string_view bytes, Timeout timeout) = 0;
+    // Ends the box's stdin (the program reads its end).
+    virtual Expected<void> close_stdin() = 0;
+    // The next chunks of output, in the order the box wrote them; none (an empty vector) at the
+    // end of the output; an Error when the stream broke. No timeout: the caller bounds it
+    // (cancel() or the run's deadline).
+    virtual net::awaitable<Expected<std::vector<OutputChunk>>> read_output() = 0;
+    // Set once the engine's output stream broke its own format (what it carried from there on is
+    // lost; reading drains it to its end), or ended inside a unit of that format: why, in a
+    // sentence. Read it once the output ended or broke.
+    virtual std::optional<std::string> malformed() const = 0;
+    // Stops the streams; a pending read_output() completes with an error.
+    virtual void cancel() = 0;
+};
+
+// A launched box's end.
+class BoxEnd {
+public:
+    virtual ~BoxEnd() = default;
+    // Completes when the box's first process has ended (or the timeout passes: "engine_timeout").
+    virtual net::awaitable<Expected<void>> ended(Timeout timeout) = 0;
+    // Stops waiting; ended() then fails promptly ("cancelled").
+    virtual void cancel() = 0;
+};
+
+// A box that launch_box() started: nothing it wrote and not its end can have been missed.
+struct LaunchedBox {
+    std::unique_ptr<BoxStreams> streams;
+    std::unique_ptr<BoxEnd> end;
+    // Right before the backend asked for the start: the earliest its first process can have begun.
+    MonoClock::time_point start_asked;
+};
+
+// The step of a launch that failed, with its Error.
+struct LaunchFailure {
+    enum class Step {
+        streams,  // the box's stdin and output could not be connected
+        end,      // PyBox could not register for the box's end
+        start,    // the box did not start
+    };
+    Step step;
+    Error error;
+};
+
+// The time budgets of a launch: of connecting the streams and registering for the end, each,
+// and of the start.
+struct LaunchTimeouts {
+    Timeout connect;
+    Timeout start;
+};
+
+enum class BoxKillOutcome {
+    killed,
+    already_ended,  // the box's first process had ended before the kill
+};
+
 class BoxEngine {
 public:
     virtual ~BoxEngine() = default;
@@ -82,14 +146,13 @@ public:
     // Compares what an inspection reports with the spec the box was made from, setting by
     // setting: anything missing, different or wider is a mismatch. Pure.
     virtual SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const = 0;
-    // The box's stdin and output, attached before start (engine_client.hpp's AttachSession).
-    virtual net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout) = 0;
-    // Registers for the box's next exit before it starts (engine_client.hpp's WaitHandle).
-    virtual net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id,
-                                                                             Timeout timeout) = 0;
-    virtual net::awaitable<Expected<void>> start_box(std::string_view id, Timeout timeout) = 0;
+    // Connects the box's stdin and output, registers for its end and starts it, in whatever
+    // order the backend needs so that no output and not the end is missed. On a failure what
+    // the launch had connected is closed; the box stays, for remove_box().
+    virtual net::awaitable<boost::system::result<LaunchedBox, LaunchFailure>> launch_box(std::string_view id,
+                                                                                        LaunchTimeouts timeouts) = 0;
     // SIGKILL to the box's first process.
-    virtual net::awaitable<Expected<KillOutcome>> kill_box(std::string_view id, Timeout timeout) = 0;
+    virtual net::awaitable<Expected<BoxKillOutcome>> kill_box(std::string_view id, Timeout timeout) = 0;
     // Removes the box and its anonymous volumes, by force; a box already gone counts as removed.
     virtual net::awaitable<Expected<void>> remove_box(std::string_view id, Timeout timeout) = 0;
     // Every box (running or not) carrying all of `labels` ("key=value").

@@ -1,6 +1,8 @@
 // DockerBoxEngine: the BoxEngine of the Docker Engine API, over an EngineClient it is given
 // (which must outlive it). A box spec becomes a create body and an inspect answer becomes
-// typed facts through docker_settings.hpp and docker_facts.hpp; the calls, their timeouts and
+// typed facts through docker_settings.hpp and docker_facts.hpp; the attach connection's
+// multiplexed frames become output chunks (stream_demuxer.hpp) and the wait's answer the box's
+// end; a kill answered 409 (not running) is a box that had already ended; the calls, their timeouts and
 // their Error codes are the EngineClient's. Same executor and thread rules as the EngineClient.
 #pragma once
 
@@ -22,10 +24,11 @@ public:
     net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) override;
     net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) override;
     SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const override;
-    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(std::string_view id, Timeout timeout) override;
-    net::awaitable<Expected<std::unique_ptr<WaitHandle>>> begin_wait(std::string_view id, Timeout timeout) override;
-    net::awaitable<Expected<void>> start_box(std::string_view id, Timeout timeout) override;
-    net::awaitable<Expected<KillOutcome>> kill_box(std::string_view id, Timeout timeout) override;
+    // Attaches, registers the wait for the next exit, then starts: Docker's order, in which
+    // neither the first output nor the exit can pass unseen.
+    net::awaitable<boost::system::result<LaunchedBox, LaunchFailure>> launch_box(std::string_view id,
+                                                                                LaunchTimeouts timeouts) override;
+    net::awaitable<Expected<BoxKillOutcome>> kill_box(std::string_view id, Timeout timeout) override;
     net::awaitable<Expected<void>> remove_box(std::string_view id, Timeout timeout) override;
     net::awaitable<Expected<std::vector<ListedBox>>> list_boxes(const std::vector<std::string>& labels,
                                                                Timeout timeout) override;
@@ -33,5 +36,8 @@ public:
 private:
     EngineClient& m_client;
 };
+
+// A Docker attach connection as a box's streams: its frames parsed into chunks as they arrive.
+std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> session);
 
 }  // namespace pybox::engine

@@ -102,7 +102,8 @@ public:
 };
 
 // A hijacked attach connection (stdin, stdout, stderr; Tty=false, so the output is the
-// engine's multiplexed frame stream, handed out raw: parse it with StreamDemuxer). Bytes
+// engine's multiplexed frame stream, handed out raw: DockerBoxEngine parses it into a box's
+// output chunks, docker_box_streams()). Bytes
 // that arrived together with the 101 response are returned by the first read_some().
 class AttachSession {
 public:

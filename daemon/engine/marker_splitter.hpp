@@ -1,7 +1,8 @@
 // MarkerSplitter: splits one byte stream at the first occurrence of a marker, with bounded
 // memory: the bytes before it are handed back as they come (at most the marker's length minus
 // one is held back while it might be the marker's start), the marker is dropped, and the bytes
-// after it are kept up to a cap and counted past it. Pure, fuzzed through the demuxer.
+// after it are kept up to a cap and counted past it (run/output_capture.hpp). Pure, fuzzed
+// through the stream demuxer's target.
 #pragma once
 
 #include <cstddef>

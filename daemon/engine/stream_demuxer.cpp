@@ -1,7 +1,6 @@
 #include "daemon/engine/stream_demuxer.hpp"
 
 #include <algorithm>
-#include <utility>
 
 namespace pybox::engine {
 
@@ -11,9 +10,7 @@ constexpr std::size_t k_header_size = 8;
 
 }  // namespace
 
-StreamDemuxer::StreamDemuxer(std::size_t cap_per_stream) : m_cap(cap_per_stream) {}
-
-void StreamDemuxer::feed(std::string_view bytes)
+void StreamDemuxer::feed(std::string_view bytes, std::vector<OutputChunk>& chunks)
 {
     while (!bytes.empty()) {
         if (m_error) {
@@ -22,11 +19,7 @@ void StreamDemuxer::feed(std::string_view bytes)
         }
         if (m_payload_left > 0) {
             const std::size_t take = std::min<std::size_t>(m_payload_left, bytes.size());
-            if (m_current_stream == 2) {
-                append(m_stderr, bytes.substr(0, take));
-            } else {
-                append_stdout(bytes.substr(0, take));
-            }
+            chunks.push_back(OutputChunk{m_current_stream, std::string(bytes.substr(0, take))});
             m_payload_left -= static_cast<std::uint32_t>(take);
             bytes.remove_prefix(take);
             continue;
@@ -45,7 +38,7 @@ void StreamDemuxer::feed(std::string_view bytes)
         } else if (m_header[1] != 0 || m_header[2] != 0 || m_header[3] != 0) {
             m_error = "engine stream: frame header has non-zero padding";
         } else {
-            m_current_stream = static_cast<int>(stream);
+            m_current_stream = stream == 2 ? proto::OutputStream::stderr_stream : proto::OutputStream::stdout_stream;
             m_payload_left = (std::uint32_t{m_header[4]} << 24) | (std::uint32_t{m_header[5]} << 16) |
                              (std::uint32_t{m_header[6]} << 8) | std::uint32_t{m_header[7]};
         }
@@ -56,35 +49,6 @@ void StreamDemuxer::finish()
 {
     if (!m_error && (m_header_have > 0 || m_payload_left > 0)) {
         m_error = "engine stream: ended inside a frame";
-    }
-    if (m_split) {
-        std::string before;
-        m_split->finish(before);
-        append(m_stdout, before);
-    }
-}
-
-void StreamDemuxer::split_stdout_at(std::string marker, std::size_t tail_cap)
-{
-    m_split.emplace(std::move(marker), tail_cap);
-}
-
-void StreamDemuxer::append_stdout(std::string_view bytes)
-{
-    if (!m_split) {
-        append(m_stdout, bytes);
-        return;
-    }
-    std::string before;
-    m_split->feed(bytes, before);
-    append(m_stdout, before);
-}
-
-void StreamDemuxer::append(StreamCapture& capture, std::string_view bytes)
-{
-    capture.total_bytes += bytes.size();
-    if (capture.kept.size() < m_cap) {
-        capture.kept.append(bytes.substr(0, m_cap - capture.kept.size()));
     }
 }
 

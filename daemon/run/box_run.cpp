@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <stdexcept>
 #include <utility>
 
 namespace pybox::daemon {
@@ -32,6 +33,20 @@ constexpr milliseconds k_drain_grace{2'000};
 milliseconds to_millis(double seconds) { return milliseconds(static_cast<std::int64_t>(seconds * 1000.0)); }
 
 std::string outcome_of(const Error& error) { return error.code == api_error::k_engine_timeout ? "timeout" : "failed"; }
+
+Problem::Kind launch_problem(engine::LaunchFailure::Step step)
+{
+    using Step = engine::LaunchFailure::Step;
+    switch (step) {
+    case Step::streams:
+        return Kind::attach_failed;
+    case Step::end:
+        return Kind::wait_not_registered;
+    case Step::start:
+        return Kind::start_failed;
+    }
+    throw std::logic_error("a launch step of no known kind");
+}
 
 }  // namespace
 
@@ -80,7 +95,7 @@ BoxRun::~BoxRun() = default;
 
 void BoxRun::reset_output()
 {
-    m_evidence.output = engine::StreamDemuxer(m_description.request.output_limit_bytes);
+    m_evidence.output = OutputCapture(m_description.request.output_limit_bytes);
     if (m_files_marker) m_evidence.output.split_stdout_at(*m_files_marker, k_max_files_report_bytes);
     m_reported_stdout = 0;
     m_reported_stderr = 0;
@@ -169,7 +184,7 @@ net::awaitable<void> BoxRun::execute()
     // One co_await per statement: GCC 12 miscompiles co_await inside && and ?:.
     bool ready = co_await create_box();
     if (ready) ready = co_await verify_box();
-    if (ready) ready = co_await start_box();
+    if (ready) ready = co_await launch_box();
     if (ready) co_await run_program();
     co_await cleanup();
 }
@@ -178,7 +193,7 @@ net::awaitable<bool> BoxRun::prepare()
 {
     bool ready = co_await create_box();
     if (ready) ready = co_await verify_box();
-    if (ready) ready = co_await start_box();
+    if (ready) ready = co_await launch_box();
     if (ready) {
         co_await measure_engine_clock();
         co_await find_first_process();
@@ -274,33 +289,22 @@ net::awaitable<bool> BoxRun::verify_box()
     co_return !m_evidence.cancelled;
 }
 
-net::awaitable<bool> BoxRun::start_box()
+net::awaitable<bool> BoxRun::launch_box()
 {
     PhaseTimer phase(*this, "start");
     const auto& id = m_evidence.container_id;
-    auto attached = co_await m_engine.attach(id, limits::k_query_timeout);
-    if (!attached) {
-        phase.done(outcome_of(attached.error()));
-        note_problem(Kind::attach_failed, attached.error());
-        co_return false;
-    }
-    m_attach = std::move(*attached);
-    auto waiting = co_await m_engine.begin_wait(id, limits::k_query_timeout);
-    if (!waiting) {
-        phase.done(outcome_of(waiting.error()));
-        note_problem(Kind::wait_not_registered, waiting.error());
-        co_return false;
-    }
-    m_wait = std::move(*waiting);
     const double timeout_s = m_description.request.timeout_s;
     const auto start_budget = std::max(limits::k_min_start_timeout, to_millis(timeout_s));
-    m_start_sent = MonoClock::now();
-    auto started = co_await m_engine.start_box(id, start_budget);
-    if (!started) {
-        phase.done(outcome_of(started.error()));
-        note_problem(Kind::start_failed, started.error());
+    auto launched = co_await m_engine.launch_box(id, {limits::k_query_timeout, start_budget});
+    if (!launched) {
+        const auto& failure = launched.error();
+        phase.done(outcome_of(failure.error));
+        note_problem(launch_problem(failure.step), failure.error);
         co_return false;
     }
+    m_streams = std::move(launched->streams);
+    m_end = std::move(launched->end);
+    m_start_asked = launched->start_asked;
     m_evidence.box_started = MonoClock::now();
     m_evidence.box_started_wall = WallClock::now();
     // A warm box's program and watcher start at delivery (run_program).
@@ -325,7 +329,7 @@ net::awaitable<void> BoxRun::run_program()
         // still_usable()): the run makes no engine call but its own.
         m_evidence.program_started = MonoClock::now();
         m_watch.start(m_evidence.container_id, timeout_s);
-        if (m_first_pid) m_watch.first_process(*m_first_pid, monotonic_ns(m_start_sent));
+        if (m_first_pid) m_watch.first_process(*m_first_pid, monotonic_ns(m_start_asked));
         co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline());
     } else {
         co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline() && measure_engine_clock() &&
@@ -371,26 +375,27 @@ net::awaitable<void> BoxRun::feed_and_drain()
     const std::string input =
         m_files_marker ? files_helper_input(request, *m_files_marker) : timer_line + request.source;
     auto& stream_error = m_evidence.stream_error;
-    auto written = co_await m_attach->write_stdin(input, to_millis(request.timeout_s));
+    auto written = co_await m_streams->write_stdin(input, to_millis(request.timeout_s));
     if (written) {
-        (void)m_attach->close_stdin();
+        (void)m_streams->close_stdin();
     } else {
         stream_error = "writing the program to the box failed: " + written.error().message;
     }
     for (;;) {
-        auto chunk = co_await m_attach->read_some();
-        if (!chunk) {
-            if (!stream_error) stream_error = "the output stream broke: " + chunk.error().message;
+        auto chunks = co_await m_streams->read_output();
+        if (!chunks) {
+            if (!stream_error) stream_error = "the output stream broke: " + chunks.error().message;
             break;
         }
-        if (chunk->empty()) {
+        if (chunks->empty()) {
             m_evidence.stream_ended = true;
             break;
         }
-        m_evidence.output.feed(*chunk);
+        for (const auto& chunk : *chunks) m_evidence.output.add(chunk);
         report_kept_output();
     }
     m_evidence.output.finish();
+    m_evidence.output_malformed = m_streams->malformed();
     report_kept_output();
     m_drain_timer.cancel();
 }
@@ -398,7 +403,7 @@ net::awaitable<void> BoxRun::feed_and_drain()
 net::awaitable<void> BoxRun::wait_for_exit()
 {
     const auto budget = to_millis(m_description.guest_timer_s()) + limits::k_stop_timeout + limits::k_inspect_timeout;
-    auto result = co_await m_wait->result(budget);
+    auto result = co_await m_end->ended(budget);
     m_exited = true;
     m_watch.exit_observed();
     m_deadline_timer.cancel();
@@ -414,7 +419,7 @@ net::awaitable<void> BoxRun::wait_for_exit()
         auto [ec] = co_await m_drain_timer.async_wait(k_use);
         if (!ec && !m_evidence.stream_ended) {
             m_evidence.stream_error = "the output stream stayed open after the box exited; PyBox closed it";
-            m_attach->cancel();
+            m_streams->cancel();
         }
     }
 }
@@ -430,7 +435,7 @@ net::awaitable<void> BoxRun::kill_at_deadline()
         m_evidence.kill = KillAnswer::failed;
         note_problem(Kind::kill_failed, killed.error());
     } else {
-        m_evidence.kill = *killed == engine::KillOutcome::killed ? KillAnswer::accepted : KillAnswer::not_running;
+        m_evidence.kill = *killed == engine::BoxKillOutcome::killed ? KillAnswer::accepted : KillAnswer::not_running;
     }
 }
 
@@ -444,7 +449,7 @@ net::awaitable<void> BoxRun::find_first_process()
     auto inspected = co_await m_engine.inspect_box(m_evidence.container_id, limits::k_inspect_timeout);
     if (!inspected || !inspected->state.first_pid) co_return;
     m_first_pid = inspected->state.first_pid;
-    m_watch.first_process(*m_first_pid, monotonic_ns(m_start_sent));
+    m_watch.first_process(*m_first_pid, monotonic_ns(m_start_asked));
 }
 
 // The offset of the engine's clock from the daemon's (engine_clock.hpp), measured while the
@@ -481,8 +486,8 @@ net::awaitable<void> BoxRun::remove_box()
 {
     PhaseTimer phase(*this, "remove");
     m_watch.exit_observed();
-    if (m_attach) m_attach->cancel();
-    if (m_wait) m_wait->cancel();
+    if (m_streams) m_streams->cancel();
+    if (m_end) m_end->cancel();
     std::vector<std::string> boxes;
     if (!m_evidence.container_id.empty()) {
         boxes.push_back(m_evidence.container_id);

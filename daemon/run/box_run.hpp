@@ -13,7 +13,7 @@
 // same identify(), prepare_watch() and write_attempt(), then prepare() creates it with the warm
 // command (proto::warm_box_command: a fixed Perl PID 1 that starts `python3 -I -B -u -` at once,
 // reads the box timer's value as its first line of stdin, then passes the program on and times
-// the interpreter), verifies its policy, attaches, registers the wait and starts it. Its first
+// the interpreter), verifies its policy and launches it (engine::BoxEngine::launch_box). Its first
 // process then waits, reading stdin, with the interpreter up. A request takes it with
 // still_usable() (the box still runs, with the same settings, and will not outlive its expiry
 // label), adopt() and execute_warm(): at delivery the daemon writes the timer line (the run's
@@ -124,7 +124,7 @@ private:
     void note_problem(Problem::Kind kind, Error error);
     net::awaitable<bool> create_box();
     net::awaitable<bool> verify_box();
-    net::awaitable<bool> start_box();
+    net::awaitable<bool> launch_box();
     net::awaitable<void> run_program();
     net::awaitable<void> check_engine_gone(Error inspect_error);
     net::awaitable<void> feed_and_drain();
@@ -155,13 +155,13 @@ private:
 
     net::steady_timer m_deadline_timer;
     net::steady_timer m_drain_timer;
-    std::unique_ptr<engine::AttachSession> m_attach;
-    std::unique_ptr<engine::WaitHandle> m_wait;
+    std::unique_ptr<engine::BoxStreams> m_streams;  // once launched
+    std::unique_ptr<engine::BoxEnd> m_end;
     std::optional<Error> m_wait_error;  // the wait for the exit ended without it
     bool m_exited = false;              // the wait for the exit ended, however
     bool m_create_uncertain = false;    // the create's answer did not say whether a box was made
     std::optional<std::int64_t> m_first_pid;  // the box's first process (State.Pid), once read
-    MonoClock::time_point m_start_sent;       // right before the start call
+    MonoClock::time_point m_start_asked;      // right before the backend asked for the start
     std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
 };
 

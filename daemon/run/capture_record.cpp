@@ -6,14 +6,13 @@ using proto::explain;
 
 void record_capture(const CaptureEvidence& evidence, proto::Receipt& receipt)
 {
-    const auto& out = evidence.demuxer.stdout_capture();
-    const auto& err = evidence.demuxer.stderr_capture();
+    const auto& out = evidence.output.stdout_capture();
+    const auto& err = evidence.output.stderr_capture();
     auto& capture = receipt.capture;
     capture.stdout_stream = proto::StreamRecord{out.kept, out.total_bytes};
     capture.stderr_stream = proto::StreamRecord{err.kept, err.total_bytes};
     capture.stream_error = evidence.stream_error;
-    if (const auto& malformed = evidence.demuxer.protocol_error())
-        capture.stream_error = "malformed output stream: " + *malformed;
+    if (evidence.malformed) capture.stream_error = "malformed output stream: " + *evidence.malformed;
     capture.output_complete = evidence.started && evidence.exit_observed && evidence.stream_ended &&
                               !capture.stream_error && !out.truncated() && !err.truncated();
     for (const auto* stream : {&out, &err}) {

@@ -3,7 +3,7 @@
 // gathers the evidence, this writes it down.
 #pragma once
 
-#include "daemon/engine/stream_demuxer.hpp"
+#include "daemon/run/output_capture.hpp"
 #include "proto/receipt.hpp"
 
 #include <cstddef>
@@ -13,11 +13,12 @@
 namespace pybox::daemon {
 
 struct CaptureEvidence {
-    const engine::StreamDemuxer& demuxer;  // finished
+    const OutputCapture& output;           // finished
     bool started = false;                  // the box was started
     bool exit_observed = false;            // the engine reported the exit
     bool stream_ended = false;             // the attach stream reached its end
     std::optional<std::string> stream_error;  // a broken or stuck stream, as the run saw it
+    std::optional<std::string> malformed;     // the engine's stream broke its own format
     std::size_t output_limit_bytes = 0;
 };
 

@@ -282,7 +282,8 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
             explain("CLIENT_DISCONNECTED", "The client went away, so PyBox stopped the run and removed the box."));
     }
     record_capture({evidence.output, evidence.program_started.has_value(), evidence.exit_observed,
-                    evidence.stream_ended, evidence.stream_error, request.output_limit_bytes},
+                    evidence.stream_ended, evidence.stream_error, evidence.output_malformed,
+                    request.output_limit_bytes},
                    receipt);
     if (request.files) record_files(*request.files, evidence, answer);
     return answer;

@@ -12,9 +12,9 @@
 #include "common/error.hpp"
 #include "common/limits.hpp"
 #include "daemon/engine/engine_facts.hpp"
-#include "daemon/engine/stream_demuxer.hpp"
 #include "daemon/run/box_removal.hpp"
 #include "daemon/run/box_spec.hpp"
+#include "daemon/run/output_capture.hpp"
 #include "daemon/watcher/process_end_log.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt.hpp"
@@ -74,8 +74,8 @@ struct Problem {
         create_warnings,
         verify_failed,
         policy_mismatch,
-        attach_failed,
-        wait_not_registered,
+        attach_failed,        // the launch could not connect the box's streams (ATTACH_FAILED)
+        wait_not_registered,  // the launch could not register for the box's end
         start_failed,
         wait_failed,  // the wait for the exit ended without it
         kill_failed,  // the kill at the deadline
@@ -134,11 +134,13 @@ struct RunEvidence {
     std::optional<EngineGone> engine_gone;
     std::optional<proto::ClockOffset> engine_clock_offset;
     std::optional<std::string> clock_read_failed;  // why the offset was not measured, when it was tried
-    // The attach stream as the demuxer kept it (both streams up to the output limit, their
-    // totals, a malformed frame, a files run's report), whether it ended, and how it broke.
-    engine::StreamDemuxer output{0};
+    // The output as it was kept (both streams up to the output limit, their totals, a files
+    // run's report), whether it ended, how it broke, and whether the engine's stream broke its
+    // own format (engine::BoxStreams::malformed).
+    OutputCapture output{0};
     bool stream_ended = false;
     std::optional<std::string> stream_error;
+    std::optional<std::string> output_malformed;
     WatchSummary watch;
 
     // The removal: nullopt when there was no box to remove.

@@ -1,9 +1,10 @@
 // The ssh engine transport against a real OpenSSH sshd (fixture ssh, tests/integration/ssh_up.sh)
 // in front of a real second dockerd (fixture engine2). Every case reads the fixture's ssh.env.
+#include "daemon/engine/docker_box_engine.hpp"
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/engine/ssh_session.hpp"
-#include "daemon/engine/stream_demuxer.hpp"
+#include "tests/support/engine_frames.hpp"
 
 #include "tests/ssh/ssh_fixture.hpp"
 
@@ -140,18 +141,19 @@ TEST_CASE("A container is created, attached, started, waited for and removed ove
         auto waiting = co_await client.begin_wait(created->id, k_call);
         REQUIRE(waiting.has_value());
         REQUIRE((co_await client.start_container(created->id, k_call)).has_value());
-        REQUIRE((co_await (*attached)->write_stdin("over ssh\n", k_call)).has_value());
-        REQUIRE((*attached)->close_stdin().has_value());
-        StreamDemuxer demuxer(4096);
+        auto streams = docker_box_streams(std::move(*attached));
+        REQUIRE((co_await streams->write_stdin("over ssh\n", k_call)).has_value());
+        REQUIRE(streams->close_stdin().has_value());
+        pybox::test::JoinedOutput output;
         for (;;) {
-            auto chunk = co_await (*attached)->read_some();
-            REQUIRE(chunk.has_value());
-            if (chunk->empty()) break;
-            demuxer.feed(*chunk);
+            auto chunks = co_await streams->read_output();
+            REQUIRE(chunks.has_value());
+            if (chunks->empty()) break;
+            pybox::test::join_into(output, *chunks);
         }
-        demuxer.finish();
-        CHECK(demuxer.stdout_capture().kept == "got over ssh\n");
-        CHECK(demuxer.stderr_capture().kept == "err\n");
+        CHECK_FALSE(streams->malformed());
+        CHECK(output.out == "got over ssh\n");
+        CHECK(output.err == "err\n");
         auto result = co_await (*waiting)->result(k_call);
         REQUIRE(result.has_value());
         CHECK(result->status_code == 3);

@@ -2,19 +2,19 @@
 // memory, with fault injection by method, so run/'s phases and explanation codes are tested
 // without HTTP bytes or an engine's notation (leveldb's FaultInjectionTestEnv).
 //
-// The box's program (`program`) starts with start_box() and ends by itself after `runs_for`,
-// or at kill_box() when it runs `until_killed`: then the wait answers, the output stream gives
-// its frames and ends, and inspect reports the exit. fail(method, code, times, skip) makes the
-// calls of one method after the first `skip` fail `times` times with `code`; methods are named
-// "ping", "info", "create", "inspect", "attach", "wait" (registering), "wait_result" (the
-// answer), "start", "kill", "remove", "list". slow(method, delay, times) makes the next `times`
+// The box's program (`program`) starts with launch_box() and ends by itself after `runs_for`,
+// or at kill_box() when it runs `until_killed`: then its end is reported, the output gives its
+// chunks (stdout, then stderr) and ends, and inspect reports the exit. fail(method, code,
+// times, skip) makes the calls of one method after the first `skip` fail `times` times with
+// `code`; methods are named "ping", "info", "create", "inspect", "kill", "remove", "list", the
+// launch's steps "attach" (the streams), "wait" (registering for the end) and "start", and
+// "wait_result" (the end's answer). slow(method, delay, times) makes the next `times`
 // calls of "remove" or "inspect" answer only after `delay` (an engine that is slow to answer).
 // Every call is recorded in calls(). Single-threaded, on the io_context it is given.
 #pragma once
 
 #include "common/clock.hpp"
 #include "daemon/engine/box_engine.hpp"
-#include "tests/support/engine_frames.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -24,6 +24,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -120,34 +121,25 @@ public:
                                                 {"mismatches", static_cast<std::uint64_t>(mismatches.size())}}};
     }
 
-    boost::asio::awaitable<Expected<std::unique_ptr<engine::AttachSession>>> attach(std::string_view,
-                                                                                    engine::Timeout) override
+    boost::asio::awaitable<boost::system::result<engine::LaunchedBox, engine::LaunchFailure>> launch_box(
+        std::string_view, engine::LaunchTimeouts) override
     {
-        if (auto fault = take("attach")) co_return *fault;
-        co_return std::unique_ptr<engine::AttachSession>(std::make_unique<Attach>(*this));
-    }
-
-    boost::asio::awaitable<Expected<std::unique_ptr<engine::WaitHandle>>> begin_wait(std::string_view,
-                                                                                     engine::Timeout) override
-    {
-        if (auto fault = take("wait")) co_return *fault;
-        co_return std::unique_ptr<engine::WaitHandle>(std::make_unique<Wait>(*this));
-    }
-
-    boost::asio::awaitable<Expected<void>> start_box(std::string_view, engine::Timeout) override
-    {
-        if (auto fault = take("start")) co_return *fault;
+        using Step = engine::LaunchFailure::Step;
+        if (auto fault = take("attach")) co_return engine::LaunchFailure{Step::streams, *fault};
+        if (auto fault = take("wait")) co_return engine::LaunchFailure{Step::end, *fault};
+        engine::LaunchedBox launched{std::make_unique<Attach>(*this), std::make_unique<End>(*this), MonoClock::now()};
+        if (auto fault = take("start")) co_return engine::LaunchFailure{Step::start, *fault};
         m_started_ns = unix_nanoseconds(WallClock::now());
         if (!program.until_killed) end_after(program.runs_for, program.exit_code);
-        co_return Expected<void>{};
+        co_return std::move(launched);
     }
 
-    boost::asio::awaitable<Expected<engine::KillOutcome>> kill_box(std::string_view, engine::Timeout) override
+    boost::asio::awaitable<Expected<engine::BoxKillOutcome>> kill_box(std::string_view, engine::Timeout) override
     {
         if (auto fault = take("kill")) co_return *fault;
-        if (m_exited) co_return engine::KillOutcome::not_running;
+        if (m_exited) co_return engine::BoxKillOutcome::already_ended;
         end_now(137);
-        co_return engine::KillOutcome::killed;
+        co_return engine::BoxKillOutcome::killed;
     }
 
     boost::asio::awaitable<Expected<void>> remove_box(std::string_view, engine::Timeout) override
@@ -175,7 +167,7 @@ private:
         int skip = 0;
     };
 
-    class Attach final : public engine::AttachSession {
+    class Attach final : public engine::BoxStreams {
     public:
         explicit Attach(FakeBoxEngine& engine) : m_engine(engine) {}
         boost::asio::awaitable<Expected<void>> write_stdin(std::string_view bytes, engine::Timeout) override
@@ -184,19 +176,21 @@ private:
             co_return Expected<void>{};
         }
         Expected<void> close_stdin() override { return {}; }
-        boost::asio::awaitable<Expected<std::string>> read_some() override
+        boost::asio::awaitable<Expected<std::vector<engine::OutputChunk>>> read_output() override
         {
             using namespace fake_box_detail;
+            using proto::OutputStream;
             while (!m_engine.m_exited && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
             while (m_engine.program.stream_stays_open && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
             if (m_cancelled) co_return make_error("engine_protocol", "the attach connection was closed");
-            if (m_sent) co_return std::string();
+            std::vector<engine::OutputChunk> chunks;
+            if (m_sent) co_return chunks;
             m_sent = true;
-            std::string frames;
-            if (!m_engine.program.out.empty()) frames += frame(1, m_engine.program.out);
-            if (!m_engine.program.err.empty()) frames += frame(2, m_engine.program.err);
-            co_return frames;
+            if (!m_engine.program.out.empty()) chunks.push_back({OutputStream::stdout_stream, m_engine.program.out});
+            if (!m_engine.program.err.empty()) chunks.push_back({OutputStream::stderr_stream, m_engine.program.err});
+            co_return chunks;
         }
+        std::optional<std::string> malformed() const override { return std::nullopt; }
         void cancel() override
         {
             m_cancelled = true;
@@ -209,16 +203,16 @@ private:
         bool m_sent = false;
     };
 
-    class Wait final : public engine::WaitHandle {
+    class End final : public engine::BoxEnd {
     public:
-        explicit Wait(FakeBoxEngine& engine) : m_engine(engine) {}
-        boost::asio::awaitable<Expected<engine::WaitResult>> result(engine::Timeout) override
+        explicit End(FakeBoxEngine& engine) : m_engine(engine) {}
+        boost::asio::awaitable<Expected<void>> ended(engine::Timeout) override
         {
             using namespace fake_box_detail;
             while (!m_engine.m_exited && !m_cancelled) co_await m_engine.m_changed.async_wait(k_use);
             if (m_cancelled) co_return make_error("cancelled", "the wait was abandoned");
             if (auto fault = m_engine.take("wait_result")) co_return *fault;
-            co_return engine::WaitResult{m_engine.m_exit_code, ""};
+            co_return Expected<void>{};
         }
         void cancel() override
         {

@@ -4,7 +4,6 @@
 #include "common/limits.hpp"
 #include "common/sha256.hpp"
 #include "daemon/engine/marker_splitter.hpp"
-#include "daemon/engine/stream_demuxer.hpp"
 #include "daemon/run/files_helper.hpp"
 #include "daemon/run/files_report.hpp"
 #include "proto/files.hpp"
@@ -130,19 +129,6 @@ TEST_CASE("The marker splits stdout wherever chunks break, with bounded memory",
     capped.feed(marker + "123456", before);
     CHECK(capped.tail() == "1234");
     CHECK(capped.tail_truncated());
-}
-
-TEST_CASE("The demuxer keeps only the program's bytes as stdout in a files run", "[files]")
-{
-    pybox::engine::StreamDemuxer demuxer(65536);
-    demuxer.split_stdout_at("<M>", 100);
-    const std::string payload = "hello<M>{}";
-    std::string frame{'\x01', 0, 0, 0, 0, 0, 0, static_cast<char>(payload.size())};
-    demuxer.feed(frame + payload);
-    demuxer.finish();
-    CHECK(demuxer.stdout_capture().kept == "hello");
-    CHECK(demuxer.stdout_capture().total_bytes == 5);
-    CHECK(demuxer.stdout_split()->tail() == "{}");
 }
 
 namespace {

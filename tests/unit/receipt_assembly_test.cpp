@@ -6,7 +6,6 @@
 #include "common/version.hpp"
 #include "daemon/engine/docker_facts.hpp"
 #include "tests/support/box_states.hpp"
-#include "tests/support/engine_frames.hpp"
 #include "tests/support/receipt_checks.hpp"
 
 #include <catch2/catch.hpp>
@@ -38,14 +37,14 @@ MonoClock::time_point at(double seconds)
     return MonoClock::time_point{} + std::chrono::duration_cast<MonoClock::duration>(since);
 }
 
-// The attach stream carrying `out` and `err`, kept up to `limit` bytes each.
-engine::StreamDemuxer output(const std::string& out, const std::string& err = {}, std::size_t limit = 65'536)
+// The output `out` and `err`, kept up to `limit` bytes each.
+daemon::OutputCapture output(const std::string& out, const std::string& err = {}, std::size_t limit = 65'536)
 {
-    engine::StreamDemuxer demuxer(limit);
-    if (!out.empty()) demuxer.feed(test::frame(1, out));
-    if (!err.empty()) demuxer.feed(test::frame(2, err));
-    demuxer.finish();
-    return demuxer;
+    daemon::OutputCapture capture(limit);
+    if (!out.empty()) capture.add({proto::OutputStream::stdout_stream, out});
+    if (!err.empty()) capture.add({proto::OutputStream::stderr_stream, err});
+    capture.finish();
+    return capture;
 }
 
 RunDescription described(BoxKind kind = BoxKind::cold)
@@ -275,6 +274,17 @@ TEST_CASE("A broken output stream is STREAM_ERROR, and the output is not complet
     CHECK(receipt.capture.stream_error == "the output stream broke: reset");
     CHECK_FALSE(receipt.capture.output_complete);
     CHECK(explanation(receipt, "STREAM_ERROR").message == "the output stream broke: reset");
+}
+
+TEST_CASE("An output stream that broke its own format is STREAM_ERROR saying so, before any other break")
+{
+    auto evidence = completed();
+    evidence.stream_error = "the output stream broke: reset";
+    evidence.output_malformed = "engine stream: ended inside a frame";
+    const auto receipt = assembled(described(), evidence);
+    CHECK(receipt.capture.stream_error == "malformed output stream: engine stream: ended inside a frame");
+    CHECK_FALSE(receipt.capture.output_complete);
+    CHECK(explanation(receipt, "STREAM_ERROR").message == *receipt.capture.stream_error);
 }
 
 TEST_CASE("A failed create is CREATE_FAILED and NOT_STARTED, with nothing to remove")
@@ -540,9 +550,9 @@ TEST_CASE("A files run whose helper never reported is FILES_NOT_RETURNED, saying
     description.request.files = proto::RunRequest::Files{};
     description.files_helper_sha256 = std::string(64, 'e');
     auto evidence = killed_at_deadline();
-    evidence.output = engine::StreamDemuxer(65'536);
+    evidence.output = daemon::OutputCapture(65'536);
     evidence.output.split_stdout_at("--marker--", 1024);
-    evidence.output.feed(test::frame(1, "partial output"));
+    evidence.output.add({proto::OutputStream::stdout_stream, "partial output"});
     evidence.output.finish();
     const auto answer = daemon::assemble_receipt(description, evidence);
     CHECK(answer.outputs.empty());

@@ -6,139 +6,133 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
+using pybox::engine::OutputChunk;
 using pybox::engine::StreamDemuxer;
+using pybox::proto::OutputStream;
 using pybox::test::frame;
+using pybox::test::JoinedOutput;
 
-TEST_CASE("A single stdout frame is delivered to stdout")
+namespace {
+
+// Feeds `stream` in pieces cut at `cuts` and finishes; the chunks joined per stream.
+JoinedOutput demux(StreamDemuxer& demuxer, std::string_view stream, const std::vector<std::size_t>& cuts = {})
 {
-    StreamDemuxer demuxer(100);
-    demuxer.feed(frame(1, "hello\n"));
+    JoinedOutput joined;
+    std::size_t at = 0;
+    std::vector<OutputChunk> chunks;
+    for (const std::size_t cut : cuts) {
+        demuxer.feed(stream.substr(at, cut - at), chunks);
+        at = cut;
+    }
+    demuxer.feed(stream.substr(at), chunks);
     demuxer.finish();
-    CHECK(demuxer.stdout_capture().kept == "hello\n");
-    CHECK(demuxer.stdout_capture().total_bytes == 6);
-    CHECK_FALSE(demuxer.stdout_capture().truncated());
-    CHECK(demuxer.stderr_capture().kept.empty());
+    for (const auto& chunk : chunks) CHECK_FALSE(chunk.bytes.empty());
+    pybox::test::join_into(joined, chunks);
+    return joined;
+}
+
+}  // namespace
+
+TEST_CASE("A single stdout frame is handed on as one stdout chunk")
+{
+    StreamDemuxer demuxer;
+    std::vector<OutputChunk> chunks;
+    demuxer.feed(frame(1, "hello\n"), chunks);
+    demuxer.finish();
+    REQUIRE(chunks.size() == 1);
+    CHECK(chunks[0].stream == OutputStream::stdout_stream);
+    CHECK(chunks[0].bytes == "hello\n");
     CHECK_FALSE(demuxer.protocol_error());
 }
 
 TEST_CASE("Frames split at every byte boundary give the same result")
 {
     const std::string stream = frame(1, "out one ") + frame(2, "err") + frame(1, "out two");
+    const JoinedOutput expected{"out one out two", "err"};
     for (std::size_t split = 0; split <= stream.size(); ++split) {
-        StreamDemuxer demuxer(100);
-        demuxer.feed(std::string_view(stream).substr(0, split));
-        demuxer.feed(std::string_view(stream).substr(split));
-        demuxer.finish();
-        CHECK(demuxer.stdout_capture().kept == "out one out two");
-        CHECK(demuxer.stderr_capture().kept == "err");
+        StreamDemuxer demuxer;
+        CHECK(demux(demuxer, stream, {split}) == expected);
         CHECK_FALSE(demuxer.protocol_error());
     }
-    StreamDemuxer byte_by_byte(100);
-    for (const char c : stream) {
-        byte_by_byte.feed(std::string_view(&c, 1));
-    }
-    byte_by_byte.finish();
-    CHECK(byte_by_byte.stdout_capture().kept == "out one out two");
-    CHECK(byte_by_byte.stderr_capture().kept == "err");
+    std::vector<std::size_t> every_byte;
+    for (std::size_t at = 1; at < stream.size(); ++at) every_byte.push_back(at);
+    StreamDemuxer byte_by_byte;
+    CHECK(demux(byte_by_byte, stream, every_byte) == expected);
     CHECK_FALSE(byte_by_byte.protocol_error());
 }
 
 TEST_CASE("Interleaved stdout and stderr frames keep their order within each stream")
 {
-    StreamDemuxer demuxer(100);
-    demuxer.feed(frame(1, "a") + frame(2, "1") + frame(1, "b") + frame(2, "2") + frame(0, "c"));
+    StreamDemuxer demuxer;
+    std::vector<OutputChunk> chunks;
+    demuxer.feed(frame(1, "a") + frame(2, "1") + frame(1, "b") + frame(2, "2") + frame(0, "c"), chunks);
     demuxer.finish();
-    CHECK(demuxer.stdout_capture().kept == "abc");
-    CHECK(demuxer.stderr_capture().kept == "12");
+    REQUIRE(chunks.size() == 5);
+    CHECK(chunks[1].stream == OutputStream::stderr_stream);
+    CHECK(chunks[4].stream == OutputStream::stdout_stream);  // stream 0, stdin's echo, is stdout
+    JoinedOutput joined;
+    pybox::test::join_into(joined, chunks);
+    CHECK(joined == JoinedOutput{"abc", "12"});
 }
 
-TEST_CASE("The cap keeps exactly the first bytes of each stream and counts the rest")
+TEST_CASE("A frame split across reads is handed on piece by piece, never held whole")
 {
-    StreamDemuxer demuxer(5);
-    demuxer.feed(frame(1, "abc") + frame(2, "0123456789") + frame(1, "defgh") + frame(1, "ij"));
-    demuxer.finish();
-    CHECK(demuxer.stdout_capture().kept == "abcde");
-    CHECK(demuxer.stdout_capture().total_bytes == 10);
-    CHECK(demuxer.stdout_capture().dropped_bytes() == 5);
-    CHECK(demuxer.stdout_capture().truncated());
-    CHECK(demuxer.stderr_capture().kept == "01234");
-    CHECK(demuxer.stderr_capture().total_bytes == 10);
-    CHECK_FALSE(demuxer.protocol_error());
-}
-
-TEST_CASE("Output of exactly the cap is not truncated")
-{
-    StreamDemuxer demuxer(4);
-    demuxer.feed(frame(1, "abcd"));
-    demuxer.finish();
-    CHECK(demuxer.stdout_capture().kept == "abcd");
-    CHECK_FALSE(demuxer.stdout_capture().truncated());
+    const std::string stream = frame(1, "0123456789");
+    StreamDemuxer demuxer;
+    std::vector<OutputChunk> chunks;
+    demuxer.feed(std::string_view(stream).substr(0, 11), chunks);
+    REQUIRE(chunks.size() == 1);
+    CHECK(chunks[0].bytes == "012");
+    demuxer.feed(std::string_view(stream).substr(11), chunks);
+    REQUIRE(chunks.size() == 2);
+    CHECK(chunks[1].bytes == "3456789");
 }
 
 TEST_CASE("Zero-length frames are accepted and carry nothing")
 {
-    StreamDemuxer demuxer(10);
-    demuxer.feed(frame(1, "") + frame(2, "") + frame(1, "x") + frame(1, ""));
-    demuxer.finish();
-    CHECK(demuxer.stdout_capture().kept == "x");
-    CHECK(demuxer.stderr_capture().total_bytes == 0);
+    StreamDemuxer demuxer;
+    CHECK(demux(demuxer, frame(1, "") + frame(2, "") + frame(1, "x") + frame(1, "")) == JoinedOutput{"x", ""});
     CHECK_FALSE(demuxer.protocol_error());
 }
 
 TEST_CASE("An unknown stream byte is a protocol error and later bytes are only counted")
 {
-    StreamDemuxer demuxer(100);
-    demuxer.feed(frame(1, "ok") + frame(3, "bad") + frame(1, "later"));
-    demuxer.finish();
+    StreamDemuxer demuxer;
+    CHECK(demux(demuxer, frame(1, "ok") + frame(3, "bad") + frame(1, "later")) == JoinedOutput{"ok", ""});
     REQUIRE(demuxer.protocol_error());
-    CHECK(demuxer.stdout_capture().kept == "ok");
+    CHECK(*demuxer.protocol_error() == "engine stream: frame header names unknown stream 3");
     CHECK(demuxer.unparsed_bytes() == 3 + 8 + 5);
-    demuxer.feed("more");
+    std::vector<OutputChunk> chunks;
+    demuxer.feed("more", chunks);
     CHECK(demuxer.unparsed_bytes() == 3 + 8 + 5 + 4);
-    CHECK(demuxer.stdout_capture().kept == "ok");
+    CHECK(chunks.empty());
 }
 
 TEST_CASE("Non-zero padding in a frame header is a protocol error")
 {
     std::string bad = frame(1, "x");
     bad[2] = 1;
-    StreamDemuxer demuxer(100);
-    demuxer.feed(bad);
+    StreamDemuxer demuxer;
+    CHECK(demux(demuxer, bad) == JoinedOutput{});
     REQUIRE(demuxer.protocol_error());
-    CHECK(demuxer.stdout_capture().total_bytes == 0);
     CHECK(demuxer.unparsed_bytes() == 1);
 }
 
 TEST_CASE("A frame cut short at the end of the stream is a protocol error")
 {
     const std::string whole = frame(1, "abcdef");
-    StreamDemuxer in_payload(100);
-    in_payload.feed(whole.substr(0, whole.size() - 2));
+    StreamDemuxer in_payload;
+    std::vector<OutputChunk> chunks;
+    in_payload.feed(whole.substr(0, whole.size() - 2), chunks);
     CHECK_FALSE(in_payload.protocol_error());
     in_payload.finish();
-    CHECK(in_payload.protocol_error());
-    CHECK(in_payload.stdout_capture().kept == "abcd");
+    CHECK(in_payload.protocol_error() == "engine stream: ended inside a frame");
+    REQUIRE(chunks.size() == 1);
+    CHECK(chunks[0].bytes == "abcd");
 
-    StreamDemuxer in_header(100);
-    in_header.feed(whole.substr(0, 5));
-    in_header.finish();
+    StreamDemuxer in_header;
+    CHECK(demux(in_header, whole.substr(0, 5)) == JoinedOutput{});
     CHECK(in_header.protocol_error());
-}
-
-TEST_CASE("A 10 MB payload fed in 4 KiB chunks keeps memory bounded by the cap")
-{
-    constexpr std::size_t cap = 65'536;
-    constexpr std::size_t payload = 10 * 1024 * 1024;
-    const std::string stream = frame(1, std::string(payload, 'x'));
-    StreamDemuxer demuxer(cap);
-    for (std::size_t at = 0; at < stream.size(); at += 4096) {
-        demuxer.feed(std::string_view(stream).substr(at, 4096));
-    }
-    demuxer.finish();
-    CHECK_FALSE(demuxer.protocol_error());
-    CHECK(demuxer.stdout_capture().kept.size() == cap);
-    CHECK(demuxer.stdout_capture().kept.capacity() <= 2 * cap);
-    CHECK(demuxer.stdout_capture().total_bytes == payload);
-    CHECK(demuxer.stdout_capture().dropped_bytes() == payload - cap);
 }
