@@ -16,6 +16,7 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libcli11-dev libssh2-1-dev libssl-dev catch2
   docker.io mmdebstrap ca-certificates curl
   openssh-server socat
+  docker-registry
   zsh fish groff-base
   dpkg-dev file jq systemd
   python3 git
@@ -26,17 +27,21 @@ missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
-# openssh-server is here for its sshd binary only (the ssh test fixture starts its own sshd on
-# 127.0.0.1): installing it must not start or enable the system's ssh service. While it is
-# installed, a policy-rc.d (unless one exists) stops the package from starting the service, and
-# the units the package enabled are disabled again.
-new_sshd=no
-for package in "${missing[@]}"; do [ "$package" = openssh-server ] && new_sshd=yes; done
+# openssh-server and docker-registry are here for their binaries only (the ssh test fixture
+# starts its own sshd on 127.0.0.1, the registry fixture its own `registry` on 127.0.0.1,
+# tests/registry/): installing them must not start or enable the system's ssh or registry
+# service. While they are installed, a policy-rc.d (unless one exists) stops the packages from
+# starting their services, and the units the packages enabled are disabled again.
+service_units=()
+for package in "${missing[@]}"; do
+  [ "$package" = openssh-server ] && service_units+=(ssh.service ssh.socket)
+  [ "$package" = docker-registry ] && service_units+=(docker-registry.service)
+done
 if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   own_policy=no
-  if [ "$new_sshd" = yes ] && [ ! -e /usr/sbin/policy-rc.d ]; then
+  if [ ${#service_units[@]} -gt 0 ] && [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
     chmod 755 /usr/sbin/policy-rc.d
     own_policy=yes
@@ -44,8 +49,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   status=0
   apt-get install -y -q --no-install-recommends "${missing[@]}" || status=$?
   [ "$own_policy" = yes ] && rm -f /usr/sbin/policy-rc.d
-  if [ "$new_sshd" = yes ] && command -v systemctl > /dev/null; then
-    systemctl disable ssh.service ssh.socket > /dev/null 2>&1 || true
+  if [ ${#service_units[@]} -gt 0 ] && command -v systemctl > /dev/null; then
+    systemctl disable "${service_units[@]}" > /dev/null 2>&1 || true
   fi
   [ "$status" = 0 ] || exit "$status"
 fi
