@@ -224,7 +224,7 @@ TEST_CASE("A manifest the registry serves changed under its digest is refused as
     const auto pulled = setup.pull(pushed.reference, setup.image_id);
     REQUIRE_FALSE(pulled.has_value());
     CHECK(pulled.error().code == api_error::k_image_digest_mismatch);
-    CHECK_THAT(pulled.error().message, Catch::Contains("tampered or wrong digest"));
+    CHECK_THAT(pulled.error().message, Catch::Contains("tampered or wrong digest") && Catch::Contains("manifest verification failed"));
     CHECK_FALSE(setup.engine2_holds(pushed.reference));
 }
 
@@ -240,6 +240,7 @@ TEST_CASE("A layer corrupted in the registry's storage is refused as a tampered 
     const auto pulled = setup.pull(pushed.reference, setup.image_id);
     REQUIRE_FALSE(pulled.has_value());
     CHECK(pulled.error().code == api_error::k_image_digest_mismatch);
+    CHECK_THAT(pulled.error().message, Catch::Contains("filesystem layer verification failed"));
     CHECK_FALSE(setup.engine2_holds(pushed.reference));
 }
 
