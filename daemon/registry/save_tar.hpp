@@ -31,7 +31,7 @@ inline constexpr std::size_t k_tar_block_bytes = 512;
 inline constexpr std::size_t k_max_tar_entries = 4'096;
 inline constexpr std::size_t k_max_manifest_bytes = 1 << 20;
 inline constexpr std::size_t k_max_config_bytes = 4 << 20;
-inline constexpr std::size_t k_max_layers = 127;
+inline constexpr std::size_t k_max_layers = 127;  // Docker refuses images of more layers than this
 
 enum class TarEntryType { file, folder, symlink };
 
