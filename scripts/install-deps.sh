@@ -30,7 +30,8 @@ for package in "${packages[@]}"; do
 done
 # Some packages are here for their binaries only, which the test fixtures start themselves on
 # 127.0.0.1 (openssh-server: the ssh fixture's sshd; etcd-server and docker-registry: the
-# Kubernetes test cluster's, tests/k8s/): installing them must not start or enable the system's
+# Kubernetes test cluster's, tests/k8s/, and docker-registry the registry fixture's,
+# tests/registry/): installing them must not start or enable the system's
 # services. While such a package is installed, a policy-rc.d (unless one exists) stops the package
 # from starting its services, and the units it enabled are disabled again.
 declare -A binary_only_units=(

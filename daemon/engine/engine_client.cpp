@@ -394,6 +394,19 @@ net::awaitable<Expected<void>> EngineClient::export_image(std::string_view ref, 
     co_return Expected<void>{};
 }
 
+net::awaitable<Expected<std::string>> EngineClient::pull_image(std::string_view ref, Timeout timeout)
+{
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post,
+                                   versioned("/images/create?fromImage=" + url_encode(ref)), nullptr, timeout);
+    if (!reply) {
+        co_return reply.error();
+    }
+    if (auto ok = require_success(*reply); !ok) {
+        co_return ok.error();
+    }
+    co_return std::move(reply->text);
+}
+
 net::awaitable<Expected<void>> EngineClient::remove_image(std::string_view ref, Timeout timeout)
 {
     auto reply = co_await exchange(*m_dialer, m_kept, http::verb::delete_, versioned("/images/" + url_encode(ref) + "?force=1"),

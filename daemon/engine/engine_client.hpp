@@ -157,6 +157,11 @@ public:
     net::awaitable<Expected<std::string>> import_image(const std::filesystem::path& tar_file,
                                                        std::string_view repo, std::string_view tag,
                                                        Timeout timeout);
+    // POST /images/create?fromImage=REF: the engine pulls REF (a digest reference, for PyBox) from
+    // its registry. Returns the progress stream's text (JSON lines) of a 2xx answer: the engine
+    // answers 200 before it knows how the pull ends, so a failure is an "error" line in it, for
+    // the caller to read (daemon/registry/registry_answers.hpp).
+    net::awaitable<Expected<std::string>> pull_image(std::string_view ref, Timeout timeout);
     // DELETE /images/{ref}?force=1 (404 counts as success).
     net::awaitable<Expected<void>> remove_image(std::string_view ref, Timeout timeout);
     // GET /images/{ref}/get: the image as a `docker save` tar, written to `tar_file` (created or

@@ -216,7 +216,7 @@ net::awaitable<Expected<Reply>> try_once(net::any_io_executor executor, const Mo
     auto connected = co_await connect(tcp_stream, *addresses, endpoint, connect_deadline);
     if (!connected) co_return connected.error();
     beast::ssl_stream<beast::tcp_stream> stream(std::move(tcp_stream), context);
-    if (!is_ip_address(endpoint.host) && SSL_set_tlsext_host_name(stream.native_handle(), endpoint.host.c_str()) != 1)
+    if (!util::is_ip_address(endpoint.host) && SSL_set_tlsext_host_name(stream.native_handle(), endpoint.host.c_str()) != 1)
         co_return make_error(api_error::k_model_tls, "The host name " + endpoint.host + " cannot be sent in the TLS handshake (SNI).");
     VerifyOutcome verify;
     stream.set_verify_callback(

@@ -1,6 +1,7 @@
 #include "daemon/model/model_url.hpp"
 
 #include "common/api_error_codes.hpp"
+#include "util/host_address.hpp"
 
 #include <boost/asio/ip/address.hpp>
 
@@ -30,21 +31,6 @@ std::string ModelEndpoint::describe() const
 {
     const std::string shown_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
     return std::string(tls ? "https://" : "http://") + shown_host + ":" + std::to_string(port) + target;
-}
-
-bool is_ip_address(std::string_view host)
-{
-    boost::system::error_code ec;
-    (void)boost::asio::ip::make_address(std::string(host), ec);
-    return !ec;
-}
-
-bool is_loopback_host(std::string_view host)
-{
-    if (host == "localhost") return true;
-    boost::system::error_code ec;
-    const auto address = boost::asio::ip::make_address(std::string(host), ec);
-    return !ec && address.is_loopback();
 }
 
 Expected<ModelEndpoint> parse_base_url(std::string_view url)
@@ -105,7 +91,7 @@ Expected<ModelEndpoint> parse_base_url(std::string_view url)
         path.find("/../") != std::string_view::npos || path.ends_with("/.") || path.ends_with("/.."))
         return bad_url("has an empty, '.' or '..' part in its path");
     endpoint.target = std::string(path) + (path.ends_with("/v1") ? "/chat/completions" : "/v1/chat/completions");
-    if (!endpoint.tls && !is_loopback_host(endpoint.host))
+    if (!endpoint.tls && !util::is_loopback_host(endpoint.host))
         return bad_url("may use http:// only for a service on this machine (localhost, 127.0.0.0/8, ::1): over the "
                        "network the key and the program must go over https://");
     return endpoint;

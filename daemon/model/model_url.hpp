@@ -40,10 +40,4 @@ struct ModelEndpoint {
 // (without `file` or key names: the caller adds them).
 Expected<ModelEndpoint> parse_base_url(std::string_view url);
 
-// Whether a host as written in a URL is a loopback one: "localhost", 127.x.x.x or ::1.
-bool is_loopback_host(std::string_view host);
-
-// Whether the host is an IP address (no SNI is sent for one; its certificate must name the IP).
-bool is_ip_address(std::string_view host);
-
 }  // namespace pybox::model
