@@ -21,6 +21,8 @@ packages=(
   python3 git
   python3-pytest mypy python3-build python3-venv python3-cryptography python3-setuptools python3-wheel python3-pip
   clang libclang-rt-14-dev
+  # yaml-cpp reads a cluster engine's kubeconfig (daemon/kube/kubeconfig.cpp).
+  libyaml-cpp-dev
 )
 missing=()
 for package in "${packages[@]}"; do
