@@ -16,13 +16,15 @@ packages=(
   libboost1.81-dev libboost-json1.81-dev libcli11-dev libssh2-1-dev libssl-dev catch2
   docker.io mmdebstrap ca-certificates curl
   openssh-server socat
-  etcd-server docker-registry  # the Kubernetes test cluster's store and registry (tests/k8s/)
+  etcd-server docker-registry  # the Kubernetes test cluster's store and registry (tests/k8s/); the registry tests' (tests/registry/)
   xz-utils openssl iproute2  # tests/k8s/: the shared binaries are .xz; certificates; lo up in its netns
   zsh fish groff-base
   dpkg-dev file jq systemd
   python3 git
   python3-pytest mypy python3-build python3-venv python3-cryptography python3-setuptools python3-wheel python3-pip
   clang libclang-rt-14-dev
+  # yaml-cpp reads a cluster engine's kubeconfig (daemon/kube/kubeconfig.cpp).
+  libyaml-cpp-dev
 )
 missing=()
 for package in "${packages[@]}"; do

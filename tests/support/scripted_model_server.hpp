@@ -104,6 +104,8 @@ struct RecordedRequest {
     std::string target;
     std::string host;
     std::string authorization;
+    std::string user_agent;
+    std::string accept;
     std::string content_type;
     std::string body;
     std::string sni;
@@ -198,6 +200,8 @@ private:
         record.target = std::string(request.target());
         record.host = std::string(request[http::field::host]);
         record.authorization = std::string(request[http::field::authorization]);
+        record.user_agent = std::string(request[http::field::user_agent]);
+        record.accept = std::string(request[http::field::accept]);
         record.content_type = std::string(request[http::field::content_type]);
         record.body = request.body();
         record.sni = std::move(sni);

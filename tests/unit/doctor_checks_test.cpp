@@ -26,7 +26,7 @@ bool is_problem(const DoctorCheck& check) { return check.verdict == "problem" &&
 bool is_unknown(const DoctorCheck& check) { return check.verdict == "unknown" && check.fix.empty(); }
 bool has(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
-proto::EngineStatus verified_status()
+proto::EngineStatus verified_engine_status()
 {
     proto::EngineStatus status;
     status.running = true;
@@ -60,7 +60,7 @@ const Error k_engine_down = make_error("engine_unreachable", "The engine does no
 
 TEST_CASE("A running, verified engine is ok")
 {
-    const auto check = check_engine(verified_status());
+    const auto check = check_engine(verified_engine_status());
     CHECK(check.name == "engine");
     CHECK(is_ok(check));
     CHECK(has(check.detail, "API 1.41"));
@@ -79,7 +79,7 @@ TEST_CASE("An engine that is not running is a problem fixed by vm start")
 
 TEST_CASE("A running engine that is not verified is a problem that quotes why")
 {
-    auto status = verified_status();
+    auto status = verified_engine_status();
     status.verified = false;
     status.problems = {{"info.seccomp", "no seccomp"}, {"images", "run pybox setup"}};
     const auto check = check_engine(status);
@@ -89,7 +89,7 @@ TEST_CASE("A running engine that is not verified is a problem that quotes why")
 
 TEST_CASE("An engine of the pool that is not verified is a problem naming it")
 {
-    auto status = verified_status();
+    auto status = verified_engine_status();
     status.engines = {proto::PoolEngine{"local", "unix:///r", true, true, true, 0, {}, {}, "1.41"},
                       proto::PoolEngine{"e2", "ssh://u@h:22", true, false, false, 0, {{"ping", "no answer"}}, {}, {}}};
     const auto check = check_engine(status);
@@ -99,7 +99,7 @@ TEST_CASE("An engine of the pool that is not verified is a problem naming it")
 
 TEST_CASE("A pool whose engines that take runs are all verified is ok")
 {
-    auto status = verified_status();
+    auto status = verified_engine_status();
     status.engines = {proto::PoolEngine{"local", "unix:///r", false, true, false, 0, {{"x", "y"}}, {}, {}},
                       proto::PoolEngine{"e2", "ssh://u@h:22", true, true, true, 0, {}, {}, "1.41"}};
     const auto check = check_engine(status);
