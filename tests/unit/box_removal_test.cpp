@@ -16,11 +16,11 @@ namespace net = boost::asio;
 
 namespace {
 
-struct Fixture {
+struct RemovalFixture {
     net::io_context io;
     FakeBoxEngine engine{io};
 
-    Fixture()
+    RemovalFixture()
     {
         engine::BoxSpec spec;
         test::run_to_result(io, engine.create_box(spec, 1s));
@@ -37,7 +37,7 @@ struct Fixture {
 
 TEST_CASE("a box removed and confirmed gone at the first attempt needs no retry", "[box_removal]")
 {
-    Fixture fixture;
+    RemovalFixture fixture;
     const auto outcome = fixture.remove(200ms);
     CHECK(outcome.all_gone);
     CHECK(outcome.attempts == 1);
@@ -47,7 +47,7 @@ TEST_CASE("a box removed and confirmed gone at the first attempt needs no retry"
 
 TEST_CASE("a failed removal is retried once, and a second failure leaves the box unconfirmed", "[box_removal]")
 {
-    Fixture fixture;
+    RemovalFixture fixture;
     fixture.engine.fail("remove", "engine_unreachable", 2);
     const auto outcome = fixture.remove(200ms);
     CHECK_FALSE(outcome.all_gone);
@@ -59,7 +59,7 @@ TEST_CASE("a failed removal is retried once, and a second failure leaves the box
 TEST_CASE("the retry after an interruption gets a budget of its own, not what the first attempt left",
           "[box_removal]")
 {
-    Fixture fixture;
+    RemovalFixture fixture;
     // The first delete answers only after the whole budget has passed, and with a timeout: a
     // retry inside the same budget would never be tried.
     fixture.engine.slow("remove", 150ms);
@@ -75,7 +75,7 @@ TEST_CASE("the retry after an interruption gets a budget of its own, not what th
 
 TEST_CASE("the retry is one: a box not confirmed gone within two budgets stays unconfirmed", "[box_removal]")
 {
-    Fixture fixture;
+    RemovalFixture fixture;
     fixture.engine.slow("remove", 150ms, 2);
     fixture.engine.fail("remove", "engine_timeout", 2);
     const auto outcome = fixture.remove(100ms);
