@@ -3,6 +3,7 @@
 #include "common/api_error_codes.hpp"
 #include "daemon/model/model_limits.hpp"
 #include "daemon/model/model_retry.hpp"
+#include "util/host_address.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
