@@ -5,11 +5,11 @@
 #include "common/version.hpp"
 #include "daemon/kube/kube_limits.hpp"
 #include "daemon/kube/kube_status.hpp"
+#include "util/host_address.hpp"
 #include "util/strict_json.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
@@ -40,13 +40,6 @@ namespace ssl = net::ssl;
 constexpr auto as_tuple_awaitable = net::as_tuple(net::use_awaitable);
 // API answers are nested a few levels; this leaves room for any object PyBox reads.
 constexpr std::size_t k_answer_depth = 64;
-
-bool is_ip(const std::string& host)
-{
-    boost::system::error_code ec;
-    (void)net::ip::make_address(host, ec);
-    return !ec;
-}
 
 bool expired(const beast::error_code& ec) { return ec == beast::error::timeout || ec == net::error::timed_out; }
 
@@ -182,7 +175,7 @@ net::awaitable<Expected<TlsStream>> KubeClient::connect(Clock::time_point deadli
         co_return failed(make_error(api_error::k_engine_unreachable, "Cannot connect to " + where(m_access) + ": " + connect_ec.message() + "."));
 
     TlsStream stream(std::move(tcp_stream), *m_context);
-    if (!is_ip(server.host) && SSL_set_tlsext_host_name(stream.native_handle(), server.host.c_str()) != 1)
+    if (!util::is_ip_address(server.host) && SSL_set_tlsext_host_name(stream.native_handle(), server.host.c_str()) != 1)
         co_return failed(make_error(api_error::k_kube_tls, "The host name " + server.host + " cannot be sent in the TLS handshake (SNI)."));
     PeerCheck check;
     stream.set_verify_callback(
