@@ -3,6 +3,9 @@
 // - the EngineBackend (engine_backend.hpp): the boxes, the engine's checks (`pybox vm start |
 //   stop | status`), the image check, how images reach it, whether it keeps warm boxes;
 // - where its boxes' cgroup files are read for the kernel watcher, if anywhere.
+// Kind "kubernetes": a kube::KubeBackend (daemon/kube/kube_backend.hpp) in the entry's namespace,
+// taking the entry's "max_runs" at once; its boxes are not watched (PyBox has no agent on the
+// nodes).
 // Kind "docker": a DockerBackend reached as the entry's url says. A unix socket on this host is
 // dialled directly and its boxes watched through this host's cgroup files; an ssh engine gets
 // one held libssh2 session (ssh_session.hpp) shared by its dialer and its watcher, which runs the
@@ -39,6 +42,7 @@ struct MadeBackend {
     std::unique_ptr<EngineBackend> backend;
     std::unique_ptr<watcher::CgroupHost> cgroups;  // null: that engine's runs are not watched
     bool cgroups_elsewhere = false;                // read on another machine (ssh)
+    std::size_t max_runs = 1;                      // runs it takes at once
 };
 
 // Fails only when the entry's transport cannot be made.

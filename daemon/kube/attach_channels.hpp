@@ -21,6 +21,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/box_output.hpp"
 #include "proto/run_events.hpp"
 
 #include <cstddef>
@@ -45,12 +46,8 @@ std::string_view attach_protocol_name(AttachProtocol protocol);
 // The streams as the run events name them.
 using OutputStream = proto::OutputStream;
 
-// One piece of the program's output, as it arrived.
-struct OutputChunk {
-    OutputStream stream;
-    std::string bytes;
-    bool operator==(const OutputChunk&) const = default;
-};
+// One piece of the program's output, as it arrived: the output chunk every backend hands run/.
+using OutputChunk = engine::OutputChunk;
 
 // A server message, decoded.
 struct AttachMessage {

@@ -143,6 +143,7 @@ void BoxRun::identify(const std::string& installation_id, std::uint32_t owner_ui
     m_description.image = image;
     m_description.created_at = rfc3339_utc(now);
     m_description.engine = proto::EngineRef{m_attempts.engine_id, m_engine.describe()};
+    m_evidence.engine_unknown = m_engine.always_unknown();
     const auto& request = m_description.request;
     if (m_description.kind == BoxKind::warm) {
         m_description.command = proto::warm_box_command();
@@ -247,6 +248,7 @@ net::awaitable<bool> BoxRun::create_box()
     PhaseTimer phase(*this, "create");
     m_spec = make_box_spec(m_description.policy, m_runtime, m_description.image.image_id, m_description.command,
                            m_description.box);
+    if (m_description.kind == BoxKind::cold) m_spec.box_timer_s = m_description.guest_timer_s();
     auto created = co_await m_engine.create_box(m_spec, limits::k_create_timeout);
     if (!created) {
         phase.done(outcome_of(created.error()));
