@@ -333,7 +333,10 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     const auto asked = ref ? m_asked.find(ref->name) : m_asked.end();
     if (asked == m_asked.end()) co_return LaunchFailure{Step::start, no_such_pod(id)};
     const auto start_asked = asked->second.asked;
-    auto running = co_await wait_until_running(**client, id, asked->second, timeouts.start);
+    // A Pod's start includes its image's pull on the node: the start budget is at least the
+    // allowance activeDeadlineSeconds gives it.
+    const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
+    auto running = co_await wait_until_running(**client, id, asked->second, start_budget);
     if (!running) co_return LaunchFailure{Step::start, running.error()};
     auto session = co_await AttachSession::open(**client, m_settings.namespace_name, ref->name, k_box_container,
                                                 timeouts.connect);

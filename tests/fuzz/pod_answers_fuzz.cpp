@@ -1,6 +1,8 @@
-// Fuzzes the readers of the apiserver's Pod answers (daemon/kube/pod_state.hpp) and the check of
-// a Pod it holds against the one PyBox asked for (pod_spec.hpp): any JSON text, as the apiserver
+// Fuzzes the readers of the apiserver's Pod answers (daemon/kube/pod_state.hpp), the check of
+// a Pod it holds against the one PyBox asked for (pod_spec.hpp) and of the NetworkPolicy it holds
+// (network_policy.hpp): any JSON text, as the apiserver
 // might send, must never crash them, and what they make must keep their promises.
+#include "daemon/kube/network_policy.hpp"
 #include "daemon/kube/pod_spec.hpp"
 #include "daemon/kube/pod_state.hpp"
 #include "proto/box_policy.hpp"
@@ -87,6 +89,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_state(answer);
     check_list(answer);
     check_settings(answer);
+    const auto problem = kube::deny_all_problem(answer, "owner");
+    check(!problem || !problem->empty());
+    if (answer == json::value(kube::deny_all_policy("owner"))) check(!problem);
     if (const auto* quantity = answer.if_string()) {
         const auto millis = kube::quantity_millis(*quantity);
         check(!millis || *millis >= 0);
