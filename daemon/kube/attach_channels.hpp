@@ -16,8 +16,8 @@
 // code comes from the Pod's status, never from here.
 //
 // Delivery: since v4 cannot close stdin, the program goes to a first process that reads a
-// length-prefixed message ("<decimal byte count>\n<bytes>") and runs it; length_prefixed() writes
-// that message.
+// length-prefixed frame and runs it (proto/box_policy.hpp's fed_box_command and
+// fed_program_frame).
 #pragma once
 
 #include "common/error.hpp"
@@ -79,8 +79,5 @@ struct AttachStatus {
 // `bytes` is everything the status channel carried; "engine_protocol" when it is not a Status,
 // or longer than k_max_attach_status_bytes.
 Expected<AttachStatus> parse_attach_status(std::string_view bytes);
-
-// "<decimal byte count>\n<payload>", what the Pod's first process reads from stdin.
-std::string length_prefixed(std::string_view payload);
 
 }  // namespace pybox::kube

@@ -8,6 +8,7 @@
 #include "daemon/kube/kube_attach.hpp"
 #include "daemon/kube/kube_client.hpp"
 #include "daemon/kube/kubeconfig.hpp"
+#include "proto/box_policy.hpp"
 #include "tests/support/cluster_env.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -153,7 +154,7 @@ boost::asio::awaitable<Attached> attach_and_deliver(KubeClient& client, const st
     }
     attached.protocol = (*session)->protocol();
     attached.close_stdin_refused = !(co_await (*session)->close_stdin(1s));
-    if (auto written = co_await (*session)->write_stdin(length_prefixed(program), 5s); !written) {
+    if (auto written = co_await (*session)->write_stdin(proto::fed_program_frame(program), 5s); !written) {
         attached.failure = written.error().message;
         co_return attached;
     }
