@@ -11,6 +11,7 @@
 // one held libssh2 session (ssh_session.hpp) shared by its dialer and its watcher, which runs the
 // same watcher script on that host. Its checks are a vm::PrivateEngine fronting it, as for
 // "engine_socket" (never started or stopped).
+// Kind "kubernetes": no backend yet; "config_invalid" saying so (issue 30 wires it).
 //
 // Making a backend makes no engine call. Runs on the daemon's io_context.
 #pragma once
