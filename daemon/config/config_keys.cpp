@@ -78,6 +78,8 @@ constexpr std::array k_keys{
               "A kubernetes engine's programs at once, 1-64"},
     ConfigKey{k_engines, "pids_limit", KeyType::text, "none",
               "A kubernetes engine's \"node\" (the only value): a node's podPidsLimit above the seed's is accepted"},
+    ConfigKey{k_engines, "node", KeyType::text, "none",
+              "The node a kubernetes engine's Pods are placed on, a DNS-1123 subdomain; none: the scheduler places them"},
 };
 
 }  // namespace

@@ -40,8 +40,8 @@ Expected<std::filesystem::path> absolute_path(const json::value& value, std::str
 }
 
 // The keys only a kubernetes entry has; the others beside "id" and "kind" are a docker entry's.
-constexpr std::array<std::string_view, 6> k_kube_keys{"kubeconfig", "context",  "namespace",
-                                                      "image_registry", "max_runs", "pids_limit"};
+constexpr std::array<std::string_view, 7> k_kube_keys{"kubeconfig", "context",  "namespace", "image_registry",
+                                                      "max_runs",   "pids_limit", "node"};
 
 bool is_kube_key(std::string_view key)
 {
@@ -171,6 +171,13 @@ Expected<EngineEntry> parse_kube_entry(const json::object& object, EngineEntry e
         if (!pids_limit->is_string() || pids_limit->get_string() != "node")
             return invalid_entry(file, index, "has a \"pids_limit\" other than \"node\", its only value");
         cluster.pids_limit_node = true;
+    }
+
+    if (const auto* node = object.if_contains("node")) {
+        if (!node->is_string() || !engine::is_dns_subdomain(node->get_string()))
+            return invalid_entry(file, index, "has a \"node\" that is not a node name (a DNS-1123 subdomain: 1-253 of "
+                                              "a-z, 0-9, '-' and '.')");
+        cluster.node = std::string(node->get_string());
     }
     entry.where = std::move(cluster);
     return entry;

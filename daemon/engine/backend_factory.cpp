@@ -58,7 +58,7 @@ MadeBackend make_kube_backend(const EngineEntry& entry, const BackendContext& co
 {
     MadeBackend made;
     made.backend = std::make_unique<kube::KubeBackend>(entry.id, std::get<KubeEngine>(entry.where),
-                                                       context.paths.kube_images_file(entry.id),
+                                                       context.paths.pushed_images_file(entry.id),
                                                        context.recorded_images);
     made.max_runs = std::get<KubeEngine>(entry.where).max_runs;
     return made;

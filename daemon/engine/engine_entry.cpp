@@ -15,6 +15,7 @@ constexpr std::size_t k_max_user = 32;
 constexpr std::size_t k_max_host = 253;
 constexpr std::size_t k_max_dns_label = 63;
 constexpr std::size_t k_max_context = 253;
+constexpr std::size_t k_max_dns_subdomain = 253;
 constexpr std::size_t k_fingerprint_base64 = 43;  // 32 bytes, unpadded
 
 bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -33,6 +34,17 @@ bool is_dns_label(std::string_view name)
     return !name.empty() && name.size() <= k_max_dns_label && is_lower_alnum(name.front()) &&
            is_lower_alnum(name.back()) &&
            std::all_of(name.begin(), name.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+}
+
+bool is_dns_subdomain(std::string_view name)
+{
+    if (name.empty() || name.size() > k_max_dns_subdomain) return false;
+    for (std::size_t start = 0;;) {
+        const std::size_t dot = std::min(name.find('.', start), name.size());
+        if (!is_dns_label(name.substr(start, dot - start))) return false;
+        if (dot == name.size()) return true;
+        start = dot + 1;
+    }
 }
 
 bool is_context_name(std::string_view name)

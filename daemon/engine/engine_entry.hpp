@@ -74,6 +74,7 @@ struct KubeEngine {
     std::string image_registry;
     std::size_t max_runs = k_default_cluster_runs;
     bool pids_limit_node = false;  // "pids_limit": "node"
+    std::optional<std::string> node;  // the node every Pod is placed on; none: the cluster's scheduler places them
 };
 
 // The kinds of engine config.json may name.
@@ -106,6 +107,9 @@ bool is_engine_id(std::string_view id);
 // Whether `name` is a DNS-1123 label, as Kubernetes requires of a namespace: 1-63 of [a-z0-9-],
 // starting and ending with a letter or digit.
 bool is_dns_label(std::string_view name);
+// Whether `name` is a DNS-1123 subdomain, as Kubernetes requires of most object names (a Pod's,
+// a node's): 1-253 bytes of DNS-1123 labels joined by '.'.
+bool is_dns_subdomain(std::string_view name);
 
 // Whether `name` may be a kubeconfig context's name in config.json: 1-253 visible ASCII
 // characters (no spaces or control characters, so that it prints as it is).

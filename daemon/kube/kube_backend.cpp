@@ -86,7 +86,8 @@ KubeBackend::KubeBackend(std::string id, engine::KubeEngine entry, std::filesyst
     : m_id(std::move(id)), m_entry(std::move(entry)), m_images_file(std::move(images_file)),
       m_recorded_images(std::move(recorded_images)),
       m_boxes([this] { return client(); }, [this](std::string_view image_id) { return cluster_image(image_id); },
-              KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry)}),
+              KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry), m_entry.node.value_or(""),
+                              m_entry.pids_limit_node}),
       m_control(std::make_unique<KubeControl>(*this))
 {
 }
@@ -111,7 +112,7 @@ Expected<KubeClient*> KubeBackend::client()
 
 std::optional<ClusterImage> KubeBackend::cluster_image(std::string_view image_id) const
 {
-    auto pushed = PushedImages::load(m_images_file);
+    auto pushed = registry::PushedImages::load(m_images_file);
     if (!pushed) return std::nullopt;
     const auto record = pushed->find(image_id);
     if (!record) return std::nullopt;
@@ -120,7 +121,7 @@ std::optional<ClusterImage> KubeBackend::cluster_image(std::string_view image_id
 
 net::awaitable<Expected<images::EngineImageState>> KubeBackend::image_state(const images::ImageRecord& record)
 {
-    auto pushed = PushedImages::load(m_images_file);
+    auto pushed = registry::PushedImages::load(m_images_file);
     if (!pushed) co_return pushed.error();
     co_return pushed->find(record.image_id) ? images::EngineImageState::present : images::EngineImageState::missing;
 }
@@ -131,7 +132,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
 {
     std::vector<std::string> notes;
     auto address = registry::parse_registry_address(m_entry.image_registry);
-    auto pushed = PushedImages::load(m_images_file);
+    auto pushed = registry::PushedImages::load(m_images_file);
     if (!address || !pushed) {
         notes.push_back("no image was pushed: " + (address ? pushed.error() : address.error()).message);
         co_return notes;
@@ -144,7 +145,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
                             result.error().message);
             continue;
         }
-        PushedRecord record{image.name, image.image_id, result->reference.text(), result->reference.digest,
+        registry::PushedRecord record{image.name, image.image_id, result->reference.text(), result->reference.digest,
                             rfc3339_utc(WallClock::now())};
         if (auto kept = pushed->put(record); !kept) {
             notes.push_back("the image " + image.name + " was pushed as " + record.reference +
@@ -160,7 +161,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
 
 net::awaitable<Expected<void>> KubeBackend::remove_image(const std::string& image_id)
 {
-    auto pushed = PushedImages::load(m_images_file);
+    auto pushed = registry::PushedImages::load(m_images_file);
     if (!pushed) co_return pushed.error();
     co_return pushed->forget(image_id);
 }

@@ -21,7 +21,7 @@
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/kube/kube_box_engine.hpp"
 #include "daemon/kube/kube_client.hpp"
-#include "daemon/kube/pushed_images.hpp"
+#include "daemon/registry/pushed_images.hpp"
 
 #include <filesystem>
 #include <memory>

@@ -2,6 +2,7 @@
 
 #include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
+#include "daemon/engine/engine_entry.hpp"
 #include "daemon/kube/pod_spec.hpp"
 
 #include <boost/json/object.hpp>
@@ -15,7 +16,6 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr std::size_t k_max_pod_name_bytes = 253;
 constexpr std::size_t k_pod_uid_bytes = 36;
 
 const json::object* object_field(const json::object* object, std::string_view key)
@@ -117,22 +117,6 @@ bool read_state(const json::object& container, engine::BoxState& box)
     }
     box.exit_code_record = {{"exitCode", box.summary["exitCode"]}};
     return true;
-}
-
-bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-
-bool is_dns_subdomain(std::string_view name)
-{
-    if (name.empty() || name.size() > k_max_pod_name_bytes) return false;
-    std::size_t label_start = 0;
-    while (true) {
-        const std::size_t dot = std::min(name.find('.', label_start), name.size());
-        const std::string_view label = name.substr(label_start, dot - label_start);
-        if (label.empty() || !is_lower_alnum(label.front()) || !is_lower_alnum(label.back())) return false;
-        if (!std::all_of(label.begin(), label.end(), [](char c) { return is_lower_alnum(c) || c == '-'; })) return false;
-        if (dot == name.size()) return true;
-        label_start = dot + 1;
-    }
 }
 
 bool is_uid(std::string_view uid)
@@ -251,7 +235,7 @@ std::optional<PodRef> parse_pod_ref(std::string_view id)
     if (slash == std::string_view::npos) return std::nullopt;
     const std::string_view name = id.substr(0, slash);
     const std::string_view uid = id.substr(slash + 1);
-    if (!is_dns_subdomain(name) || !is_uid(uid)) return std::nullopt;
+    if (!engine::is_dns_subdomain(name) || !is_uid(uid)) return std::nullopt;
     return PodRef{std::string(name), std::string(uid)};
 }
 
