@@ -29,11 +29,20 @@ bool is_engine_id(std::string_view id)
            std::all_of(id.begin(), id.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
 }
 
+namespace {
+
+// [a-z0-9] at both ends, [a-z0-9-] between, of any length.
+bool is_label_text(std::string_view name)
+{
+    return !name.empty() && is_lower_alnum(name.front()) && is_lower_alnum(name.back()) &&
+           std::all_of(name.begin(), name.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+}
+
+}  // namespace
+
 bool is_dns_label(std::string_view name)
 {
-    return !name.empty() && name.size() <= k_max_dns_label && is_lower_alnum(name.front()) &&
-           is_lower_alnum(name.back()) &&
-           std::all_of(name.begin(), name.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+    return name.size() <= k_max_dns_label && is_label_text(name);
 }
 
 bool is_dns_subdomain(std::string_view name)
@@ -41,7 +50,7 @@ bool is_dns_subdomain(std::string_view name)
     if (name.empty() || name.size() > k_max_dns_subdomain) return false;
     for (std::size_t start = 0;;) {
         const std::size_t dot = std::min(name.find('.', start), name.size());
-        if (!is_dns_label(name.substr(start, dot - start))) return false;
+        if (!is_label_text(name.substr(start, dot - start))) return false;
         if (dot == name.size()) return true;
         start = dot + 1;
     }

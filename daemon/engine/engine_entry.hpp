@@ -107,8 +107,9 @@ bool is_engine_id(std::string_view id);
 // Whether `name` is a DNS-1123 label, as Kubernetes requires of a namespace: 1-63 of [a-z0-9-],
 // starting and ending with a letter or digit.
 bool is_dns_label(std::string_view name);
-// Whether `name` is a DNS-1123 subdomain, as Kubernetes requires of most object names (a Pod's,
-// a node's): 1-253 bytes of DNS-1123 labels joined by '.'.
+// Whether `name` is a DNS-1123 subdomain, as Kubernetes checks most object names (a Pod's, a
+// node's): 1-253 bytes of [a-z0-9-] parts, each starting and ending with a letter or digit,
+// joined by '.' (Kubernetes does not hold the parts to a label's 63).
 bool is_dns_subdomain(std::string_view name);
 
 // Whether `name` may be a kubeconfig context's name in config.json: 1-253 visible ASCII

@@ -115,15 +115,15 @@ std::optional<ClusterImage> KubeBackend::cluster_image(std::string_view image_id
     auto pushed = registry::PushedImages::load(m_images_file);
     if (!pushed) return std::nullopt;
     const auto record = pushed->find(image_id);
-    if (!record) return std::nullopt;
+    // A record of another registry (the entry's changed since) does not name an image this
+    // cluster's nodes are told to pull from.
+    if (!record || !record->reference.starts_with(m_entry.image_registry + "/")) return std::nullopt;
     return ClusterImage{record->reference, record->manifest_digest};
 }
 
 net::awaitable<Expected<images::EngineImageState>> KubeBackend::image_state(const images::ImageRecord& record)
 {
-    auto pushed = registry::PushedImages::load(m_images_file);
-    if (!pushed) co_return pushed.error();
-    co_return pushed->find(record.image_id) ? images::EngineImageState::present : images::EngineImageState::missing;
+    co_return cluster_image(record.image_id) ? images::EngineImageState::present : images::EngineImageState::missing;
 }
 
 net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::EngineClient& builder,
@@ -138,7 +138,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
         co_return notes;
     }
     for (const auto& image : images) {
-        if (pushed->find(image.image_id)) continue;
+        if (cluster_image(image.image_id)) continue;
         auto result = co_await registry::push_image(builder, *address, image.name, image.image_id, work_dir);
         if (!result) {
             notes.push_back("the image " + image.name + " could not be pushed to " + m_entry.image_registry + ": " +

@@ -2,7 +2,6 @@
 
 #include "common/api_error_codes.hpp"
 #include "common/limits.hpp"
-#include "daemon/engine/engine_http.hpp"
 #include "daemon/kube/cluster_checks.hpp"
 #include "daemon/kube/cluster_probe.hpp"
 #include "daemon/kube/kube_attach.hpp"
@@ -12,6 +11,7 @@
 #include "daemon/kube/pod_state.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt.hpp"
+#include "util/text.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -275,11 +275,13 @@ net::awaitable<Expected<void>> KubeBoxEngine::wait_until_running(KubeClient& cli
     const auto ref = parse_pod_ref(id);
     if (!ref) co_return no_such_pod(id);
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string last_seen = "no answer";
     for (;;) {
         const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
         if (left <= Timeout::zero())
             co_return make_error(api_error::k_engine_timeout, "the Pod " + std::string(id) + " did not start within " +
-                                                               std::to_string(timeout.count()) + " ms");
+                                                               std::to_string(timeout.count()) + " ms (last seen: " +
+                                                               last_seen + ")");
         auto pod = co_await client.call_json(http::verb::get, pod_path(ref->name), nullptr,
                                              std::min(left, limits::k_query_timeout));
         if (!pod) co_return pod.error();
@@ -295,6 +297,9 @@ net::awaitable<Expected<void>> KubeBoxEngine::wait_until_running(KubeClient& cli
                 co_return make_error(api_error::k_engine_error, *problem);
             co_return Expected<void>{};
         }
+        last_seen = "phase " + (facts.phase.empty() ? std::string("not reported") : facts.phase) +
+                    (facts.node_name.empty() ? ", on no node yet" : ", on node " + facts.node_name) +
+                    (facts.waiting_reason.empty() ? "" : ", waiting: " + facts.waiting_reason);
         if (cannot_start(facts.waiting_reason))
             co_return make_error(api_error::k_engine_error, "the box's container cannot start: " + facts.waiting_reason +
                                                              (facts.waiting_message.empty() ? "" : ": " + facts.waiting_message));
@@ -391,13 +396,13 @@ net::awaitable<Expected<std::vector<engine::ListedBox>>> KubeBoxEngine::list_box
     if (!client) co_return client.error();
     std::string selector;
     for (const auto& label : labels) selector += (selector.empty() ? "" : ",") + label;
-    auto list = co_await (*client)->call_json(http::verb::get, pods_path() + "?labelSelector=" + engine::url_encode(selector),
+    auto list = co_await (*client)->call_json(http::verb::get, pods_path() + "?labelSelector=" + util::url_encode(selector),
                                               nullptr, timeout);
     if (!list) co_return list.error();
     co_return listed_pods(*list);
 }
 
-std::vector<std::pair<std::string, std::string>> KubeBoxEngine::always_unknown() const
+std::vector<std::pair<std::string, std::string>> sealed_pod_unknowns()
 {
     return {
         {"tmpfs_noexec", "/tmp is a memory-backed emptyDir with the policy's size limit, which Kubernetes cannot mount "

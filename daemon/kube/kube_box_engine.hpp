@@ -75,6 +75,10 @@ struct KubeBoxSettings {
     bool accept_node_pids_limit = false;
 };
 
+// The parts of the box policy a Pod cannot express and what PyBox cannot observe on a node: the
+// receipt's `unknown` keys of every run on a cluster, with their reasons.
+std::vector<std::pair<std::string, std::string>> sealed_pod_unknowns();
+
 class KubeBoxEngine final : public engine::BoxEngine {
 public:
     // The client, or why there is none (a kubeconfig that cannot be used): asked at every call.
@@ -102,8 +106,7 @@ public:
     net::awaitable<Expected<void>> remove_box(std::string_view id, engine::Timeout timeout) override;
     net::awaitable<Expected<std::vector<engine::ListedBox>>> list_boxes(const std::vector<std::string>& labels,
                                                                        engine::Timeout timeout) override;
-    // The parts of the box policy a Pod cannot express and what PyBox cannot observe on a node.
-    std::vector<std::pair<std::string, std::string>> always_unknown() const override;
+    std::vector<std::pair<std::string, std::string>> always_unknown() const override { return sealed_pod_unknowns(); }
 
 private:
     friend class KubeBoxStreams;

@@ -19,10 +19,23 @@ namespace {
 constexpr std::string_view k_tmp_volume = "tmp";
 constexpr std::string_view k_box_seccomp_annotation = "container.seccomp.security.alpha.kubernetes.io/box";
 
-json::array string_array(const std::vector<std::string>& strings)
+// The kubelet expands $(NAME) in a container's command and environment values and turns "$$"
+// into "$": every '$' is doubled, so the box gets exactly the text PyBox meant.
+std::string literal(std::string_view text)
+{
+    std::string escaped;
+    escaped.reserve(text.size());
+    for (const char c : text) {
+        escaped += c;
+        if (c == '$') escaped += '$';
+    }
+    return escaped;
+}
+
+json::array literal_array(const std::vector<std::string>& strings)
 {
     json::array array;
-    for (const auto& s : strings) array.emplace_back(s);
+    for (const auto& s : strings) array.emplace_back(literal(s));
     return array;
 }
 
@@ -41,7 +54,7 @@ json::object env_var(const std::string& entry)
 {
     const auto equals = entry.find('=');
     json::object var{{"name", entry.substr(0, equals)}};
-    if (equals != std::string::npos && equals + 1 < entry.size()) var["value"] = entry.substr(equals + 1);
+    if (equals != std::string::npos && equals + 1 < entry.size()) var["value"] = literal(std::string_view(entry).substr(equals + 1));
     return var;
 }
 
@@ -76,7 +89,7 @@ json::object box_container(const engine::BoxSpec& spec, const PodSettings& setti
         {"name", k_box_container},
         {"image", settings.image},
         {"imagePullPolicy", "IfNotPresent"},
-        {"command", string_array(spec.command)},
+        {"command", literal_array(spec.command)},
         {"env", std::move(env)},
         // The program's current folder, as in a local box: the image's own may be on the
         // read-only root.

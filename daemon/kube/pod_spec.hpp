@@ -45,7 +45,9 @@ inline constexpr std::string_view k_box_container = "box";
 
 // The Pod for `spec` (its name, command, environment, hostname, policy and labels; not its
 // image_id, runtime or cgroup_parent: the image is settings.image), as the body of the POST.
-// The policy's user must be "UID[:GID]" (a bug otherwise: std::invalid_argument).
+// The policy's user must be "UID[:GID]" (a bug otherwise: std::invalid_argument). Every '$' of the
+// command and the environment's values is doubled: the kubelet expands $(NAME) there and reads
+// "$$" as "$" (measured: a "$$" of the fed box command reached the box as "$").
 boost::json::object make_pod(const engine::BoxSpec& spec, const PodSettings& settings);
 
 // The quantities the Pod is written with, in Kubernetes' canonical notation (which the apiserver

@@ -41,9 +41,11 @@ const std::map<std::string, std::string> k_engine_values{
     {"identity_file", R"("/home/u/.ssh/id")"}, {"known_hosts", R"("/home/u/known_hosts")"},
     {"host_key", "\"" + k_any_fingerprint + "\""}, {"kubeconfig", R"("/home/u/.kube/config")"}, {"context", R"("admin@lab")"},
     {"namespace", R"("pybox")"}, {"image_registry", R"("127.0.0.1:5000/pybox")"}, {"max_runs", "4"},
-    {"pids_limit", R"("node")"}};
+    {"pids_limit", R"("node")"},
+    {"node", R"("pybox-k8s-node")"}};
 // The keys of a kubernetes entry; the others beside id and kind are a docker entry's.
-const std::set<std::string> k_kube_keys{"kubeconfig", "context", "namespace", "image_registry", "max_runs", "pids_limit"};
+const std::set<std::string> k_kube_keys{"kubeconfig", "context",    "namespace", "image_registry",
+                                        "max_runs",   "pids_limit", "node"};
 
 // A whole config.json with `key` set to `value` in `section`, every other key it needs valid.
 std::string config_with(std::string_view section, const std::string& key, const std::string& value)
@@ -152,7 +154,7 @@ TEST_CASE("A key not in the table is refused in every section, with the section'
     CHECK(engines.error().message == k_config_file.string() + ": engines[0] has an unknown key \"no_such_key\" (known keys: " +
                                          known_keys(k_engines_section) + ").");
     CHECK(known_keys(k_engines_section) == "id, kind, url, engine_socket, identity_file, known_hosts, host_key, kubeconfig, "
-                                           "context, namespace, image_registry, max_runs, pids_limit");
+                                           "context, namespace, image_registry, max_runs, pids_limit, node");
 }
 
 TEST_CASE("The table's defaults are what the readers give when a key is absent")

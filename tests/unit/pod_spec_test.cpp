@@ -129,6 +129,19 @@ TEST_CASE("The Pod for the stdlib policy has every field of the sealed Pod", "[p
     CHECK(box.at("volumeMounts") == json::parse(R"([{"name":"tmp","mountPath":"/tmp"}])"));
 }
 
+TEST_CASE("Every '$' of the command and the environment is doubled, so the kubelet's expansion gives it back", "[pod_spec]")
+{
+    auto spec = stdlib_spec();
+    spec.command = {"perl", "-e", "exit 1 if $$ != 1; print \"$(HOME)\""};
+    spec.environment = {"PS1=$ ", "PLAIN=x"};
+    const auto pod = kube::make_pod(spec, settings());
+    const auto& box = pod.at("spec").at("containers").at(0);
+    CHECK(box.at("command") == json::array{"perl", "-e", "exit 1 if $$$$ != 1; print \"$$(HOME)\""});
+    CHECK(box.at("env").at(0).at("value") == "$$ ");
+    CHECK(box.at("env").at(1).at("value") == "x");
+    CHECK(kube::check_pod(pod, json::value(pod)).mismatches.empty());
+}
+
 TEST_CASE("Without a Localhost profile the Pod asks for the runtime's default seccomp profile", "[pod_spec]")
 {
     const json::object pod = kube::make_pod(stdlib_spec(), settings(""));
