@@ -164,6 +164,12 @@ public:
     virtual net::awaitable<Expected<std::vector<ListedBox>>> list_boxes(const std::vector<std::string>& labels,
                                                                        Timeout timeout) = 0;
 
+    // Whether a box's first process starts before its program is written, whatever the run (a
+    // Pod: the kubelet starts it on its own, and the attach comes later): its box timer must then
+    // start at delivery, as a warm box's does (proto::warm_box_command), or the wait for the
+    // attach would count against the program.
+    virtual bool starts_before_delivery() const { return false; }
+
     // What this engine cannot express in a box or observe of it, whatever the run: the
     // receipt's `unknown` keys (docs/receipt.md "unknown") with their reasons. None for an
     // engine that keeps the whole policy and whose boxes PyBox watches.

@@ -81,13 +81,19 @@ public:
         auto chunk = co_await m_session->read(k_output_wait);
         if (!chunk) co_return chunk.error();
         std::vector<OutputChunk> chunks;
-        if (*chunk) chunks.push_back(std::move(**chunk));
+        if (*chunk) {
+            chunks.push_back(std::move(**chunk));
+        } else {
+            m_ended = true;  // the container's process ended: the apiserver closed the attach
+        }
         co_return chunks;
     }
     // The attach protocol's breaches are errors of read_output(), never a partial unit.
     std::optional<std::string> malformed() const override { return std::nullopt; }
     void cancel() override { m_session->cancel(); }
 
+    // Whether the apiserver ended the attach, as it does when the container's process ends.
+    bool ended() const { return m_ended; }
     // The kill byte, unless the program is still being written (one write at a time).
     net::awaitable<Expected<void>> send_kill(Timeout timeout)
     {
@@ -101,6 +107,7 @@ private:
     std::string m_id;
     std::unique_ptr<AttachSession> m_session;
     bool m_writing = false;
+    bool m_ended = false;
 };
 
 namespace {
@@ -328,6 +335,24 @@ net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClien
         "; set the node's podPidsLimit to at most that, or the entry's \"pids_limit\": \"node\" to accept the node's";
 }
 
+net::awaitable<Expected<std::unique_ptr<AttachSession>>> KubeBoxEngine::attach(KubeClient& client, std::string_view pod,
+                                                                              Timeout timeout)
+{
+    // Right after the status says the container runs, the kubelet may not know it yet for an
+    // attach (measured on the test cluster with four Pods starting at once: 500 "container box
+    // not found in pod"): asked again until `timeout`.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
+        auto session = co_await AttachSession::open(client, m_settings.namespace_name, pod, k_box_container,
+                                                    std::max(left, Timeout(1)));
+        if (session || left <= k_pod_poll_interval ||
+            session.error().message.find("container " + std::string(k_box_container) + " not found") == std::string::npos)
+            co_return session;
+        co_await pause(k_pod_poll_interval);
+    }
+}
+
 net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBoxEngine::launch_box(
     std::string_view id, engine::LaunchTimeouts timeouts)
 {
@@ -343,8 +368,7 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
     auto running = co_await wait_until_running(**client, id, asked->second, start_budget);
     if (!running) co_return LaunchFailure{Step::start, running.error()};
-    auto session = co_await AttachSession::open(**client, m_settings.namespace_name, ref->name, k_box_container,
-                                                timeouts.connect);
+    auto session = co_await attach(**client, ref->name, std::max<Timeout>(timeouts.connect, k_attach_budget));
     if (!session) co_return LaunchFailure{Step::streams, session.error()};
     co_return engine::LaunchedBox{std::make_unique<KubeBoxStreams>(*this, std::string(id), std::move(*session)),
                                   std::make_unique<KubeBoxEnd>(m_client, pod_path(ref->name), ref->uid), start_asked};
@@ -352,10 +376,17 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
 
 net::awaitable<Expected<BoxKillOutcome>> KubeBoxEngine::kill_box(std::string_view id, Timeout timeout)
 {
-    if (const auto attached = m_attached.find(id); attached != m_attached.end()) {
+    if (const auto attached = m_attached.find(id); attached != m_attached.end() && !attached->second->ended()) {
         auto sent = co_await attached->second->send_kill(timeout);
         if (sent) co_return BoxKillOutcome::killed;
     }
+    // No attach to write to: an ended attach means an ended process, which its status says
+    // (up to the kubelet's next report later); only a box still running is deleted.
+    auto inspected = co_await inspect_box(id, timeout);
+    if (!inspected && inspected.error().code == api_error::k_engine_no_such_object) co_return BoxKillOutcome::already_ended;
+    if (inspected && inspected->state.exit_code && !inspected->state.running) co_return BoxKillOutcome::already_ended;
+    if (const auto attached = m_attached.find(id); attached != m_attached.end() && attached->second->ended())
+        co_return BoxKillOutcome::already_ended;
     auto client = m_client();
     if (!client) co_return client.error();
     auto deleted = co_await delete_pod(**client, id, timeout);

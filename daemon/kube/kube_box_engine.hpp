@@ -22,8 +22,10 @@
 //   with the kubelet's reason. The end is read from the Pod's status (polled): the exit code and
 //   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
 // - kill_box() writes the kill byte to the box's attach stream (the fed first process then
-//   SIGKILLs the program, and the box's PID 1 exits 137, as a Docker kill makes it); without an
-//   attach stream it deletes the Pod at once. remove_box() deletes the Pod (grace 0, the UID as
+//   SIGKILLs the program, and the box's PID 1 exits 137, as a Docker kill makes it). A box whose
+//   attach ended (its process ended: the apiserver closes the attach then, before the kubelet
+//   reports the exit) or whose status shows it ended was already ended; only a running box
+//   without an attach stream is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
 //   precondition); a Pod the apiserver no longer has (404, or another UID) is removed. That only
 //   confirms the API object: the node's cleanup of its containers is not observed here.
 //
@@ -46,12 +48,17 @@
 
 namespace pybox::kube {
 
+class AttachSession;
 class KubeBoxStreams;
 
 // How long a Pod may take from its admission to its program's start (scheduling, the image's
 // pull on the node, the container's start), beyond the box timer: activeDeadlineSeconds counts
 // from the Pod's start, not the program's.
 inline constexpr std::chrono::seconds k_pod_start_allowance{60};
+// How long the attach may take once the container runs, its retries included (the kubelet may
+// not know a container for an attach until its next look at the runtime: up to seconds with
+// several Pods starting at once on a loaded node).
+inline constexpr std::chrono::seconds k_attach_budget{10};
 // How often a launch and the wait for the end read the Pod.
 inline constexpr std::chrono::milliseconds k_pod_poll_interval{50};
 
@@ -107,6 +114,8 @@ public:
     net::awaitable<Expected<std::vector<engine::ListedBox>>> list_boxes(const std::vector<std::string>& labels,
                                                                        engine::Timeout timeout) override;
     std::vector<std::pair<std::string, std::string>> always_unknown() const override { return sealed_pod_unknowns(); }
+    // The kubelet starts a Pod's container on its own, before the attach delivers the program.
+    bool starts_before_delivery() const override { return true; }
 
 private:
     friend class KubeBoxStreams;
@@ -133,6 +142,9 @@ private:
     // the node proxy; a limit that cannot be read is not a reason), or nullopt.
     net::awaitable<std::optional<std::string>> node_problem(KubeClient& client, const std::string& node,
                                                             std::int64_t pids);
+    // Attaches to the box container of `pod` within `timeout`.
+    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(KubeClient& client, std::string_view pod,
+                                                                     engine::Timeout timeout);
     net::awaitable<Expected<void>> delete_pod(KubeClient& client, std::string_view id, engine::Timeout timeout);
 
     ClientSource m_client;

@@ -145,7 +145,7 @@ void BoxRun::identify(const std::string& installation_id, std::uint32_t owner_ui
     m_description.engine = proto::EngineRef{m_attempts.engine_id, m_engine.describe()};
     m_evidence.engine_unknown = m_engine.always_unknown();
     const auto& request = m_description.request;
-    if (m_description.kind == BoxKind::warm) {
+    if (m_description.kind == BoxKind::warm || timer_at_delivery()) {
         m_description.command = proto::warm_box_command();
     } else if (request.files) {
         m_description.command = files_box_command(request.timeout_s);
@@ -236,6 +236,12 @@ net::awaitable<void> BoxRun::execute_warm()
 net::awaitable<void> BoxRun::discard()
 {
     co_await cleanup();
+}
+
+bool BoxRun::timer_at_delivery() const
+{
+    // A run that moves files has its helper as the first process, which keeps its own timer.
+    return m_engine.starts_before_delivery() && !m_description.request.files;
 }
 
 void BoxRun::note_problem(Kind kind, Error error)
@@ -370,8 +376,9 @@ net::awaitable<void> BoxRun::check_engine_gone(Error inspect_error)
 net::awaitable<void> BoxRun::feed_and_drain()
 {
     const auto& request = m_description.request;
-    // A warm box's first process reads the box timer's value as its first line.
-    const std::string timer_line = m_description.kind == BoxKind::warm
+    // A warm box's first process (and a cold one's that started before delivery) reads the box
+    // timer's value as its first line.
+    const std::string timer_line = m_description.kind == BoxKind::warm || timer_at_delivery()
                                        ? proto::warm_box_timer_line(m_description.guest_timer_s())
                                        : std::string();
     const std::string input =
