@@ -5,21 +5,18 @@
 // the input.
 #include "daemon/kube/attach_channels.hpp"
 #include "daemon/kube/kube_limits.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 namespace {
 
-using namespace pybox::kube;
+using pybox::fuzz::check;
 
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
+using namespace pybox::kube;
 
 }  // namespace
 

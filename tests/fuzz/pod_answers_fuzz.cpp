@@ -6,24 +6,21 @@
 #include "daemon/kube/pod_spec.hpp"
 #include "daemon/kube/pod_state.hpp"
 #include "proto/box_policy.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <boost/json/parse.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
 namespace {
 
+using pybox::fuzz::check;
+
 namespace engine = pybox::engine;
 namespace json = boost::json;
 namespace kube = pybox::kube;
-
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
 
 json::object asked_pod()
 {

@@ -4,21 +4,14 @@
 // digest, image ids unique, and written again it reads back as the same records.
 #include "daemon/registry/pinned_reference.hpp"
 #include "daemon/registry/pushed_images.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <set>
 #include <string_view>
 
-namespace {
-
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
-
-}  // namespace
+using pybox::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

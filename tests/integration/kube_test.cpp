@@ -44,15 +44,6 @@ json::object cluster_only(const json::object& entry)
     return json::object{{"engines", json::array{entry}}, {"local_engine", false}};
 }
 
-json::value answer_of(const ProcessResult& process)
-{
-    INFO("stdout: " << process.output << "\nstderr: " << process.error_output);
-    boost::system::error_code ec;
-    auto document = json::parse(process.output, ec);
-    REQUIRE_FALSE(ec);
-    return document;
-}
-
 json::object cluster_status(const json::value& answer)
 {
     for (const auto& engine : answer.at("engines").as_array())
