@@ -183,6 +183,8 @@ std::string cleanup_text(const Receipt& receipt)
 {
     switch (receipt.cleanup.status) {
     case CleanupStatus::removed:
+        if (receipt.unknown.contains(std::string(proto::k_unknown_node_cleanup)))
+            return "deleted, its API object confirmed gone (the node's cleanup of its containers not observed)";
         return "removed and confirmed gone";
     case CleanupStatus::not_created:
         return "never created";

@@ -5,6 +5,8 @@
 #include "common/error.hpp"
 
 #include <filesystem>
+#include <string>
+#include <string_view>
 
 namespace pybox {
 
@@ -32,6 +34,13 @@ public:
     std::filesystem::path lifecycle_lock() const { return m_root / "lifecycle.lock"; }
     std::filesystem::path daemon_socket() const { return m_root / "pyboxd.sock"; }
     std::filesystem::path daemon_pid_file() const { return m_root / "pyboxd.pid"; }
+    // A cluster engine's record of the images pushed to its registry
+    // (daemon/registry/pushed_images.hpp), by the engine's id (engine_entry.hpp's is_engine_id);
+    // the folder is made 0700 when the record is first written.
+    std::filesystem::path pushed_images_file(std::string_view engine_id) const
+    {
+        return m_root / "pushed-images" / (std::string(engine_id) + ".json");
+    }
     // The private engine's folder; daemon/vm names the files in it.
     std::filesystem::path engine_dir() const { return m_root / "engine"; }
     std::filesystem::path build_dir() const { return m_root / "build"; }

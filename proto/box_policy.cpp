@@ -165,4 +165,57 @@ exit 137;
 
 std::string warm_box_timer_line(double guest_timer_s) { return util::format_number(guest_timer_s) + "\n"; }
 
+std::vector<std::string> fed_box_command(const std::vector<std::string>& inner)
+{
+    // sh sets the limits the engine cannot, then execs perl with the feeder as its program
+    // ($0) and `inner` as its arguments. The Perl program, after the undumpable lines: PID 1
+    // or nothing; forks the feeder; execs `inner` on the pipe. The feeder reads the header
+    // byte by byte, copies exactly n bytes (never more: what follows is not the program's),
+    // closes the pipe, and waits on stdin for the kill byte or its end.
+    const BoxPolicy defaults;
+    std::vector<std::string> command = {
+        "sh", "-c",
+        "ulimit -n " + std::to_string(defaults.open_files) + " && ulimit -c " +
+            std::to_string(defaults.core_dump_bytes) + " && exec perl -e \"$0\" \"$@\"",
+        undumpable_first_lines() + R"PL(if ($$ != 1) { print STDERR "pybox: the fed box command runs only as PID 1 of its box\n"; exit 1 }
+pipe(my $pr, my $pw) or exit 1;
+defined(my $feeder = fork) or exit 1;
+if ($feeder) { open(STDIN, '<&', $pr) or exit 1; close $pr; close $pw; exec @ARGV; exit 127 }
+close $pr;
+close STDOUT;
+close STDERR;
+$SIG{PIPE} = 'IGNORE';
+my ($n, $c) = ('', '');
+while (sysread(STDIN, $c, 1)) {
+  last if $c eq "\n";
+  exit 1 if $c lt '0' || $c gt '9' || length($n .= $c) > 12;
+}
+exit 1 if $c ne "\n" || !length $n;
+my $buf;
+while ($n > 0) {
+  my $got = sysread(STDIN, $buf, $n < 65536 ? $n : 65536);
+  last unless $got;
+  $n -= $got;
+  while ($pw && length $buf) {
+    my $k = syswrite($pw, $buf);
+    if (!defined $k) { close $pw; undef $pw; last }
+    substr($buf, 0, $k) = '';
+  }
+}
+close $pw if $pw;
+while (sysread(STDIN, $buf, 65536)) {
+  next if index($buf, ')PL" + std::string(1, k_fed_kill_byte) + R"PL(') < 0;
+  while (1) { kill 9, -1; select(undef, undef, undef, 0.05) }
+}
+exit 0;
+)PL"};
+    command.insert(command.end(), inner.begin(), inner.end());
+    return command;
+}
+
+std::string fed_program_frame(std::string_view program)
+{
+    return std::to_string(program.size()) + "\n" + std::string(program);
+}
+
 }  // namespace pybox::proto

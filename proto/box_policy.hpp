@@ -93,4 +93,39 @@ std::vector<std::string> warm_box_command();
 // The line the daemon writes first at delivery: the box timer (deadline + 1 s) and a newline.
 std::string warm_box_timer_line(double guest_timer_s);
 
+// The first process of a box on Kubernetes, `sh -c <limits> <feeder> inner...`, for a cluster
+// whose attach websocket cannot close the box's stdin (v4.channel.k8s.io, Kubernetes 1.20-1.29)
+// and whose engine cannot set ulimits. `inner` is a box's own first process (box_command's).
+// - sh sets RLIMIT_NOFILE to BoxPolicy's open_files (128) and RLIMIT_CORE to its
+//   core_dump_bytes (0), each soft and hard (dash's `ulimit` without -H or -S), then execs
+//   perl; where a limit cannot be set it exits 2 and runs nothing.
+// - The Perl program makes itself undumpable (as the box timer does, and exits 1 where it
+//   cannot); unless it is PID 1 it exits 1 and runs nothing (not in a PID namespace of its own,
+//   as in a Pod sharing its process namespace, where kill(-1) would reach more than the box).
+//   It makes a pipe and forks the FEEDER; then it puts the pipe's read end on its stdin, closes
+//   everything else it opened, and execs `inner`, which so stays PID 1 (nothing in the box can
+//   signal it), with the inner's exit status as the box's: 128 + N when box_command's child
+//   dies of signal N, so 137 for the kill below, as for a Docker kill.
+// - The FEEDER, undumpable too (it does not exec), SIGPIPE ignored, stdout and stderr closed,
+//   reads the frame fed_program_frame() wrote from the real stdin: the header a byte at a time
+//   (1 to 12 digits, then a newline; anything else, or stdin ending first, and it exits 1
+//   having written nothing), then exactly that many bytes, which it passes into the pipe,
+//   which it then closes. Bytes it cannot pass (the interpreter gone) are read and dropped;
+//   stdin ending early closes the pipe after what arrived. Then it reads the rest of stdin:
+//   at end of stdin it exits 0; any other byte is ignored, except k_fed_kill_byte, on which it
+//   sends SIGKILL to every process it may signal (kill(-1): every process of the box but PID 1
+//   and itself), and again every 50 ms until the box ends, so that a process started after the
+//   byte dies too. No process waits for it (it stays a zombie of PID 1 once it exits).
+// The program (box_command's interpreter) sees: stdin a pipe holding exactly the program, then
+// end of file (even though the attach never closes the real stdin); fds 0-2 only;
+// RLIMIT_NOFILE 128 and RLIMIT_CORE 0, soft and hard; one process more in the box (the feeder,
+// which it can kill, being of its uid: the kill byte is then lost, and the box timer in PID 1
+// and the Pod's deletion remain).
+std::vector<std::string> fed_box_command(const std::vector<std::string>& inner);
+// The frame the daemon writes first on a fed box's stdin: the program's byte count in decimal,
+// a newline, then the program.
+std::string fed_program_frame(std::string_view program);
+// Written on a fed box's stdin after the frame: kills every process of the box but PID 1.
+inline constexpr char k_fed_kill_byte = 'K';
+
 }  // namespace pybox::proto

@@ -31,6 +31,10 @@ inline constexpr int k_receipt_schema_version = 1;
 inline constexpr std::array<std::string_view, 3> k_seed_unknown_keys = {
     "final_resource_counters", "exact_termination_cause", "absolute_clock_alignment"};
 
+// The `unknown` key of a removal that confirmed only the box's API object gone (a Pod's 404),
+// not its containers on the node: the short view then says no more than that.
+inline constexpr std::string_view k_unknown_node_cleanup = "node_cleanup";
+
 // Every enum below has a last member `unrecognized`: only the tolerant reader sets it, for a
 // name this build does not know (a newer daemon's), and keeps that name in
 // Receipt::unrecognized. No daemon writes it; written back, it reads "UNRECOGNIZED".

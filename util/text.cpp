@@ -179,4 +179,23 @@ std::string printable_excerpt(std::string_view text, std::size_t max_bytes)
     return out;
 }
 
+std::string url_encode(std::string_view text)
+{
+    static constexpr char k_hex[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if ((byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') || (byte >= '0' && byte <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            out += c;
+        } else {
+            out += '%';
+            out += k_hex[byte >> 4];
+            out += k_hex[byte & 0x0F];
+        }
+    }
+    return out;
+}
+
 }  // namespace pybox::util

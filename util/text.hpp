@@ -25,6 +25,10 @@ std::optional<std::string> base64_decode(std::string_view text);
 // The shortest decimal text that reads back as the same double: 3 -> "3", 0.5 -> "0.5".
 std::string format_number(double value);
 
+// Percent-encodes everything but RFC 3986 unreserved characters (for a URL's path segment or
+// query value).
+std::string url_encode(std::string_view text);
+
 // Untrusted text made safe to show in one line: printable ASCII is kept, every other byte
 // becomes \xNN, and the result is cut at max_bytes of input with "..." appended.
 std::string printable_excerpt(std::string_view text, std::size_t max_bytes = 64);

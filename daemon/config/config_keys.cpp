@@ -55,9 +55,9 @@ constexpr std::array k_keys{
 
     ConfigKey{k_engines, "id", KeyType::text, "required",
               "The engine's id: 1-32 of a-z, 0-9 and '-', unique, not \"local\""},
-    ConfigKey{k_engines, "kind", KeyType::text, "docker",
-              "The engine's kind: docker (this build's only one); \"kubernetes\" is refused as not in this build"},
-    ConfigKey{k_engines, "url", KeyType::text, "required", "A docker engine's unix:///abs/docker.sock or ssh://user@host[:port]"},
+    ConfigKey{k_engines, "kind", KeyType::text, "docker", "The engine's kind: docker or kubernetes"},
+    ConfigKey{k_engines, "url", KeyType::text, "required",
+              "A docker engine's unix:///abs/docker.sock or ssh://user@host[:port]; required for docker"},
     ConfigKey{k_engines, "engine_socket", KeyType::path, "none",
               "An ssh engine's socket on its host (letters, digits and /._@+- only); required for ssh://"},
     ConfigKey{k_engines, "identity_file", KeyType::path, "none",
@@ -66,6 +66,20 @@ constexpr std::array k_keys{
               "An ssh engine's pinned host key as a known_hosts file; exactly one of it and host_key"},
     ConfigKey{k_engines, "host_key", KeyType::text, "none",
               "An ssh engine's pinned host key, SHA256: and 43 base64 characters; exactly one of it and known_hosts"},
+    ConfigKey{k_engines, "kubeconfig", KeyType::path, "none",
+              "A kubernetes engine's kubeconfig, on this host, read by the backend; required for kubernetes"},
+    ConfigKey{k_engines, "context", KeyType::text, "none",
+              "A kubernetes engine's context in its kubeconfig, 1-253 visible ASCII; none: its current-context"},
+    ConfigKey{k_engines, "namespace", KeyType::text, "none",
+              "A kubernetes engine's namespace, a DNS-1123 label; required for kubernetes"},
+    ConfigKey{k_engines, "image_registry", KeyType::text, "none",
+              "Where a kubernetes engine's images are pushed, HOST[:PORT]/PREFIX; required for kubernetes"},
+    ConfigKey{k_engines, "max_runs", KeyType::whole_number, "8",
+              "A kubernetes engine's programs at once, 1-64"},
+    ConfigKey{k_engines, "pids_limit", KeyType::text, "none",
+              "A kubernetes engine's \"node\" (the only value): a node's podPidsLimit above the seed's is accepted"},
+    ConfigKey{k_engines, "node", KeyType::text, "none",
+              "The node a kubernetes engine's Pods are placed on, a DNS-1123 subdomain; none: the scheduler places them"},
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "daemon/engine/docker_backend.hpp"
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/engine/ssh_session.hpp"
+#include "daemon/kube/kube_backend.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
 
@@ -52,12 +53,24 @@ MadeBackend make_docker_backend(net::any_io_executor executor, const EngineEntry
     return made;
 }
 
+// A cluster: its boxes are Pods on nodes PyBox does not reach, so they are not watched.
+MadeBackend make_kube_backend(const EngineEntry& entry, const BackendContext& context)
+{
+    MadeBackend made;
+    made.backend = std::make_unique<kube::KubeBackend>(entry.id, std::get<KubeEngine>(entry.where),
+                                                       context.paths.pushed_images_file(entry.id),
+                                                       context.recorded_images);
+    made.max_runs = std::get<KubeEngine>(entry.where).max_runs;
+    return made;
+}
+
 }  // namespace
 
 Expected<MadeBackend> make_backend(net::any_io_executor executor, const EngineEntry& entry, const BackendContext& context)
 {
     switch (entry.kind) {
     case EngineKind::docker: return make_docker_backend(std::move(executor), entry, context);
+    case EngineKind::kubernetes: return make_kube_backend(entry, context);
     }
     return make_error(api_error::k_config_invalid, "engine " + entry.id + " has a kind this build has no backend for");
 }

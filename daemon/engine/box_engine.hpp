@@ -47,6 +47,11 @@ struct BoxSpec {
     std::string runtime;        // the OCI runtime, e.g. "runc"
     std::string cgroup_parent;  // the run parent PyBox owns; empty = the engine's default
     std::vector<std::pair<std::string, std::string>> labels;
+    // How long the first process may run once it has its program: the box timer (the deadline
+    // plus its margin), which the first process keeps itself; an engine that can end a box on
+    // its own after a time (a Pod's activeDeadlineSeconds) uses it as a backstop. 0: not known
+    // when the box is made (a warm box, whose program comes later).
+    double box_timer_s = 0;
 };
 
 // One setting the engine reports differently from the spec.
@@ -158,6 +163,17 @@ public:
     // Every box (running or not) carrying all of `labels` ("key=value").
     virtual net::awaitable<Expected<std::vector<ListedBox>>> list_boxes(const std::vector<std::string>& labels,
                                                                        Timeout timeout) = 0;
+
+    // Whether a box's first process starts before its program is written, whatever the run (a
+    // Pod: the kubelet starts it on its own, and the attach comes later): its box timer must then
+    // start at delivery, as a warm box's does (proto::warm_box_command), or the wait for the
+    // attach would count against the program.
+    virtual bool starts_before_delivery() const { return false; }
+
+    // What this engine cannot express in a box or observe of it, whatever the run: the
+    // receipt's `unknown` keys (docs/receipt.md "unknown") with their reasons. None for an
+    // engine that keeps the whole policy and whose boxes PyBox watches.
+    virtual std::vector<std::pair<std::string, std::string>> always_unknown() const { return {}; }
 };
 
 }  // namespace pybox::engine

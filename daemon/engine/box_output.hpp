@@ -12,6 +12,7 @@ namespace pybox::engine {
 struct OutputChunk {
     proto::OutputStream stream = proto::OutputStream::stdout_stream;
     std::string bytes;
+    friend bool operator==(const OutputChunk&, const OutputChunk&) = default;
 };
 
 }  // namespace pybox::engine

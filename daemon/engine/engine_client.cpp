@@ -5,6 +5,7 @@
 #include "daemon/engine/docker_facts.hpp"
 #include "daemon/engine/engine_http.hpp"
 #include "daemon/engine/engine_sessions.hpp"
+#include "util/text.hpp"
 
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffers_to_string.hpp>
@@ -84,7 +85,7 @@ net::awaitable<Expected<EngineResponse>> EngineClient::request(std::string_view 
 net::awaitable<Expected<CreateResult>> EngineClient::create_container(const json::object& spec,
                                                                       std::string_view name, Timeout timeout)
 {
-    const std::string target = "/containers/create" + (name.empty() ? std::string() : "?name=" + url_encode(name));
+    const std::string target = "/containers/create" + (name.empty() ? std::string() : "?name=" + util::url_encode(name));
     const json::value body = spec;
     auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post, versioned(target), &body, timeout);
     if (!reply) {
@@ -121,14 +122,14 @@ net::awaitable<Expected<json::value>> EngineClient::get_object(std::string targe
 
 net::awaitable<Expected<BoxInspection>> EngineClient::inspect_container(std::string_view id, Timeout timeout)
 {
-    auto inspected = co_await get_object("/containers/" + url_encode(id) + "/json", timeout);
+    auto inspected = co_await get_object("/containers/" + util::url_encode(id) + "/json", timeout);
     if (!inspected) co_return inspected.error();
     co_return docker_inspection(std::move(*inspected));
 }
 
 net::awaitable<Expected<void>> EngineClient::start_container(std::string_view id, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post, versioned("/containers/" + url_encode(id) + "/start"),
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post, versioned("/containers/" + util::url_encode(id) + "/start"),
                                    nullptr, timeout);
     if (!reply) {
         co_return reply.error();
@@ -142,9 +143,9 @@ net::awaitable<Expected<void>> EngineClient::start_container(std::string_view id
 net::awaitable<Expected<KillOutcome>> EngineClient::kill_container(std::string_view id, std::string_view signal,
                                                                    Timeout timeout)
 {
-    std::string target = "/containers/" + url_encode(id) + "/kill";
+    std::string target = "/containers/" + util::url_encode(id) + "/kill";
     if (!signal.empty()) {
-        target += "?signal=" + url_encode(signal);
+        target += "?signal=" + util::url_encode(signal);
     }
     auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post, versioned(target), nullptr, timeout);
     if (!reply) {
@@ -162,7 +163,7 @@ net::awaitable<Expected<KillOutcome>> EngineClient::kill_container(std::string_v
 net::awaitable<Expected<void>> EngineClient::remove_container(std::string_view id, Timeout timeout)
 {
     auto reply = co_await exchange(*m_dialer, m_kept, http::verb::delete_,
-                                   versioned("/containers/" + url_encode(id) + "?force=1&v=1"), nullptr, timeout);
+                                   versioned("/containers/" + util::url_encode(id) + "?force=1&v=1"), nullptr, timeout);
     if (!reply) {
         co_return reply.error();
     }
@@ -181,7 +182,7 @@ net::awaitable<Expected<std::vector<ListedBox>>> EngineClient::list_containers(c
         for (const auto& label : label_filters) {
             labels.emplace_back(label);
         }
-        target += "&filters=" + url_encode(json::serialize(json::object{{"label", std::move(labels)}}));
+        target += "&filters=" + util::url_encode(json::serialize(json::object{{"label", std::move(labels)}}));
     }
     auto reply = co_await exchange(*m_dialer, m_kept, http::verb::get, versioned(target), nullptr, timeout);
     if (!reply) {
@@ -197,7 +198,7 @@ net::awaitable<Expected<std::vector<ListedBox>>> EngineClient::list_containers(c
 net::awaitable<Expected<std::unique_ptr<WaitHandle>>> EngineClient::begin_wait(std::string_view id, Timeout timeout)
 {
     auto request =
-        make_request(http::verb::post, versioned("/containers/" + url_encode(id) + "/wait?condition=next-exit"));
+        make_request(http::verb::post, versioned("/containers/" + util::url_encode(id) + "/wait?condition=next-exit"));
     std::string what = describe_request(request.method(), request.target());
     const std::vector<unsigned> accepted{200};
     auto opened = co_await open_and_read_header(*m_dialer, std::move(request), accepted, timeout);
@@ -210,7 +211,7 @@ net::awaitable<Expected<std::unique_ptr<WaitHandle>>> EngineClient::begin_wait(s
 net::awaitable<Expected<std::unique_ptr<AttachSession>>> EngineClient::attach(std::string_view id, Timeout timeout)
 {
     auto request = make_request(
-        http::verb::post, versioned("/containers/" + url_encode(id) + "/attach?stream=1&stdin=1&stdout=1&stderr=1"));
+        http::verb::post, versioned("/containers/" + util::url_encode(id) + "/attach?stream=1&stdin=1&stdout=1&stderr=1"));
     request.set(http::field::connection, "Upgrade");
     request.set(http::field::upgrade, "tcp");
     std::string what = describe_request(request.method(), request.target());
@@ -225,7 +226,7 @@ net::awaitable<Expected<std::unique_ptr<AttachSession>>> EngineClient::attach(st
 
 net::awaitable<Expected<ImageFacts>> EngineClient::inspect_image(std::string_view ref, Timeout timeout)
 {
-    auto inspected = co_await get_object("/images/" + url_encode(ref) + "/json", timeout);
+    auto inspected = co_await get_object("/images/" + util::url_encode(ref) + "/json", timeout);
     if (!inspected) co_return inspected.error();
     co_return docker_image_facts(std::move(*inspected));
 }
@@ -234,9 +235,9 @@ net::awaitable<Expected<std::string>> EngineClient::import_image(const std::file
                                                                  std::string_view repo, std::string_view tag,
                                                                  Timeout timeout)
 {
-    std::string target = "/images/create?fromSrc=-&repo=" + url_encode(repo);
+    std::string target = "/images/create?fromSrc=-&repo=" + util::url_encode(repo);
     if (!tag.empty()) {
-        target += "&tag=" + url_encode(tag);
+        target += "&tag=" + util::url_encode(tag);
     }
     target = versioned(target);
     auto text = co_await upload_tar(target, tar_file, timeout);
@@ -351,7 +352,7 @@ Expected<std::string> EngineClient::image_id_from_progress(std::string_view what
 net::awaitable<Expected<void>> EngineClient::export_image(std::string_view ref, const std::filesystem::path& tar_file,
                                                           std::uint64_t max_bytes, Timeout timeout)
 {
-    const std::string target = versioned("/images/" + url_encode(ref) + "/get");
+    const std::string target = versioned("/images/" + util::url_encode(ref) + "/get");
     const std::string what = describe_request(http::verb::get, target);
     const auto deadline = Clock::now() + timeout;
     auto stream = co_await open_stream(*m_dialer, deadline, timeout);
@@ -397,7 +398,7 @@ net::awaitable<Expected<void>> EngineClient::export_image(std::string_view ref, 
 net::awaitable<Expected<std::string>> EngineClient::pull_image(std::string_view ref, Timeout timeout)
 {
     auto reply = co_await exchange(*m_dialer, m_kept, http::verb::post,
-                                   versioned("/images/create?fromImage=" + url_encode(ref)), nullptr, timeout);
+                                   versioned("/images/create?fromImage=" + util::url_encode(ref)), nullptr, timeout);
     if (!reply) {
         co_return reply.error();
     }
@@ -409,7 +410,7 @@ net::awaitable<Expected<std::string>> EngineClient::pull_image(std::string_view 
 
 net::awaitable<Expected<void>> EngineClient::remove_image(std::string_view ref, Timeout timeout)
 {
-    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::delete_, versioned("/images/" + url_encode(ref) + "?force=1"),
+    auto reply = co_await exchange(*m_dialer, m_kept, http::verb::delete_, versioned("/images/" + util::url_encode(ref) + "?force=1"),
                                    nullptr, timeout);
     if (!reply) {
         co_return reply.error();

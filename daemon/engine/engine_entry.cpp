@@ -13,6 +13,9 @@ namespace {
 constexpr std::size_t k_max_id = 32;
 constexpr std::size_t k_max_user = 32;
 constexpr std::size_t k_max_host = 253;
+constexpr std::size_t k_max_dns_label = 63;
+constexpr std::size_t k_max_context = 253;
+constexpr std::size_t k_max_dns_subdomain = 253;
 constexpr std::size_t k_fingerprint_base64 = 43;  // 32 bytes, unpadded
 
 bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
@@ -24,6 +27,39 @@ bool is_engine_id(std::string_view id)
 {
     return !id.empty() && id.size() <= k_max_id && is_lower_alnum(id.front()) &&
            std::all_of(id.begin(), id.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+}
+
+namespace {
+
+// [a-z0-9] at both ends, [a-z0-9-] between, of any length.
+bool is_label_text(std::string_view name)
+{
+    return !name.empty() && is_lower_alnum(name.front()) && is_lower_alnum(name.back()) &&
+           std::all_of(name.begin(), name.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+}
+
+}  // namespace
+
+bool is_dns_label(std::string_view name)
+{
+    return name.size() <= k_max_dns_label && is_label_text(name);
+}
+
+bool is_dns_subdomain(std::string_view name)
+{
+    if (name.empty() || name.size() > k_max_dns_subdomain) return false;
+    for (std::size_t start = 0;;) {
+        const std::size_t dot = std::min(name.find('.', start), name.size());
+        if (!is_label_text(name.substr(start, dot - start))) return false;
+        if (dot == name.size()) return true;
+        start = dot + 1;
+    }
+}
+
+bool is_context_name(std::string_view name)
+{
+    return !name.empty() && name.size() <= k_max_context &&
+           std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c <= '~'; });
 }
 
 namespace {
@@ -103,22 +139,19 @@ std::string_view engine_kind_name(EngineKind kind)
 {
     switch (kind) {
     case EngineKind::docker: return "docker";
+    case EngineKind::kubernetes: return "kubernetes";
     }
     return "docker";
 }
 
 Expected<EngineKind> parse_engine_kind(std::string_view name)
 {
-    constexpr std::array k_kinds{EngineKind::docker};
+    constexpr std::array k_kinds{EngineKind::docker, EngineKind::kubernetes};
     std::string known;
     for (const auto kind : k_kinds) {
         if (engine_kind_name(kind) == name) return kind;
         known += (known.empty() ? "" : ", ") + std::string(engine_kind_name(kind));
     }
-    // Named by PyBox's plans, so a config written for a newer build is told what it lacks.
-    if (name == "kubernetes")
-        return make_error(api_error::k_config_invalid, "has the kind \"kubernetes\", which is not available in this build "
-                                                       "(this build's kinds: " + known + ")");
     return make_error(api_error::k_config_invalid,
                       "has an unknown kind \"" + std::string(name) + "\" (this build's kinds: " + known + ")");
 }
@@ -135,6 +168,8 @@ std::string describe_engine_entry(const EngineEntry& entry)
 {
     if (const auto* unix_socket = std::get_if<UnixSocketEngine>(&entry.where))
         return "unix://" + unix_socket->socket.string();
+    if (const auto* cluster = std::get_if<KubeEngine>(&entry.where))
+        return "kubernetes:" + cluster->namespace_name + "@" + cluster->context.value_or("current-context");
     const auto& address = std::get<SshEngine>(entry.where).address;
     const bool ipv6 = address.host.find(':') != std::string::npos;
     return "ssh://" + address.user + "@" + (ipv6 ? "[" + address.host + "]" : address.host) + ":" +

@@ -47,25 +47,6 @@ Expected<OpenedStream> failed(Error error)
 
 }  // namespace
 
-std::string url_encode(std::string_view text)
-{
-    static constexpr char k_hex[] = "0123456789ABCDEF";
-    std::string out;
-    out.reserve(text.size());
-    for (const char c : text) {
-        const auto byte = static_cast<unsigned char>(c);
-        if ((byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') || (byte >= '0' && byte <= '9') ||
-            c == '-' || c == '.' || c == '_' || c == '~') {
-            out += c;
-        } else {
-            out += '%';
-            out += k_hex[byte >> 4];
-            out += k_hex[byte & 0x0F];
-        }
-    }
-    return out;
-}
-
 Error io_error(const beast::error_code& ec, std::string_view what)
 {
     if (ec == beast::error::timeout || ec == net::error::timed_out) {

@@ -43,9 +43,6 @@ inline constexpr std::string_view k_host = "docker";
 // Read and upload chunk size; memory per call, not a policy limit.
 inline constexpr std::size_t k_chunk_bytes = 64 * 1024;
 
-// Percent-encodes everything but RFC 3986 unreserved characters.
-std::string url_encode(std::string_view text);
-
 // An I/O failure of the exchange `what`: "engine_timeout" for an expired deadline,
 // otherwise "engine_protocol" (a body over the cap says so).
 Error io_error(const beast::error_code& ec, std::string_view what);

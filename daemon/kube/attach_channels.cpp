@@ -108,9 +108,4 @@ Expected<AttachStatus> parse_attach_status(std::string_view bytes)
     return attach_protocol_error("sent a status that is neither Success nor Failure.");
 }
 
-std::string length_prefixed(std::string_view payload)
-{
-    return std::to_string(payload.size()) + "\n" + std::string(payload);
-}
-
 }  // namespace pybox::kube

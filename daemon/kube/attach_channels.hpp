@@ -16,11 +16,12 @@
 // code comes from the Pod's status, never from here.
 //
 // Delivery: since v4 cannot close stdin, the program goes to a first process that reads a
-// length-prefixed message ("<decimal byte count>\n<bytes>") and runs it; length_prefixed() writes
-// that message.
+// length-prefixed frame and runs it (proto/box_policy.hpp's fed_box_command and
+// fed_program_frame).
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/box_output.hpp"
 #include "proto/run_events.hpp"
 
 #include <cstddef>
@@ -45,12 +46,8 @@ std::string_view attach_protocol_name(AttachProtocol protocol);
 // The streams as the run events name them.
 using OutputStream = proto::OutputStream;
 
-// One piece of the program's output, as it arrived.
-struct OutputChunk {
-    OutputStream stream;
-    std::string bytes;
-    bool operator==(const OutputChunk&) const = default;
-};
+// One piece of the program's output, as it arrived: the output chunk every backend hands run/.
+using OutputChunk = engine::OutputChunk;
 
 // A server message, decoded.
 struct AttachMessage {
@@ -82,8 +79,5 @@ struct AttachStatus {
 // `bytes` is everything the status channel carried; "engine_protocol" when it is not a Status,
 // or longer than k_max_attach_status_bytes.
 Expected<AttachStatus> parse_attach_status(std::string_view bytes);
-
-// "<decimal byte count>\n<payload>", what the Pod's first process reads from stdin.
-std::string length_prefixed(std::string_view payload);
 
 }  // namespace pybox::kube

@@ -83,11 +83,14 @@ net::awaitable<Expected<std::unique_ptr<AttachSession>>> AttachSession::open(Kub
 
 net::awaitable<Expected<void>> AttachSession::write_stdin(std::string_view bytes, Timeout timeout)
 {
-    beast::get_lowest_layer(m_stream).expires_after(timeout);
+    auto& socket = beast::get_lowest_layer(m_stream);
+    socket.expires_after(timeout);
     for (const auto& message : stdin_messages(bytes)) {
         if (auto [ec, n] = co_await m_stream.async_write(net::buffer(message), attach_use_tuple); ec)
             co_return attach_io_error(ec, m_what, "writing stdin");
     }
+    // The stream has one timer for both directions: a waiting read gets its own deadline back.
+    if (m_read_deadline) socket.expires_at(*m_read_deadline);
     co_return Expected<void>{};
 }
 
@@ -107,7 +110,12 @@ net::awaitable<Expected<std::optional<OutputChunk>>> AttachSession::read(Timeout
 {
     using Result = Expected<std::optional<OutputChunk>>;
     if (m_ended) co_return std::optional<OutputChunk>();
-    beast::get_lowest_layer(m_stream).expires_after(timeout);
+    m_read_deadline = std::chrono::steady_clock::now() + timeout;
+    beast::get_lowest_layer(m_stream).expires_at(*m_read_deadline);
+    const struct ReadDone {
+        std::optional<std::chrono::steady_clock::time_point>& deadline;
+        ~ReadDone() { deadline.reset(); }
+    } read_done{m_read_deadline};
     for (;;) {
         beast::flat_buffer buffer;
         auto [ec, n] = co_await m_stream.async_read(buffer, attach_use_tuple);
@@ -141,6 +149,11 @@ Expected<std::optional<AttachStatus>> AttachSession::status() const
     auto status = parse_attach_status(m_status_bytes);
     if (!status) return status.error();
     return std::optional<AttachStatus>(std::move(*status));
+}
+
+void AttachSession::cancel()
+{
+    beast::get_lowest_layer(m_stream).cancel();
 }
 
 net::awaitable<void> AttachSession::close(Timeout timeout)

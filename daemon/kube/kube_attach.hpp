@@ -4,9 +4,10 @@
 // "v5.channel.k8s.io" is offered first, then "v4.channel.k8s.io" (Kubernetes 1.20 picks v4);
 // close_stdin() exists only when v5 was agreed.
 //
-// One operation at a time (write all of stdin, then read): each is bounded by its own timeout,
-// and an operation that times out, fails or is cancelled leaves the session unusable (a failed
-// stream; the caller deletes the Pod). Messages are at most k_max_attach_message_bytes and the
+// At most one write and one read at a time (a write may go while a read waits: the kill byte
+// of a fed box, proto/box_policy.hpp): each is bounded by its own timeout (a write's leaves a
+// waiting read's in place), and an operation that times out, fails or is cancelled (cancel())
+// leaves the session unusable (a failed stream; the caller deletes the Pod). Messages are at most k_max_attach_message_bytes and the
 // status at most k_max_attach_status_bytes; anything attach_channels.hpp refuses ends the
 // session with "engine_protocol". Opening: "engine_*" and "kube_tls" as kube_client.hpp says, a
 // refused upgrade as kube_status.hpp's Error (403: the user may not attach; 404: no such Pod;
@@ -53,6 +54,9 @@ public:
     // Success says nothing of the exit code (attach_channels.hpp).
     Expected<std::optional<AttachStatus>> status() const;
 
+    // Stops every operation in progress: each completes with an error, and the session is unusable.
+    void cancel();
+
     // A websocket close (normal), within `timeout`; errors are ignored: the session ends anyway.
     net::awaitable<void> close(Timeout timeout);
 
@@ -65,6 +69,8 @@ private:
     std::string m_what;  // "attach to pod NS/NAME", for messages
     std::string m_status_bytes;
     bool m_ended = false;
+    // While a read waits: its deadline, which a write puts back when it is done.
+    std::optional<std::chrono::steady_clock::time_point> m_read_deadline;
 };
 
 }  // namespace pybox::kube

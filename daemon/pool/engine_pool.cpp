@@ -1,5 +1,7 @@
 #include "daemon/pool/engine_pool.hpp"
 
+#include <algorithm>
+
 namespace pybox::daemon {
 
 std::optional<std::size_t> choose_engine(const std::vector<EngineLoad>& engines)
@@ -8,7 +10,8 @@ std::optional<std::size_t> choose_engine(const std::vector<EngineLoad>& engines)
     for (std::size_t i = 0; i < engines.size(); ++i) {
         const auto& engine = engines[i];
         if (!engine.verified || !engine.takes_runs) continue;
-        if (!chosen || engine.busy < engines[*chosen].busy) chosen = i;
+        // busy / max_runs below the chosen one's, without a division.
+        if (!chosen || engine.busy * engines[*chosen].max_runs < engines[*chosen].busy * engine.max_runs) chosen = i;
     }
     return chosen;
 }
@@ -22,13 +25,15 @@ EnginePool::EnginePool(const std::vector<Member>& members)
         engine.takes_runs = member.takes_runs;
         engine.problems.push_back({"unchecked", "Not checked yet: `pybox vm start` checks every engine."});
         m_engines.push_back(std::move(engine));
+        m_max_runs.push_back(std::max<std::uint64_t>(member.max_runs, 1));
     }
 }
 
 std::optional<std::size_t> EnginePool::choose() const
 {
     std::vector<EngineLoad> loads;
-    for (const auto& engine : m_engines) loads.push_back({engine.verified, engine.takes_runs, engine.busy});
+    for (std::size_t i = 0; i < m_engines.size(); ++i)
+        loads.push_back({m_engines[i].verified, m_engines[i].takes_runs, m_engines[i].busy, m_max_runs[i]});
     return choose_engine(loads);
 }
 

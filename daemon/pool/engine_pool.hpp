@@ -2,8 +2,9 @@
 // "engines", docs/api.md "The pool of engines"), and the choice of the engine a run goes to.
 //
 // A run goes to the least busy verified engine that takes runs: fewest runs of this daemon on
-// it now (running plus waiting in its line), ties to the first in config order, the local
-// engine first. An engine is verified by a check (`pybox vm start`, `pybox vm status`, the
+// it now (running plus waiting in its line) for each run it may run at once (one on a Docker
+// engine, a cluster's "max_runs"), so a cluster with room is chosen before an engine that would
+// queue the run; ties to the first in config order, the local engine first. An engine is verified by a check (`pybox vm start`, `pybox vm status`, the
 // daemon's own check at start and its re-check of unverified engines every sweep interval) that
 // it answered and passed every check; it is skipped, with the reason in its problems, from the
 // moment a run finds it unreachable until a later check passes again.
@@ -27,6 +28,7 @@ struct EngineLoad {
     bool verified = false;
     bool takes_runs = true;
     std::uint64_t busy = 0;
+    std::uint64_t max_runs = 1;  // runs it may run at once (at least 1)
 };
 
 // The index of the engine a new run goes to, or nullopt when no verified engine takes runs.
@@ -38,6 +40,7 @@ public:
         std::string id;
         std::string address;
         bool takes_runs = true;
+        std::uint64_t max_runs = 1;
     };
     explicit EnginePool(const std::vector<Member>& members);
 
@@ -74,6 +77,7 @@ public:
 
 private:
     std::vector<proto::PoolEngine> m_engines;
+    std::vector<std::uint64_t> m_max_runs;  // per engine, as m_engines
 };
 
 }  // namespace pybox::daemon

@@ -110,9 +110,21 @@ Expected<EngineSeat> make_engine_seat(net::any_io_executor executor, const engin
     if (context.config.watcher) seat.own_cgroups = std::move(made->cgroups);
     seat.cgroups = seat.own_cgroups.get();
     seat.cgroups_elsewhere = made->cgroups_elsewhere;
+    seat.max_runs = made->max_runs;
     seat.warm = warm_setup_for(*seat.backend, seat.takes_runs, context.warm);
     return seat;
 }
+
+namespace {
+
+// The daemon's queue rules, with as many runs at once as the engine takes.
+RunQueueOptions queue_of(RunQueueOptions queue, std::size_t max_runs)
+{
+    queue.max_running = max_runs;
+    return queue;
+}
+
+}  // namespace
 
 PoolMember::PoolMember(net::any_io_executor executor, EngineSeat seat, const PoolContext& context)
     : m_seat(std::move(seat)),
@@ -128,8 +140,8 @@ PoolMember::PoolMember(net::any_io_executor executor, EngineSeat seat, const Poo
              image_check(context.registry, *m_seat.backend),
              AttemptTracking{AttemptLog(context.paths), &context.runs_in_progress, context.config.box_expiry_s,
                              m_seat.id},
-             context.installation_id, [this] { return m_sweeper.last_summary(); }, m_watch, context.queue,
-             m_seat.warm)
+             context.installation_id, [this] { return m_sweeper.last_summary(); }, m_watch,
+             queue_of(context.queue, m_seat.max_runs), m_seat.warm)
 {
 }
 

@@ -77,6 +77,7 @@ struct EngineSeat {
     watcher::CgroupHost* cgroups = nullptr;
     bool cgroups_elsewhere = false;  // read on another machine (an ssh engine's host, the colima VM)
     bool takes_runs = true;          // EnginePool::Member::takes_runs
+    std::size_t max_runs = 1;        // runs at once (a cluster's "max_runs"; one on a Docker engine)
     WarmSetup warm;
     bool check_at_start = false;  // the daemon asks control().status() once when it starts
 };
@@ -94,6 +95,7 @@ public:
     const std::string& id() const { return m_seat.id; }
     std::string address() const { return m_seat.backend->describe(); }
     bool takes_runs() const { return m_seat.takes_runs; }
+    std::size_t max_runs() const { return m_seat.max_runs; }
     const WarmSetup& warm() const { return m_seat.warm; }
     bool check_at_start() const { return m_seat.check_at_start; }
     engine::EngineBackend& backend() { return *m_seat.backend; }

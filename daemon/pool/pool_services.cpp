@@ -9,7 +9,7 @@ namespace {
 std::vector<EnginePool::Member> pool_members(const std::list<PoolMember>& members)
 {
     std::vector<EnginePool::Member> described;
-    for (const auto& member : members) described.push_back({member.id(), member.address(), member.takes_runs()});
+    for (const auto& member : members) described.push_back({member.id(), member.address(), member.takes_runs(), member.max_runs()});
     return described;
 }
 

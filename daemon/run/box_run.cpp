@@ -143,8 +143,9 @@ void BoxRun::identify(const std::string& installation_id, std::uint32_t owner_ui
     m_description.image = image;
     m_description.created_at = rfc3339_utc(now);
     m_description.engine = proto::EngineRef{m_attempts.engine_id, m_engine.describe()};
+    m_evidence.engine_unknown = m_engine.always_unknown();
     const auto& request = m_description.request;
-    if (m_description.kind == BoxKind::warm) {
+    if (m_description.kind == BoxKind::warm || timer_at_delivery()) {
         m_description.command = proto::warm_box_command();
     } else if (request.files) {
         m_description.command = files_box_command(request.timeout_s);
@@ -237,6 +238,12 @@ net::awaitable<void> BoxRun::discard()
     co_await cleanup();
 }
 
+bool BoxRun::timer_at_delivery() const
+{
+    // A run that moves files has its helper as the first process, which keeps its own timer.
+    return m_engine.starts_before_delivery() && !m_description.request.files;
+}
+
 void BoxRun::note_problem(Kind kind, Error error)
 {
     m_evidence.problems.push_back(Problem{kind, std::move(error)});
@@ -247,6 +254,7 @@ net::awaitable<bool> BoxRun::create_box()
     PhaseTimer phase(*this, "create");
     m_spec = make_box_spec(m_description.policy, m_runtime, m_description.image.image_id, m_description.command,
                            m_description.box);
+    if (m_description.kind == BoxKind::cold) m_spec.box_timer_s = m_description.guest_timer_s();
     auto created = co_await m_engine.create_box(m_spec, limits::k_create_timeout);
     if (!created) {
         phase.done(outcome_of(created.error()));
@@ -368,8 +376,9 @@ net::awaitable<void> BoxRun::check_engine_gone(Error inspect_error)
 net::awaitable<void> BoxRun::feed_and_drain()
 {
     const auto& request = m_description.request;
-    // A warm box's first process reads the box timer's value as its first line.
-    const std::string timer_line = m_description.kind == BoxKind::warm
+    // A warm box's first process (and a cold one's that started before delivery) reads the box
+    // timer's value as its first line.
+    const std::string timer_line = m_description.kind == BoxKind::warm || timer_at_delivery()
                                        ? proto::warm_box_timer_line(m_description.guest_timer_s())
                                        : std::string();
     const std::string input =

@@ -122,6 +122,9 @@ private:
     class PhaseTimer;
 
     void note_problem(Problem::Kind kind, Error error);
+    // Whether the box timer is given at delivery (warm_box_command) though the box is cold: its
+    // engine starts boxes before the program comes (BoxEngine::starts_before_delivery()).
+    bool timer_at_delivery() const;
     net::awaitable<bool> create_box();
     net::awaitable<bool> verify_box();
     net::awaitable<bool> launch_box();

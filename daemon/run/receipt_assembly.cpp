@@ -276,6 +276,8 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
             evidence.clock_read_failed.value_or("the program never started, so the engine's clock was not read");
     observed.resources = evidence.watch.resources;
     for (const auto& [key, why] : evidence.watch.unknown) receipt.unknown[key] = why;
+    if (!evidence.container_id.empty())
+        for (const auto& [key, why] : evidence.engine_unknown) receipt.unknown[key] = why;
     if (evidence.cancelled) {
         receipt.lifecycle.cancelled = true;
         receipt.explanations.push_back(

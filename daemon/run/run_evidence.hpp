@@ -118,6 +118,9 @@ struct RunEvidence {
     std::optional<WallClock::time_point> box_started_wall;  // ...on the wall clock
     std::optional<MonoClock::time_point> program_started;   // its delivery (a cold box: the start)
 
+    // What the engine can never observe or express (BoxEngine::always_unknown()).
+    std::vector<std::pair<std::string, std::string>> engine_unknown;
+
     // The box, before its start.
     std::string container_id;  // empty: none was created
     boost::json::value effective_policy;  // the engine's settings as read back and compared

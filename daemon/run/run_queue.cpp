@@ -22,17 +22,18 @@ std::string retry_hint() { return " Retry in " + std::to_string(limits::k_busy_r
 RunQueue::RunQueue(net::any_io_executor executor, RunQueueOptions options)
     : m_executor(std::move(executor)), m_options(options)
 {
+    m_options.max_running = std::max<std::size_t>(m_options.max_running, 1);
 }
 
 net::awaitable<Expected<RunQueue::Turn>> RunQueue::wait_turn(std::uint32_t owner, net::cancellation_slot leave)
 {
-    if (!m_running) {
-        m_running = true;
+    if (m_running < m_options.max_running) {
+        ++m_running;
         record_turn(owner);
         co_return Turn(this);
     }
     if (m_line.size() >= m_options.max_waiting)
-        co_return make_error(api_error::k_busy, "pyboxd is busy: a run is in progress and " + std::to_string(m_line.size()) +
+        co_return make_error(api_error::k_busy, "pyboxd is busy: " + std::to_string(m_running) + " run(s) in progress and " + std::to_string(m_line.size()) +
                                          " more are waiting, as many as it queues; nothing ran." + retry_hint());
     const auto owners_waiting =
         static_cast<std::size_t>(std::ranges::count_if(m_line, [owner](const Waiter* w) { return w->owner == owner; }));
@@ -58,7 +59,7 @@ net::awaitable<Expected<RunQueue::Turn>> RunQueue::wait_turn(std::uint32_t owner
 void RunQueue::pass_turn()
 {
     if (m_line.empty()) {
-        m_running = false;
+        --m_running;
         return;
     }
     // The first in line of the user whose latest turn is the oldest (0: never had one).

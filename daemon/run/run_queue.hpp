@@ -1,4 +1,5 @@
-// RunQueue: runs take turns, one at a time, with a bounded line behind the running one (by
+// RunQueue: runs take turns, max_running at a time (one by default; a cluster's "max_runs"), with
+// a bounded line behind the running ones (by
 // default common/limits.hpp's k_max_waiting_runs places and k_max_queue_wait). Each run is a
 // user's (its owner uid); users take turns: the next turn goes to the first in line whose user
 // got a turn the longest ago (or never), so one user's many runs cannot starve another's; one
@@ -7,7 +8,7 @@
 // Not thread-safe: use it from the daemon's one executor. The queue must outlive every Turn and
 // every wait_turn() in progress.
 //
-// wait_turn() answers at once with a Turn when nobody runs; at once with "busy" when every
+// wait_turn() answers at once with a Turn while fewer than max_running run; at once with "busy" when every
 // place in line (or every place its user may hold) is taken; otherwise it waits in line and answers with the Turn when the one
 // before it drops its Turn, with "busy" when the turn has not come within the longest wait, or
 // with "client_disconnected" when `leave` fires first (its place is freed at once). Holding the
@@ -37,6 +38,7 @@ struct RunQueueOptions {
     std::size_t max_waiting = limits::k_max_waiting_runs;
     std::chrono::milliseconds max_wait = limits::k_max_queue_wait;
     std::size_t max_waiting_per_owner = limits::k_max_waiting_runs;
+    std::size_t max_running = 1;  // at least 1
 };
 
 class RunQueue {
@@ -65,7 +67,7 @@ public:
     // Runs waiting in line (not counting the running one).
     std::size_t waiting() const { return m_line.size(); }
     // Whether a run holds its turn now.
-    bool running() const { return m_running; }
+    bool running() const { return m_running > 0; }
 
 private:
     struct Waiter {
@@ -82,7 +84,7 @@ private:
 
     net::any_io_executor m_executor;
     RunQueueOptions m_options;
-    bool m_running = false;
+    std::size_t m_running = 0;  // turns held now
     std::deque<Waiter*> m_line;  // in arrival order; each lives in its wait_turn() frame
     std::uint64_t m_turns = 0;   // turns given so far
     std::map<std::uint32_t, std::uint64_t> m_last_turn;  // owner -> the number of its latest turn

@@ -5,21 +5,18 @@
 // the input.
 #include "daemon/kube/attach_channels.hpp"
 #include "daemon/kube/kube_limits.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 namespace {
 
-using namespace pybox::kube;
+using pybox::fuzz::check;
 
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
+using namespace pybox::kube;
 
 }  // namespace
 
@@ -62,7 +59,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         stdin_again += message.substr(1);
     }
     check(stdin_again == input);
-    const auto prefixed = length_prefixed(input);
-    check(prefixed == std::to_string(input.size()) + "\n" + std::string(input));
     return 0;
 }

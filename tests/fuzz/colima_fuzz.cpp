@@ -4,20 +4,17 @@
 // must keep its promises, and the verdict over accepted facts must be well-formed.
 #include "daemon/macos/colima_checks.hpp"
 #include "daemon/macos/colima_ssh_config.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
 namespace {
 
-using namespace pybox::macos;
+using pybox::fuzz::check;
 
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
+using namespace pybox::macos;
 
 const ColimaLayout& layout()
 {

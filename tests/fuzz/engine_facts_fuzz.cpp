@@ -4,23 +4,20 @@
 #include "daemon/engine/docker_facts.hpp"
 #include "daemon/engine/docker_settings.hpp"
 #include "proto/box_policy.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <boost/json/parse.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
 namespace {
 
+using pybox::fuzz::check;
+
 namespace engine = pybox::engine;
 namespace json = boost::json;
-
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
 
 engine::BoxSpec spec()
 {

@@ -8,6 +8,7 @@
 #include "daemon/server/request_reader.hpp"
 
 #include "common/limits.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/http/field.hpp>
@@ -15,7 +16,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -24,12 +24,7 @@ namespace {
 using pybox::daemon::RequestReader;
 namespace http = boost::beast::http;
 
-void check(bool condition)
-{
-    if (!condition) {
-        std::abort();
-    }
-}
+using pybox::fuzz::check;
 
 struct Outcome {
     std::size_t taken = 0;  // counted when done: where the next request begins

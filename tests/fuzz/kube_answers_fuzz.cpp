@@ -3,20 +3,13 @@
 // from it, and the namespace check. Never a crash; errors carry their codes.
 #include "daemon/kube/cluster_checks.hpp"
 #include "daemon/kube/kube_status.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
-namespace {
-
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
-
-}  // namespace
+using pybox::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

@@ -3,19 +3,16 @@
 // and whatever it accepts must be usable: an https server with a host, a CA, and exactly one
 // kind of credentials.
 #include "daemon/kube/kubeconfig.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
 namespace {
 
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
+using pybox::fuzz::check;
 
 void check_usable(const pybox::Expected<pybox::kube::KubeAccess>& access)
 {

@@ -3,22 +3,15 @@
 // a log fed them keeps its bounds and finds a followed box's ends only among them.
 #include "daemon/watcher/proc_events.hpp"
 #include "daemon/watcher/process_end_log.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <optional>
 #include <span>
 #include <variant>
 
-namespace {
-
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
-
-}  // namespace
+using pybox::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

@@ -5,22 +5,15 @@
 // read is a sha256 digest, a reference reads back as itself.
 #include "daemon/registry/pinned_reference.hpp"
 #include "daemon/registry/registry_answers.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <boost/json/parse.hpp>
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
-namespace {
-
-void check(bool condition)
-{
-    if (!condition) std::abort();
-}
-
-}  // namespace
+using pybox::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {

@@ -5,11 +5,11 @@
 // the MarkerSplitter behind the capture is fuzzed too.
 #include "daemon/engine/stream_demuxer.hpp"
 #include "daemon/run/output_capture.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 #include "tests/support/engine_frames.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,12 +22,7 @@ using pybox::engine::OutputChunk;
 using pybox::engine::StreamDemuxer;
 using pybox::test::frame;
 
-void check(bool condition)
-{
-    if (!condition) {
-        std::abort();
-    }
-}
+using pybox::fuzz::check;
 
 void check_bounded(const StreamCapture& capture, std::size_t cap)
 {

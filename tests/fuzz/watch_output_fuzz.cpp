@@ -5,10 +5,10 @@
 #include "common/limits.hpp"
 #include "daemon/watcher/resource_summary.hpp"
 #include "daemon/watcher/watch_output.hpp"
+#include "tests/fuzz/fuzz_check.hpp"
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <string_view>
 
@@ -17,12 +17,7 @@ namespace {
 using pybox::watcher::CgroupVersion;
 using pybox::watcher::WatchRecord;
 
-void check(bool condition)
-{
-    if (!condition) {
-        std::abort();
-    }
-}
+using pybox::fuzz::check;
 
 void check_summary(const pybox::Expected<WatchRecord>& parsed, CgroupVersion version)
 {

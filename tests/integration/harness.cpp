@@ -74,6 +74,15 @@ ProcessResult run_pybox(const std::vector<std::string>& args, const std::string&
     return finished(args, try_run_pybox(args, input, env));
 }
 
+json::value answer_of(const ProcessResult& process)
+{
+    INFO("stdout: " << process.output << "\nstderr: " << process.error_output);
+    boost::system::error_code ec;
+    auto document = json::parse(process.output, ec);
+    REQUIRE_FALSE(ec);
+    return document;
+}
+
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra,
                  const std::vector<std::pair<std::string, std::string>>& env)
 {

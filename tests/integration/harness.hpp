@@ -44,6 +44,9 @@ struct JsonRun {
     ProcessResult process;
     boost::json::value receipt;
 };
+// A client's JSON answer on stdout (`--json`), required to parse.
+boost::json::value answer_of(const ProcessResult& process);
+
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {},
                  const std::vector<std::pair<std::string, std::string>>& env = {});
 

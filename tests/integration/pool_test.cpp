@@ -42,15 +42,6 @@ json::object engine_entry(const std::string& id, const fs::path& socket)
     return json::object{{"id", id}, {"url", "unix://" + socket.string()}};
 }
 
-json::value answer_of(const ProcessResult& process)
-{
-    INFO("stdout: " << process.output << "\nstderr: " << process.error_output);
-    boost::system::error_code ec;
-    auto document = json::parse(process.output, ec);
-    REQUIRE_FALSE(ec);
-    return document;
-}
-
 // The end of a test with a linked engine: the daemon stops first (SIGTERM: it removes its warm
 // boxes, the linked engine's through the link), then the link goes, and nothing is left on engine2.
 void stop_then_unlink(std::optional<SideDaemon>& daemon, const fs::path& link)

@@ -113,7 +113,7 @@ TEST_CASE("A program that holds 64 MiB shows a memory peak between 64 and 128 Mi
     CHECK_FALSE(resources(run).at("metrics").at("memory.peak").at("final").is_null());
 }
 
-TEST_CASE("A 2 s CPU spin at 0.5 core shows about 1 s of CPU time and throttling")
+TEST_CASE("A 2 s CPU spin at 0.5 core shows about 1 s of CPU time, throttled when it wanted more")
 {
     // 0.5 core for 2 s of wall time is 1 CPU-second; the interpreter's start-up adds a little.
     // Tolerance: 0.7-1.4 s (CFS bandwidth is enforced per 100 ms period, so the spin's last
@@ -123,8 +123,12 @@ TEST_CASE("A 2 s CPU spin at 0.5 core shows about 1 s of CPU time and throttling
     const double cpu_s = static_cast<double>(counter(run, "cpu.stat.usage_usec")) / 1e6;
     CHECK(cpu_s > 0.7);
     CHECK(cpu_s < 1.4);
-    CHECK(counter(run, "cpu.stat.nr_throttled") > 0);
-    CHECK(resources(run).at("limits_hit").at("cpu_throttled") == true);
+    // On an idle machine the spin wants a whole core and the quota throttles it; on a loaded one
+    // it may never get more than its half core, and then nothing needed throttling: its CPU time
+    // stays within the quota's 1 s (plus the start-up). The receipt says which, as the counter does.
+    const auto throttled = counter(run, "cpu.stat.nr_throttled");
+    CHECK((throttled > 0 || cpu_s < 1.1));
+    CHECK(resources(run).at("limits_hit").at("cpu_throttled") == (throttled > 0));
 }
 
 TEST_CASE("40 forks hit the pids limit and the receipt says so")

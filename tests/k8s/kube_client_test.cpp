@@ -8,6 +8,8 @@
 #include "daemon/kube/kube_attach.hpp"
 #include "daemon/kube/kube_client.hpp"
 #include "daemon/kube/kubeconfig.hpp"
+#include "proto/box_policy.hpp"
+#include "tests/support/cluster_env.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -18,8 +20,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
-#include <map>
 #include <optional>
 #include <string>
 #include <random>
@@ -31,32 +31,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// cluster.env's KEY=VALUE lines.
-const std::map<std::string, std::string>& cluster_env()
-{
-    static const std::map<std::string, std::string> env = [] {
-        const char* home = std::getenv("PYBOX_K8S_HOME");
-        const std::filesystem::path file = std::filesystem::path(home ? home : "/tmp/pybox-k8s") / "cluster.env";
-        std::ifstream in(file);
-        INFO("the test cluster's " << file << " (tests/k8s/cluster_up.sh writes it)");
-        REQUIRE(in.good());
-        std::map<std::string, std::string> values;
-        for (std::string line; std::getline(in, line);) {
-            const auto equals = line.find('=');
-            if (equals != std::string::npos) values[line.substr(0, equals)] = line.substr(equals + 1);
-        }
-        return values;
-    }();
-    return env;
-}
-
-const std::string& env(const std::string& key)
-{
-    const auto found = cluster_env().find(key);
-    INFO(key << " in cluster.env");
-    REQUIRE(found != cluster_env().end());
-    return found->second;
-}
+const std::string& env(const std::string& key) { return test::cluster_env(key); }
 
 template <class T>
 T run(boost::asio::awaitable<T> call)
@@ -179,7 +154,7 @@ boost::asio::awaitable<Attached> attach_and_deliver(KubeClient& client, const st
     }
     attached.protocol = (*session)->protocol();
     attached.close_stdin_refused = !(co_await (*session)->close_stdin(1s));
-    if (auto written = co_await (*session)->write_stdin(length_prefixed(program), 5s); !written) {
+    if (auto written = co_await (*session)->write_stdin(proto::fed_program_frame(program), 5s); !written) {
         attached.failure = written.error().message;
         co_return attached;
     }

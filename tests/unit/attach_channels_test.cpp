@@ -114,9 +114,3 @@ TEST_CASE("A status that is not JSON, not an object, of another status or too lo
     }
 }
 
-TEST_CASE("The length prefix is the payload's byte count in decimal and a newline")
-{
-    CHECK(length_prefixed("") == "0\n");
-    CHECK(length_prefixed("print(6*7)\n") == "11\nprint(6*7)\n");
-    CHECK(length_prefixed("\xc3\xa9") == "2\n\xc3\xa9");
-}

@@ -3,6 +3,7 @@
 #include "common/process.hpp"
 #include "common/sha256.hpp"
 #include "proto/seccomp_profile.hpp"
+#include "tests/support/box_like.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -13,6 +14,10 @@
 #include <set>
 
 using namespace pybox::proto;
+using pybox::test::k_box_like;
+using pybox::test::run_box_like;
+using pybox::test::run_box_like_unprivileged;
+using pybox::test::run_with_input;
 namespace json = boost::json;
 
 TEST_CASE("The stdlib policy matches the reference table")
@@ -111,48 +116,6 @@ TEST_CASE("The box command carries a timer one second past the deadline")
 }
 
 namespace {
-
-// A box-like environment on the host: PID 1 of a PID namespace of its own (so, as in a box,
-// signals from inside reach PID 1 only where it has a handler, and when PID 1 ends the kernel
-// ends every other process there), with a box's environment, and the host's perl, coreutils
-// and python3 (Debian 12's, as in the images).
-const std::vector<std::string> k_box_like = {"/usr/bin/unshare", "--user", "--map-root-user", "--pid", "--fork",
-                                             "/usr/bin/env", "-i", "PATH=/usr/local/bin:/usr/bin:/bin",
-                                             "LANG=C.UTF-8", "HOME=/tmp", "HOSTNAME=pybox"};
-
-// `argv` with `input` on stdin and stderr kept apart, for at most 20 s.
-pybox::ProcessResult run_with_input(const std::vector<std::string>& argv, const std::string& input)
-{
-    pybox::ProcessOptions options;
-    options.input = input;
-    options.separate_stderr = true;
-    options.timeout = std::chrono::seconds(20);
-    auto ran = pybox::run_process(argv, options);
-    REQUIRE(ran.has_value());
-    return *ran;
-}
-
-pybox::ProcessResult run_box_like(std::vector<std::string> argv, const std::string& input)
-{
-    argv.insert(argv.begin(), k_box_like.begin(), k_box_like.end());
-    auto ran = run_with_input(argv, input);
-    INFO("stderr: " << ran.error_output);
-    REQUIRE(ran.signal == 0);
-    return ran;
-}
-
-// `argv` as a box's first process, in a PID namespace as run_box_like's, but as uid and gid
-// 10000 with no capability in its user namespace, as in a box: what the program can do to its
-// PID 1 is then what its uid allows.
-pybox::ProcessResult run_box_like_unprivileged(std::vector<std::string> argv, const std::string& input)
-{
-    argv.insert(argv.begin(), k_box_like.begin(), k_box_like.end());
-    const auto root = std::find(argv.begin(), argv.end(), "--map-root-user");
-    REQUIRE(root != argv.end());
-    *root = "--map-user=10000";
-    argv.insert(root + 1, "--map-group=10000");
-    return run_with_input(argv, input);
-}
 
 // A program that tries to get into its parent, the box's first process (in /proc by its host
 // pid, as the host's /proc is the one mounted here; for process_vm_writev by its pid in the

@@ -5,6 +5,7 @@
 #include "common/limits.hpp"
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/daemon_config.hpp"
+#include "daemon/engine/engine_entry.hpp"
 #include "daemon/model/model_limits.hpp"
 #include "daemon/model/model_url.hpp"
 
@@ -13,6 +14,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <variant>
 
 using namespace pybox;
 using namespace pybox::config;
@@ -37,7 +39,13 @@ const std::map<std::string, std::string> k_model_values{
 const std::map<std::string, std::string> k_engine_values{
     {"id", R"("e2")"}, {"kind", R"("docker")"}, {"url", R"("unix:///run/e3.sock")"}, {"engine_socket", R"("/run/docker.sock")"},
     {"identity_file", R"("/home/u/.ssh/id")"}, {"known_hosts", R"("/home/u/known_hosts")"},
-    {"host_key", "\"" + k_any_fingerprint + "\""}};
+    {"host_key", "\"" + k_any_fingerprint + "\""}, {"kubeconfig", R"("/home/u/.kube/config")"}, {"context", R"("admin@lab")"},
+    {"namespace", R"("pybox")"}, {"image_registry", R"("127.0.0.1:5000/pybox")"}, {"max_runs", "4"},
+    {"pids_limit", R"("node")"},
+    {"node", R"("pybox-k8s-node")"}};
+// The keys of a kubernetes entry; the others beside id and kind are a docker entry's.
+const std::set<std::string> k_kube_keys{"kubeconfig", "context",    "namespace", "image_registry",
+                                        "max_runs",   "pids_limit", "node"};
 
 // A whole config.json with `key` set to `value` in `section`, every other key it needs valid.
 std::string config_with(std::string_view section, const std::string& key, const std::string& value)
@@ -52,7 +60,10 @@ std::string config_with(std::string_view section, const std::string& key, const 
         return R"({"model": {)" + text + "}}";
     }
     std::map<std::string, std::string> entry{{"id", R"("e2")"}, {"url", R"("unix:///run/e2.sock")"}};
-    if (key != "id" && key != "url") {
+    if (k_kube_keys.contains(key)) {
+        entry = {{"id", R"("e2")"}, {"kind", R"("kubernetes")"}, {"kubeconfig", R"("/home/u/.kube/config")"},
+                 {"namespace", R"("pybox")"}, {"image_registry", R"("127.0.0.1:5000/pybox")"}};
+    } else if (key != "id" && key != "url") {
         entry = {{"id", R"("e2")"}, {"url", R"("ssh://u@build.example.org")"},
                  {"engine_socket", R"("/run/docker.sock")"}, {"identity_file", R"("/home/u/.ssh/id")"}};
         if (key != "host_key") entry["known_hosts"] = R"("/home/u/known_hosts")";
@@ -142,7 +153,8 @@ TEST_CASE("A key not in the table is refused in every section, with the section'
     REQUIRE_FALSE(engines.has_value());
     CHECK(engines.error().message == k_config_file.string() + ": engines[0] has an unknown key \"no_such_key\" (known keys: " +
                                          known_keys(k_engines_section) + ").");
-    CHECK(known_keys(k_engines_section) == "id, kind, url, engine_socket, identity_file, known_hosts, host_key");
+    CHECK(known_keys(k_engines_section) == "id, kind, url, engine_socket, identity_file, known_hosts, host_key, kubeconfig, "
+                                           "context, namespace, image_registry, max_runs, pids_limit, node");
 }
 
 TEST_CASE("The table's defaults are what the readers give when a key is absent")
@@ -181,6 +193,14 @@ TEST_CASE("The table's defaults are what the readers give when a key is absent")
     CHECK(default_of(k_model_section, "max_tokens") == std::to_string(model->model->options.max_tokens));
     CHECK(default_of(k_model_section, "answer_timeout_s") == std::to_string(model->model->answer_timeout.count()));
     CHECK_FALSE(model->model->ca_file);
+
+    const auto cluster = parse_daemon_config(config_with(k_engines_section, "namespace", R"("pybox")"), k_config_file);
+    REQUIRE(cluster.has_value());
+    const auto& kube = std::get<engine::KubeEngine>(cluster->engines.at(0).where);
+    CHECK(default_of(k_engines_section, "max_runs") == std::to_string(kube.max_runs));
+    CHECK(default_of(k_engines_section, "kind") == engine::engine_kind_name(engine::EngineKind::docker));
+    CHECK_FALSE(kube.context);
+    CHECK_FALSE(kube.pids_limit_node);
 }
 
 TEST_CASE("The client's own key, unsealed_python, is the table's, with the table's default")

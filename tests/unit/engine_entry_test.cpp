@@ -3,7 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 using namespace pybox::engine;
 using pybox::config::parse_daemon_config;
@@ -96,23 +99,26 @@ TEST_CASE("An entry's kind is docker, said or not; the kind's name is config.jso
     CHECK(*docker == EngineKind::docker);
 }
 
-TEST_CASE("A kind this build has no backend for is refused, naming the kinds it has")
+TEST_CASE("A kind config.json does not know is refused, naming the kinds there are")
 {
-    CHECK(rejection(config_with_engines(R"([{"id": "k", "kind": "kubernetes", "url": "unix:///s"}])")) ==
-          k_file.string() + ": engines[0] has the kind \"kubernetes\", which is not available in this build (this "
-                            "build's kinds: docker).");
     CHECK(rejection(config_with_engines(R"([{"id": "k", "kind": "podman", "url": "unix:///s"}])")) ==
-          k_file.string() + ": engines[0] has an unknown kind \"podman\" (this build's kinds: docker).");
+          k_file.string() + ": engines[0] has an unknown kind \"podman\" (this build's kinds: docker, kubernetes).");
     // Kinds are matched exactly: no case folding, no spaces.
     CHECK_THAT(rejection(config_with_engines(R"([{"id": "k", "kind": "Docker", "url": "unix:///s"}])")),
                Catch::Contains("unknown kind \"Docker\""));
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "k", "kind": "Kubernetes", "kubeconfig": "/k"}])")),
+               Catch::Contains("unknown kind \"Kubernetes\""));
     CHECK_THAT(rejection(config_with_engines(R"([{"id": "k", "kind": "", "url": "unix:///s"}])")),
                Catch::Contains("unknown kind \"\""));
     CHECK_THAT(rejection(config_with_engines(R"([{"id": "k", "kind": 1, "url": "unix:///s"}])")),
                Catch::Contains("engines[0] has a key \"kind\" that is not a string"));
-    const auto refused = parse_engine_kind("kubernetes");
+    const auto refused = parse_engine_kind("podman");
     REQUIRE_FALSE(refused.has_value());
     CHECK(refused.error().code == "config_invalid");
+    const auto kubernetes = parse_engine_kind("kubernetes");
+    REQUIRE(kubernetes.has_value());
+    CHECK(*kubernetes == EngineKind::kubernetes);
+    CHECK(engine_kind_name(EngineKind::kubernetes) == "kubernetes");
 }
 
 TEST_CASE("An ssh engine may pin its host key with a known_hosts file instead")
@@ -171,4 +177,160 @@ TEST_CASE("Bad engine entries are refused, naming the entry and the reason")
     std::string nine = "[";
     for (int i = 0; i < 9; ++i) nine += std::string(i ? "," : "") + R"({"id": "e)" + std::to_string(i) + R"(", "url": "unix:///s"})";
     CHECK_THAT(rejection(config_with_engines(nine + "]")), Catch::Contains("more than 8 engines"));
+}
+
+namespace {
+
+// The engines array of one kubernetes entry with every key it needs, `changes` set (JSON text
+// values) and `without` left out.
+std::string cluster_entry(const std::map<std::string, std::string>& changes = {}, const std::string& without = "")
+{
+    std::map<std::string, std::string> entry{{"id", R"("cluster")"},
+                                             {"kind", R"("kubernetes")"},
+                                             {"kubeconfig", R"("/home/u/.kube/config")"},
+                                             {"namespace", R"("pybox-runs")"},
+                                             {"image_registry", R"("127.0.0.1:5000/pybox")"}};
+    for (const auto& [key, value] : changes) entry[key] = value;
+    entry.erase(without);
+    std::string text;
+    for (const auto& [key, value] : entry) text += (text.empty() ? "" : ", ") + ("\"" + key + "\": " + value);
+    return "[{" + text + "}]";
+}
+
+}  // namespace
+
+TEST_CASE("A kubernetes entry is read with its defaults: the current context, 8 runs, the seed's pids limit")
+{
+    auto config = parse_daemon_config(config_with_engines(cluster_entry()), k_file);
+    REQUIRE(config.has_value());
+    REQUIRE(config->engines.size() == 1);
+    const auto& entry = config->engines[0];
+    CHECK(entry.id == "cluster");
+    CHECK(entry.kind == EngineKind::kubernetes);
+    const auto& cluster = std::get<KubeEngine>(entry.where);
+    CHECK(cluster.kubeconfig == "/home/u/.kube/config");
+    CHECK_FALSE(cluster.context);
+    CHECK(cluster.namespace_name == "pybox-runs");
+    CHECK(cluster.image_registry == "127.0.0.1:5000/pybox");
+    CHECK(cluster.max_runs == 8);
+    CHECK_FALSE(cluster.pids_limit_node);
+    CHECK(describe_engine_entry(entry) == "kubernetes:pybox-runs@current-context");
+}
+
+TEST_CASE("A kubernetes entry may name its context, its runs at once and the node's pids limit")
+{
+    auto config = parse_daemon_config(
+        config_with_engines(cluster_entry({{"context", R"("kubernetes-admin@kubernetes")"}, {"max_runs", "64"}, {"pids_limit", R"("node")"}})),
+        k_file);
+    REQUIRE(config.has_value());
+    const auto& cluster = std::get<KubeEngine>(config->engines[0].where);
+    CHECK(cluster.context == std::optional<std::string>("kubernetes-admin@kubernetes"));
+    CHECK(cluster.max_runs == 64);
+    CHECK(cluster.pids_limit_node);
+    CHECK(describe_engine_entry(config->engines[0]) == "kubernetes:pybox-runs@kubernetes-admin@kubernetes");
+    auto one = parse_daemon_config(config_with_engines(cluster_entry({{"max_runs", "1"}})), k_file);
+    REQUIRE(one.has_value());
+    CHECK(std::get<KubeEngine>(one->engines[0].where).max_runs == 1);
+}
+
+TEST_CASE("A kubernetes entry's kubeconfig is not read when config.json is")
+{
+    // No such file: the backend reads it, and a bad one is a vm status problem, not a config error.
+    auto config = parse_daemon_config(
+        config_with_engines(R"([{"id": "c", "kind": "kubernetes", "kubeconfig": "/nonexistent/kubeconfig",
+                                 "namespace": "default", "image_registry": "registry.example:5000/pybox"}])"),
+        k_file);
+    REQUIRE(config.has_value());
+    CHECK(std::get<KubeEngine>(config->engines[0].where).kubeconfig == "/nonexistent/kubeconfig");
+}
+
+TEST_CASE("A kubernetes entry lacking a key it needs is refused, naming the key")
+{
+    CHECK(rejection(config_with_engines(cluster_entry({}, "kubeconfig"))) ==
+          k_file.string() + ": engines[0] needs \"kubeconfig\", the cluster's kubeconfig on this host.");
+    CHECK(rejection(config_with_engines(cluster_entry({}, "namespace"))) ==
+          k_file.string() + ": engines[0] needs \"namespace\", the namespace its Pods are made in.");
+    CHECK(rejection(config_with_engines(cluster_entry({}, "image_registry"))) ==
+          k_file.string() + ": engines[0] needs \"image_registry\", the HOST[:PORT]/PREFIX its images are pushed to.");
+}
+
+TEST_CASE("A kubernetes entry's malformed values are refused, each naming its key")
+{
+    const auto refused = [](const std::string& entries, const std::string& needle) {
+        INFO(entries);
+        CHECK_THAT(rejection(config_with_engines(entries)), Catch::Contains(needle) && Catch::Contains("engines[0]"));
+    };
+    refused(cluster_entry({{"kubeconfig", R"("kube/config")"}}), "key \"kubeconfig\"");
+    refused(cluster_entry({{"kubeconfig", "7"}}), "key \"kubeconfig\"");
+    const std::vector<std::string> bad_namespaces{R"("Pybox")", R"("-pybox")", R"("pybox-")", R"("py_box")",
+                                                  R"("py.box")", R"("")", "7", "\"" + std::string(64, 'a') + "\""};
+    for (const auto& bad : bad_namespaces)
+        refused(cluster_entry({{"namespace", bad}}), "\"namespace\" that is not a DNS-1123 label");
+    for (const char* bad : {R"("127.0.0.1:5000")", R"("127.0.0.1:5000/Pybox")", R"("h:0/p")", R"("h/p:tag")", R"("")"})
+        refused(cluster_entry({{"image_registry", bad}}), "\"image_registry\" that is not HOST[:PORT]/PREFIX: ");
+    refused(cluster_entry({{"image_registry", "5000"}}), "\"image_registry\" that is not a string");
+    for (const char* bad : {"0", "65", "-1", "8.5", R"("8")", "true"})
+        refused(cluster_entry({{"max_runs", bad}}), "key \"max_runs\" must be a whole number from 1 to 64");
+    for (const char* bad : {R"("Node")", R"("32")", "32", R"("")", "true"})
+        refused(cluster_entry({{"pids_limit", bad}}), "\"pids_limit\" other than \"node\"");
+    const std::vector<std::string> bad_contexts{R"("")", R"("my context")", R"("tab\tcontext")", "1",
+                                                "\"" + std::string(254, 'c') + "\""};
+    for (const auto& bad : bad_contexts)
+        refused(cluster_entry({{"context", bad}}), "\"context\" that is not 1-253 visible ASCII");
+}
+
+TEST_CASE("A kubernetes entry with a docker entry's keys is refused, naming them, and the other way round")
+{
+    CHECK(rejection(config_with_engines(cluster_entry({{"url", R"("unix:///run/docker.sock")"}}))) ==
+          k_file.string() + ": engines[0] is a kubernetes engine, and \"url\" belongs to docker engines.");
+    CHECK(rejection(config_with_engines(
+              R"([{"id": "c", "kind": "kubernetes", "engine_socket": "/s", "identity_file": "/k", "host_key": "x"}])")) ==
+          k_file.string() + ": engines[0] is a kubernetes engine, and \"engine_socket\", \"identity_file\" and \"host_key\" "
+                            "belong to docker engines.");
+    CHECK(rejection(config_with_engines(R"([{"id": "d", "kind": "docker", "url": "unix:///s", "namespace": "n"}])")) ==
+          k_file.string() + ": engines[0] is a docker engine, and \"namespace\" belongs to kubernetes engines.");
+    // Without "kind" an entry is a docker one, and the refusal says why it is taken as one.
+    CHECK(rejection(config_with_engines(R"([{"id": "c", "kubeconfig": "/k", "namespace": "n", "image_registry": "h:5/p"}])")) ==
+          k_file.string() + ": engines[0] is a docker engine (no \"kind\" says otherwise), and \"kubeconfig\", "
+                            "\"namespace\" and \"image_registry\" belong to kubernetes engines.");
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "d", "url": "unix:///s", "max_runs": 2}])")),
+               Catch::Contains("\"max_runs\" belongs to kubernetes engines"));
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "d", "url": "unix:///s", "pids_limit": "node"}])")),
+               Catch::Contains("\"pids_limit\" belongs to kubernetes engines"));
+}
+
+TEST_CASE("A kubernetes entry beside docker ones shares the id rules")
+{
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "cluster", "url": "unix:///s"}, )" + cluster_entry().substr(1))),
+               Catch::Contains("engines[1] repeats the id \"cluster\""));
+    CHECK_THAT(rejection(config_with_engines(R"([{"id": "local", "kind": "kubernetes", "kubeconfig": "/k", "namespace": "n",
+                                                 "image_registry": "h:5/p"}])")),
+               Catch::Contains("may not use the id \"local\""));
+}
+
+TEST_CASE("A namespace is a DNS-1123 label: 1-63 of a-z, 0-9 and '-', a letter or digit at each end")
+{
+    for (const char* good : {"a", "0", "default", "pybox-runs", "kube-system", "a1-b2", "9lives"}) {
+        INFO(good);
+        CHECK(is_dns_label(good));
+    }
+    CHECK(is_dns_label(std::string(63, 'n')));
+    CHECK_FALSE(is_dns_label(std::string(64, 'n')));
+    for (const char* bad : {"", "-a", "a-", "-", "A", "Default", "a_b", "a.b", "a b", "\xc3\xa9", "a\n"}) {
+        INFO(bad);
+        CHECK_FALSE(is_dns_label(bad));
+    }
+}
+
+TEST_CASE("A context name is 1-253 visible ASCII characters")
+{
+    CHECK(is_context_name("kubernetes-admin@kubernetes"));
+    CHECK(is_context_name("arn:aws:eks:eu-west-1:123456789012:cluster/prod"));
+    CHECK(is_context_name("gke_project_zone_name"));
+    CHECK(is_context_name(std::string(253, 'c')));
+    CHECK_FALSE(is_context_name(std::string(254, 'c')));
+    for (const char* bad : {"", "a b", "a\tb", "a\x7f", "\xc3\xa9"}) {
+        INFO(bad);
+        CHECK_FALSE(is_context_name(bad));
+    }
 }

@@ -92,6 +92,18 @@ TEST_CASE("A run goes to the verified engine with the fewest runs, ties to the f
     CHECK(choose_engine({{true, true, 3}, {true, true, 3}}) == 0u);
 }
 
+TEST_CASE("An engine that runs several at once is chosen while it has room: runs per place, not runs")
+{
+    // A cluster of 8 places with 3 runs has room; the idle Docker engine is still less busy.
+    CHECK(choose_engine({{true, true, 3, 8}, {true, true, 0, 1}}) == 1u);
+    // Once the Docker engine runs one, the cluster with room takes the next.
+    CHECK(choose_engine({{true, true, 1, 1}, {true, true, 3, 8}}) == 1u);
+    CHECK(choose_engine({{true, true, 7, 8}, {true, true, 1, 1}}) == 0u);
+    // A full cluster queues behind its places as an engine does behind its one.
+    CHECK(choose_engine({{true, true, 8, 8}, {true, true, 1, 1}}) == 0u);
+    CHECK(choose_engine({{true, true, 9, 8}, {true, true, 1, 1}}) == 1u);
+}
+
 TEST_CASE("An engine that is not verified or takes no runs is never chosen, however idle")
 {
     CHECK(choose_engine({{false, true, 0}, {true, true, 5}}) == 1u);

@@ -367,6 +367,16 @@ TEST_CASE("How it works shows a cold and a warm box's first process exactly as t
     CHECK_THAT(doc_row("`command`", "receipt.md"), Catch::Contains("`[\"perl\",\"-e\",\"<program>\"]`"));
 }
 
+TEST_CASE("How it works shows a Kubernetes box's fed first process exactly as the code sets it")
+{
+    const auto command = proto::fed_box_command({"inner"});
+    REQUIRE(command.size() == 5);
+    const std::string guide = test::read_text(pybox::test::source_dir() / "docs" / "how-it-works.md");
+    CHECK_THAT(guide, Catch::Contains("`sh -c '" + command[2] + "'"));
+    CHECK_THAT(guide, Catch::Contains("```perl\n" + command[3] + "```\n"));
+    CHECK_THAT(guide, Catch::Contains("A `" + std::string(1, proto::k_fed_kill_byte) + "` there is the daemon's kill"));
+}
+
 TEST_CASE("The repair loop's limits in repair.md and reference.md are the ones the loop keeps")
 {
     const std::string rounds = "1-" + std::to_string(limits::k_max_repair_rounds) + ", default " +

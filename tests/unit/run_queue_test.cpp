@@ -1,4 +1,4 @@
-// RunQueue: one run at a time, in arrival order, a bounded line behind it, a bounded wait in
+// RunQueue: one run at a time (or max_running), in arrival order, a bounded line behind it, a bounded wait in
 // it, and a place freed at once when its client leaves. Timers only; no engine.
 #include "daemon/run/run_queue.hpp"
 
@@ -83,6 +83,24 @@ TEST_CASE("Runs take their turns one at a time in arrival order")
     CHECK(log.events == std::vector<std::string>{"a", "b", "c", "d"});
     CHECK(Clock::now() - begun >= 160ms);  // never two at once
     CHECK(queue.waiting() == 0);
+}
+
+TEST_CASE("An engine that takes several runs at once gives that many turns at once, then queues")
+{
+    net::io_context io;
+    RunQueueOptions options;
+    options.max_running = 3;
+    RunQueue queue(io.get_executor(), options);
+    Log log;
+    const auto begun = Clock::now();
+    for (const char* name : {"a", "b", "c", "d"}) spawn(io, caller(queue, log, name, 0ms, 60ms));
+    std::size_t waiting_at_start = 0;
+    spawn(io, note_waiting(queue, 20ms, waiting_at_start));
+    io.run();
+    CHECK(log.events == std::vector<std::string>{"a", "b", "c", "d"});
+    CHECK(waiting_at_start == 1);  // three hold their turns at once, d waits behind them
+    CHECK(Clock::now() - begun >= 120ms);  // d waited for a place
+    CHECK_FALSE(queue.running());
 }
 
 TEST_CASE("A run that finds every place in line taken is answered busy at once, and nothing is queued for it")

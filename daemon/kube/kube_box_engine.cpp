@@ -1,0 +1,456 @@
+#include "daemon/kube/kube_box_engine.hpp"
+
+#include "common/api_error_codes.hpp"
+#include "common/limits.hpp"
+#include "daemon/kube/cluster_checks.hpp"
+#include "daemon/kube/cluster_probe.hpp"
+#include "daemon/kube/kube_attach.hpp"
+#include "daemon/kube/kube_status.hpp"
+#include "daemon/kube/network_policy.hpp"
+#include "daemon/kube/pod_spec.hpp"
+#include "daemon/kube/pod_state.hpp"
+#include "proto/box_policy.hpp"
+#include "proto/receipt.hpp"
+#include "util/text.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <cmath>
+#include <utility>
+
+namespace pybox::kube {
+
+using engine::BoxKillOutcome, engine::LaunchFailure, engine::OutputChunk;
+
+namespace {
+
+// A read of the attach stream waits for the program's output however long the run lasts: the
+// run bounds it (its deadline, then BoxStreams::cancel()).
+constexpr Timeout k_output_wait{std::chrono::hours(24)};
+
+// The waiting reasons of a container the kubelet will not start without help.
+bool cannot_start(std::string_view waiting_reason)
+{
+    for (std::string_view reason : {"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull",
+                                    "CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
+        if (waiting_reason == reason) return true;
+    return false;
+}
+
+net::awaitable<void> pause(Timeout interval)
+{
+    net::steady_timer timer(co_await net::this_coro::executor);
+    timer.expires_after(interval);
+    co_await timer.async_wait(net::as_tuple(net::use_awaitable));
+}
+
+Error no_such_pod(std::string_view id) { return make_error(api_error::k_engine_no_such_object, "no Pod " + std::string(id)); }
+
+}  // namespace
+
+// The attach stream of a launched box: output chunks as they come, the program written as one
+// fed frame (proto::fed_program_frame), and the kill byte (KubeBoxEngine::kill_box).
+class KubeBoxStreams final : public engine::BoxStreams {
+public:
+    KubeBoxStreams(KubeBoxEngine& engine, std::string id, std::unique_ptr<AttachSession> session)
+        : m_engine(engine), m_id(std::move(id)), m_session(std::move(session))
+    {
+        m_engine.m_attached[m_id] = this;
+    }
+    ~KubeBoxStreams() override { m_engine.m_attached.erase(m_id); }
+    KubeBoxStreams(const KubeBoxStreams&) = delete;
+    KubeBoxStreams& operator=(const KubeBoxStreams&) = delete;
+
+    // The whole input at once: the frame's length tells the first process where it ends.
+    net::awaitable<Expected<void>> write_stdin(std::string_view bytes, Timeout timeout) override
+    {
+        m_writing = true;
+        auto written = co_await m_session->write_stdin(proto::fed_program_frame(bytes), timeout);
+        m_writing = false;
+        co_return written;
+    }
+    // Nothing to send: the frame's length ended the program's input, and stdin stays open for
+    // the kill byte.
+    Expected<void> close_stdin() override { return {}; }
+
+    net::awaitable<Expected<std::vector<OutputChunk>>> read_output() override
+    {
+        auto chunk = co_await m_session->read(k_output_wait);
+        if (!chunk) co_return chunk.error();
+        std::vector<OutputChunk> chunks;
+        if (*chunk) {
+            chunks.push_back(std::move(**chunk));
+        } else {
+            m_ended = true;  // the container's process ended: the apiserver closed the attach
+        }
+        co_return chunks;
+    }
+    // The attach protocol's breaches are errors of read_output(), never a partial unit.
+    std::optional<std::string> malformed() const override { return std::nullopt; }
+    void cancel() override { m_session->cancel(); }
+
+    // Whether the apiserver ended the attach, as it does when the container's process ends.
+    bool ended() const { return m_ended; }
+    // The kill byte, unless the program is still being written (one write at a time).
+    net::awaitable<Expected<void>> send_kill(Timeout timeout)
+    {
+        if (m_writing)
+            co_return make_error(api_error::k_engine_error, "the program is still being written to " + m_id);
+        co_return co_await m_session->write_stdin(std::string_view(&proto::k_fed_kill_byte, 1), timeout);
+    }
+
+private:
+    KubeBoxEngine& m_engine;
+    std::string m_id;
+    std::unique_ptr<AttachSession> m_session;
+    bool m_writing = false;
+    bool m_ended = false;
+};
+
+namespace {
+
+// The end of a box, read from its Pod's status.
+class KubeBoxEnd final : public engine::BoxEnd {
+public:
+    KubeBoxEnd(KubeBoxEngine::ClientSource client, std::string pod_path, std::string uid)
+        : m_client(std::move(client)), m_pod_path(std::move(pod_path)), m_uid(std::move(uid))
+    {
+    }
+
+    net::awaitable<Expected<void>> ended(Timeout timeout) override
+    {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        for (;;) {
+            if (m_cancelled) co_return make_error(api_error::k_cancelled, "the wait for the box's end was stopped");
+            auto client = m_client();
+            if (!client) co_return client.error();
+            const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
+            if (left <= Timeout::zero())
+                co_return make_error(api_error::k_engine_timeout, "the Pod " + m_pod_path + " did not end in time");
+            auto pod = co_await (*client)->call_json(http::verb::get, m_pod_path, nullptr,
+                                                     std::min(left, limits::k_query_timeout));
+            if (!pod && pod.error().code != api_error::k_engine_timeout) co_return pod.error();
+            if (pod) {
+                const auto facts = pod_facts(*pod);
+                if (facts.uid != m_uid) co_return no_such_pod(m_pod_path);
+                const auto state = box_container_state(*pod);
+                if ((state.reported && !state.running && state.exit_code) || facts.phase == "Failed" ||
+                    facts.phase == "Succeeded")
+                    co_return Expected<void>{};
+            }
+            co_await pause(k_pod_poll_interval);
+        }
+    }
+    void cancel() override { m_cancelled = true; }
+
+private:
+    KubeBoxEngine::ClientSource m_client;
+    std::string m_pod_path;
+    std::string m_uid;
+    bool m_cancelled = false;
+};
+
+}  // namespace
+
+KubeBoxEngine::KubeBoxEngine(ClientSource client, ImageSource images, KubeBoxSettings settings)
+    : m_client(std::move(client)), m_images(std::move(images)), m_settings(std::move(settings))
+{
+}
+
+std::string KubeBoxEngine::pods_path() const
+{
+    return "/api/v1/namespaces/" + m_settings.namespace_name + "/pods";
+}
+
+std::string KubeBoxEngine::pod_path(std::string_view name) const
+{
+    return pods_path() + "/" + std::string(name);
+}
+
+net::awaitable<Expected<engine::PingResult>> KubeBoxEngine::ping(Timeout timeout)
+{
+    auto client = m_client();
+    if (!client) co_return client.error();
+    auto answer = co_await (*client)->call_json(http::verb::get, "/version", nullptr, timeout);
+    if (!answer) co_return answer.error();
+    auto version = parse_server_version(*answer);
+    if (!version) co_return version.error();
+    m_version = version->git_version;
+    co_return engine::PingResult{m_version, m_version, "linux"};
+}
+
+net::awaitable<Expected<engine::EngineInfo>> KubeBoxEngine::info(Timeout timeout)
+{
+    auto client = m_client();
+    if (!client) co_return client.error();
+    auto answer = co_await (*client)->call_json(http::verb::get, "/version", nullptr, timeout);
+    if (!answer) co_return answer.error();
+    engine::EngineInfo info;
+    info.os_type = "linux";
+    info.raw = std::move(*answer);
+    co_return info;
+}
+
+net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const engine::BoxSpec& spec, Timeout timeout)
+{
+    auto client = m_client();
+    if (!client) co_return client.error();
+    const auto image = m_images(spec.image_id);
+    if (!image)
+        co_return make_error(api_error::k_engine_error,
+                             "the image " + spec.image_id + " was not pushed to this cluster's registry (`pybox vm start` pushes it)");
+    std::string owner;
+    for (const auto& [key, value] : spec.labels)
+        if (key == k_owner_label) owner = value;
+    auto network_problem = co_await check_network_policy(**client, owner, timeout);
+    if (!network_problem) co_return network_problem.error();
+    engine::BoxSpec fed = spec;
+    fed.command = proto::fed_box_command(spec.command);
+    const auto box_timer = std::chrono::ceil<std::chrono::seconds>(std::chrono::duration<double>(spec.box_timer_s));
+    PodSettings settings{image->reference, m_settings.seccomp_localhost ? spec.policy.seccomp + ".json" : std::string(),
+                         (box_timer + k_pod_start_allowance).count(), m_settings.node};
+    AskedPod asked{make_pod(fed, settings), image->manifest_digest, spec.policy.pids, deny_all_policy_name(owner),
+                   std::move(*network_problem), MonoClock::now()};
+    const json::value body = asked.pod;
+    auto answer = co_await (*client)->call_json(http::verb::post, pods_path(), &body, timeout);
+    if (!answer) co_return answer.error();
+    const auto facts = pod_facts(*answer);
+    if (facts.uid.empty())
+        co_return make_error(api_error::k_engine_protocol, "the apiserver's answer to the Pod's creation names no UID");
+    auto id = pod_ref_id(PodRef{spec.name, facts.uid});
+    m_asked.insert_or_assign(spec.name, std::move(asked));
+    co_return engine::CreatedBox{std::move(id), {}};
+}
+
+net::awaitable<Expected<engine::BoxInspection>> KubeBoxEngine::inspect_box(std::string_view id, Timeout timeout)
+{
+    auto client = m_client();
+    if (!client) co_return client.error();
+    const auto ref = parse_pod_ref(id);
+    if (!ref) co_return no_such_pod(id);
+    auto pod = co_await (*client)->call_json(http::verb::get, pod_path(ref->name), nullptr, timeout);
+    if (!pod) co_return pod.error();
+    if (pod_facts(*pod).uid != ref->uid) co_return no_such_pod(id);
+    co_return inspect_pod(std::move(*pod));
+}
+
+engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
+                                                    const engine::BoxInspection& inspection) const
+{
+    const auto asked = m_asked.find(spec.name);
+    if (asked == m_asked.end()) {
+        engine::SettingsCheck unknown;
+        unknown.mismatches.push_back({"metadata.name", spec.name, "a Pod this daemon did not create"});
+        return unknown;
+    }
+    auto check = check_pod(asked->second.pod, inspection.raw);
+    const auto& network = asked->second;
+    check.record["network_policy"] = json::object{{"name", network.network_policy},
+                                                  {"deny_all", !network.network_problem.has_value()}};
+    if (network.network_problem)
+        check.mismatches.push_back({"NetworkPolicy " + network.network_policy, "deny all", *network.network_problem});
+    return check;
+}
+
+net::awaitable<Expected<std::optional<std::string>>> KubeBoxEngine::check_network_policy(KubeClient& client,
+                                                                                        std::string_view owner,
+                                                                                        Timeout timeout)
+{
+    const std::string policies = "/apis/networking.k8s.io/v1/namespaces/" + m_settings.namespace_name + "/networkpolicies";
+    const std::string path = policies + "/" + deny_all_policy_name(owner);
+    auto held = co_await client.call_json(http::verb::get, path, nullptr, timeout);
+    if (!held && held.error().code == api_error::k_engine_no_such_object) {
+        const json::value policy = deny_all_policy(owner);
+        auto made = co_await client.call_json(http::verb::post, policies, &policy, timeout);
+        // Another run may have made it in between (409): read that one.
+        if (made) {
+            held = std::move(made);
+        } else {
+            held = co_await client.call_json(http::verb::get, path, nullptr, timeout);
+        }
+    }
+    if (!held) co_return held.error();
+    co_return deny_all_problem(*held, owner);
+}
+
+net::awaitable<Expected<void>> KubeBoxEngine::wait_until_running(KubeClient& client, std::string_view id,
+                                                                 const AskedPod& asked, Timeout timeout)
+{
+    const auto ref = parse_pod_ref(id);
+    if (!ref) co_return no_such_pod(id);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::string last_seen = "no answer";
+    for (;;) {
+        const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
+        if (left <= Timeout::zero())
+            co_return make_error(api_error::k_engine_timeout, "the Pod " + std::string(id) + " did not start within " +
+                                                               std::to_string(timeout.count()) + " ms (last seen: " +
+                                                               last_seen + ")");
+        auto pod = co_await client.call_json(http::verb::get, pod_path(ref->name), nullptr,
+                                             std::min(left, limits::k_query_timeout));
+        if (!pod) co_return pod.error();
+        const auto facts = pod_facts(*pod);
+        if (facts.uid != ref->uid) co_return no_such_pod(id);
+        const auto state = box_container_state(*pod);
+        if (state.running) {
+            if (facts.image_id.find(asked.manifest_digest) == std::string::npos)
+                co_return make_error(api_error::k_engine_error,
+                                     "the node runs the image \"" + facts.image_id + "\", not the pushed " +
+                                         asked.manifest_digest);
+            if (auto problem = co_await node_problem(client, facts.node_name, asked.pids))
+                co_return make_error(api_error::k_engine_error, *problem);
+            co_return Expected<void>{};
+        }
+        last_seen = "phase " + (facts.phase.empty() ? std::string("not reported") : facts.phase) +
+                    (facts.node_name.empty() ? ", on no node yet" : ", on node " + facts.node_name) +
+                    (facts.waiting_reason.empty() ? "" : ", waiting: " + facts.waiting_reason);
+        if (cannot_start(facts.waiting_reason))
+            co_return make_error(api_error::k_engine_error, "the box's container cannot start: " + facts.waiting_reason +
+                                                             (facts.waiting_message.empty() ? "" : ": " + facts.waiting_message));
+        if (state.exit_code || facts.phase == "Failed" || facts.phase == "Succeeded")
+            co_return make_error(api_error::k_engine_error,
+                                 "the Pod ended before its program was delivered (phase " + facts.phase +
+                                     (facts.reason.empty() ? "" : ", " + facts.reason) +
+                                     (facts.message.empty() ? "" : ": " + facts.message) + ")");
+        co_await pause(k_pod_poll_interval);
+    }
+}
+
+net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClient& client, const std::string& node,
+                                                                      std::int64_t pids)
+{
+    if (m_settings.accept_node_pids_limit) co_return std::nullopt;
+    if (!m_node_pids.contains(node)) {
+        auto limit = co_await read_pod_pids_limit(client, node, limits::k_query_timeout);
+        if (!limit) co_return std::nullopt;  // not readable (no nodes/proxy access): not a reason
+        m_node_pids[node] = *limit;
+    }
+    const auto& limit = m_node_pids[node];
+    if (limit && *limit > 0 && *limit <= pids) co_return std::nullopt;
+    co_return "the node " + node + " lets a Pod have " + (limit && *limit > 0 ? std::to_string(*limit) : "any number of") +
+        " processes (its kubelet's podPidsLimit), more than the policy's " + std::to_string(pids) +
+        "; set the node's podPidsLimit to at most that, or the entry's \"pids_limit\": \"node\" to accept the node's";
+}
+
+net::awaitable<Expected<std::unique_ptr<AttachSession>>> KubeBoxEngine::attach(KubeClient& client, std::string_view pod,
+                                                                              Timeout timeout)
+{
+    // Right after the status says the container runs, the kubelet may not know it yet for an
+    // attach (measured on the test cluster with four Pods starting at once: 500 "container box
+    // not found in pod"): asked again until `timeout`.
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
+        auto session = co_await AttachSession::open(client, m_settings.namespace_name, pod, k_box_container,
+                                                    std::max(left, Timeout(1)));
+        if (session || left <= k_pod_poll_interval ||
+            session.error().message.find("container " + std::string(k_box_container) + " not found") == std::string::npos)
+            co_return session;
+        co_await pause(k_pod_poll_interval);
+    }
+}
+
+net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBoxEngine::launch_box(
+    std::string_view id, engine::LaunchTimeouts timeouts)
+{
+    using Step = LaunchFailure::Step;
+    auto client = m_client();
+    if (!client) co_return LaunchFailure{Step::start, client.error()};
+    const auto ref = parse_pod_ref(id);
+    const auto asked = ref ? m_asked.find(ref->name) : m_asked.end();
+    if (asked == m_asked.end()) co_return LaunchFailure{Step::start, no_such_pod(id)};
+    const auto start_asked = asked->second.asked;
+    // A Pod's start includes its image's pull on the node: the start budget is at least the
+    // allowance activeDeadlineSeconds gives it.
+    const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
+    auto running = co_await wait_until_running(**client, id, asked->second, start_budget);
+    if (!running) co_return LaunchFailure{Step::start, running.error()};
+    auto session = co_await attach(**client, ref->name, std::max<Timeout>(timeouts.connect, k_attach_budget));
+    if (!session) co_return LaunchFailure{Step::streams, session.error()};
+    co_return engine::LaunchedBox{std::make_unique<KubeBoxStreams>(*this, std::string(id), std::move(*session)),
+                                  std::make_unique<KubeBoxEnd>(m_client, pod_path(ref->name), ref->uid), start_asked};
+}
+
+net::awaitable<Expected<BoxKillOutcome>> KubeBoxEngine::kill_box(std::string_view id, Timeout timeout)
+{
+    if (const auto attached = m_attached.find(id); attached != m_attached.end() && !attached->second->ended()) {
+        auto sent = co_await attached->second->send_kill(timeout);
+        if (sent) co_return BoxKillOutcome::killed;
+    }
+    // No attach to write to: an ended attach means an ended process, which its status says
+    // (up to the kubelet's next report later); only a box still running is deleted.
+    auto inspected = co_await inspect_box(id, timeout);
+    if (!inspected && inspected.error().code == api_error::k_engine_no_such_object) co_return BoxKillOutcome::already_ended;
+    if (inspected && inspected->state.exit_code && !inspected->state.running) co_return BoxKillOutcome::already_ended;
+    if (const auto attached = m_attached.find(id); attached != m_attached.end() && attached->second->ended())
+        co_return BoxKillOutcome::already_ended;
+    auto client = m_client();
+    if (!client) co_return client.error();
+    auto deleted = co_await delete_pod(**client, id, timeout);
+    if (!deleted) co_return deleted.error();
+    co_return BoxKillOutcome::killed;
+}
+
+net::awaitable<Expected<void>> KubeBoxEngine::delete_pod(KubeClient& client, std::string_view id, Timeout timeout)
+{
+    const auto ref = parse_pod_ref(id);
+    if (!ref) co_return Expected<void>{};  // never a Pod's id: there is nothing to delete
+    const json::value options{{"apiVersion", "v1"},
+                              {"kind", "DeleteOptions"},
+                              {"gracePeriodSeconds", 0},
+                              {"preconditions", {{"uid", ref->uid}}}};
+    auto reply = co_await client.call(http::verb::delete_, pod_path(ref->name), &options, timeout);
+    if (!reply) co_return reply.error();
+    // 404: no such Pod; 409: the name is another Pod's (the precondition failed): ours is gone.
+    if ((reply->status >= 200 && reply->status < 300) || reply->status == 404 || reply->status == 409)
+        co_return Expected<void>{};
+    co_return status_error(reply->what, reply->status, reply->body);
+}
+
+net::awaitable<Expected<void>> KubeBoxEngine::remove_box(std::string_view id, Timeout timeout)
+{
+    auto client = m_client();
+    if (!client) co_return client.error();
+    auto deleted = co_await delete_pod(**client, id, timeout);
+    if (!deleted) co_return deleted.error();
+    if (const auto ref = parse_pod_ref(id)) m_asked.erase(ref->name);
+    co_return Expected<void>{};
+}
+
+net::awaitable<Expected<std::vector<engine::ListedBox>>> KubeBoxEngine::list_boxes(const std::vector<std::string>& labels,
+                                                                                  Timeout timeout)
+{
+    auto client = m_client();
+    if (!client) co_return client.error();
+    std::string selector;
+    for (const auto& label : labels) selector += (selector.empty() ? "" : ",") + label;
+    auto list = co_await (*client)->call_json(http::verb::get, pods_path() + "?labelSelector=" + util::url_encode(selector),
+                                              nullptr, timeout);
+    if (!list) co_return list.error();
+    co_return listed_pods(*list);
+}
+
+std::vector<std::pair<std::string, std::string>> sealed_pod_unknowns()
+{
+    return {
+        {"tmpfs_noexec", "/tmp is a memory-backed emptyDir with the policy's size limit, which Kubernetes cannot mount "
+                         "noexec, nodev or nosuid"},
+        {"network_enforcement", "the Pod has a network of its own (Kubernetes gives every Pod one); PyBox's deny-all "
+                                "NetworkPolicy selects it, but whether the cluster's network plugin enforces it is not "
+                                "observable from the API"},
+        {"masked_paths", "the node's container runtime masks its own default /proc and /sys paths, not the policy's "
+                         "longer list (a Pod cannot name paths to mask)"},
+        {"pids_limit", "a Pod's process limit is its node's podPidsLimit, which the Pod cannot set; this run did not "
+                       "read it"},
+        {std::string(proto::k_unknown_node_cleanup),
+         "the Pod was deleted and the API no longer has it (404); the node's removal of its containers (the kubelet's "
+         "garbage collection, up to a minute later) is not observed"},
+        {"engine_timestamps", "a Pod's container status gives its start and end to the second only; the durations "
+                              "are the daemon's"},
+    };
+}
+
+}  // namespace pybox::kube

@@ -1,0 +1,159 @@
+// KubeBoxEngine: the BoxEngine (daemon/engine/box_engine.hpp) of a Kubernetes cluster
+// (docs/kubernetes.md): a box is a Pod of one container, made for one run and never reused.
+//
+// - A box's id is "<pod name>/<pod uid>" (pod_state.hpp's PodRef): the name addresses the API
+//   calls, the UID makes sure they reach that Pod and no later one of the same name (a delete
+//   carries it as a precondition), and the receipt's container_id names both.
+// - create_box() first reads the owner's deny-all NetworkPolicy (network_policy.hpp), making it
+//   when there is none; one that is not exactly that is a mismatch of check_settings(). Then it
+//   POSTs the Pod of pod_spec.hpp: the spec's command run behind the fed box
+//   command (proto/box_policy.hpp), which sets the open-files and core limits Kubernetes cannot,
+//   takes the program as one length-prefixed frame (stdin cannot be closed on Kubernetes 1.20's
+//   attach protocol) and kills the program on a kill byte; the image by its pushed reference
+//   (REGISTRY/PREFIX/NAME@sha256:DIGEST, never a tag), activeDeadlineSeconds the box timer plus
+//   k_pod_start_allowance as a backstop. What was asked is kept until the box is removed, for
+//   check_settings(), which compares the Pod the apiserver read back (after admission) with it.
+// - launch_box(): the kubelet starts the container by itself; the launch waits (polling the Pod)
+//   until it runs, checks that the node runs the pushed image (the container status's imageID
+//   names the recorded manifest digest) and that the node's podPidsLimit (its kubelet's configz,
+//   read once per node) is not above the policy's pids, then attaches (kube_attach.hpp): the fed first process
+//   writes nothing before its program, so no output is missed. A container that cannot start
+//   (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails the start
+//   with the kubelet's reason. The end is read from the Pod's status (polled): the exit code and
+//   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
+// - kill_box() writes the kill byte to the box's attach stream (the fed first process then
+//   SIGKILLs the program, and the box's PID 1 exits 137, as a Docker kill makes it). A box whose
+//   attach ended (its process ended: the apiserver closes the attach then, before the kubelet
+//   reports the exit) or whose status shows it ended was already ended; only a running box
+//   without an attach stream is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
+//   precondition); a Pod the apiserver no longer has (404, or another UID) is removed. That only
+//   confirms the API object: the node's cleanup of its containers is not observed here.
+//
+// Errors are the engine's (kube_client.hpp, kube_status.hpp). Runs its calls as coroutines on
+// the executor of whoever awaits them; not thread-safe; must outlive every box it launched.
+#pragma once
+
+#include "common/clock.hpp"
+#include "daemon/engine/box_engine.hpp"
+#include "daemon/kube/kube_client.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pybox::kube {
+
+class AttachSession;
+class KubeBoxStreams;
+
+// How long a Pod may take from its admission to its program's start (scheduling, the image's
+// pull on the node, the container's start), beyond the box timer: activeDeadlineSeconds counts
+// from the Pod's start, not the program's.
+inline constexpr std::chrono::seconds k_pod_start_allowance{60};
+// How long the attach may take once the container runs, its retries included (the kubelet may
+// not know a container for an attach until its next look at the runtime: up to seconds with
+// several Pods starting at once on a loaded node).
+inline constexpr std::chrono::seconds k_attach_budget{10};
+// How often a launch and the wait for the end read the Pod.
+inline constexpr std::chrono::milliseconds k_pod_poll_interval{50};
+
+// An image as a cluster's Pods name it.
+struct ClusterImage {
+    std::string reference;        // REGISTRY/PREFIX/NAME@sha256:<manifest digest>
+    std::string manifest_digest;  // "sha256:..."
+};
+
+struct KubeBoxSettings {
+    std::string namespace_name;
+    // Whether the nodes hold PyBox's seccomp profiles as Localhost profiles (the policy's profile
+    // name + ".json" in the kubelet's seccomp root); false: RuntimeDefault.
+    bool seccomp_localhost = true;
+    // "kubernetes <server> namespace <ns>", for messages and receipts.
+    std::string description;
+    // The node every Pod is placed on, or empty: the cluster's scheduler places it.
+    std::string node;
+    // Whether a node's podPidsLimit above the policy's pids is accepted (the entry's
+    // "pids_limit": "node"); otherwise such a node fails the start.
+    bool accept_node_pids_limit = false;
+};
+
+// The parts of the box policy a Pod cannot express and what PyBox cannot observe on a node: the
+// receipt's `unknown` keys of every run on a cluster, with their reasons.
+std::vector<std::pair<std::string, std::string>> sealed_pod_unknowns();
+
+class KubeBoxEngine final : public engine::BoxEngine {
+public:
+    // The client, or why there is none (a kubeconfig that cannot be used): asked at every call.
+    using ClientSource = std::function<Expected<KubeClient*>()>;
+    // The pushed image of a recorded engine image id, or nullopt.
+    using ImageSource = std::function<std::optional<ClusterImage>(std::string_view image_id)>;
+
+    KubeBoxEngine(ClientSource client, ImageSource images, KubeBoxSettings settings);
+    KubeBoxEngine(const KubeBoxEngine&) = delete;
+    KubeBoxEngine& operator=(const KubeBoxEngine&) = delete;
+
+    std::string describe() const override { return m_settings.description; }
+    std::string api_version() const override { return m_version; }
+    net::awaitable<Expected<engine::PingResult>> ping(engine::Timeout timeout) override;
+    // The apiserver's /version as the engine's info: the cluster reports no cgroup facts (its
+    // boxes are not watched) and no clock finer than a second (no system_time).
+    net::awaitable<Expected<engine::EngineInfo>> info(engine::Timeout timeout) override;
+
+    net::awaitable<Expected<engine::CreatedBox>> create_box(const engine::BoxSpec& spec, engine::Timeout timeout) override;
+    net::awaitable<Expected<engine::BoxInspection>> inspect_box(std::string_view id, engine::Timeout timeout) override;
+    engine::SettingsCheck check_settings(const engine::BoxSpec& spec, const engine::BoxInspection& inspection) const override;
+    net::awaitable<boost::system::result<engine::LaunchedBox, engine::LaunchFailure>> launch_box(
+        std::string_view id, engine::LaunchTimeouts timeouts) override;
+    net::awaitable<Expected<engine::BoxKillOutcome>> kill_box(std::string_view id, engine::Timeout timeout) override;
+    net::awaitable<Expected<void>> remove_box(std::string_view id, engine::Timeout timeout) override;
+    net::awaitable<Expected<std::vector<engine::ListedBox>>> list_boxes(const std::vector<std::string>& labels,
+                                                                       engine::Timeout timeout) override;
+    std::vector<std::pair<std::string, std::string>> always_unknown() const override { return sealed_pod_unknowns(); }
+    // The kubelet starts a Pod's container on its own, before the attach delivers the program.
+    bool starts_before_delivery() const override { return true; }
+
+private:
+    friend class KubeBoxStreams;
+
+    // What create_box() asked for a box, until it is removed.
+    struct AskedPod {
+        boost::json::object pod;
+        std::string manifest_digest;
+        std::int64_t pids = 0;                       // the policy's process limit
+        std::string network_policy;                  // its name
+        std::optional<std::string> network_problem;  // why it is not the owner's deny-all policy
+        MonoClock::time_point asked;  // right before the POST: the earliest the box can have started
+    };
+
+    std::string pods_path() const;
+    std::string pod_path(std::string_view name) const;
+    net::awaitable<Expected<void>> wait_until_running(KubeClient& client, std::string_view id,
+                                                      const AskedPod& asked, engine::Timeout timeout);
+    // The owner's deny-all NetworkPolicy (network_policy.hpp), made when there is none: why the
+    // one the apiserver holds is not it, or nullopt.
+    net::awaitable<Expected<std::optional<std::string>>> check_network_policy(KubeClient& client, std::string_view owner,
+                                                                              engine::Timeout timeout);
+    // Why the Pod's node may not run it: a podPidsLimit above `pids` (read once per node through
+    // the node proxy; a limit that cannot be read is not a reason), or nullopt.
+    net::awaitable<std::optional<std::string>> node_problem(KubeClient& client, const std::string& node,
+                                                            std::int64_t pids);
+    // Attaches to the box container of `pod` within `timeout`.
+    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(KubeClient& client, std::string_view pod,
+                                                                     engine::Timeout timeout);
+    net::awaitable<Expected<void>> delete_pod(KubeClient& client, std::string_view id, engine::Timeout timeout);
+
+    ClientSource m_client;
+    ImageSource m_images;
+    KubeBoxSettings m_settings;
+    std::string m_version;
+    std::map<std::string, AskedPod, std::less<>> m_asked;          // by box id
+    std::map<std::string, KubeBoxStreams*, std::less<>> m_attached;  // by box id, while its streams live
+    std::map<std::string, std::optional<std::int64_t>> m_node_pids;  // podPidsLimit by node, once read
+};
+
+}  // namespace pybox::kube

@@ -1,0 +1,247 @@
+// The Kubernetes backend through the real client and daemon on the real test cluster
+// (tests/k8s/cluster_up.sh: Kubernetes 1.20, its node's dockerd, Debian's docker-registry): a
+// second pyboxd whose local engine is the suite's (it builds and pushes the images) and whose
+// only engine that takes runs is the cluster, in the namespace the fixture made. Needs the
+// fixtures engine and k8s (ctest's integration_kube); tagged [kube] so the suite's other runs
+// leave it out.
+#include "common/files.hpp"
+#include "common/process.hpp"
+#include "tests/integration/harness.hpp"
+#include "tests/support/cluster_env.hpp"
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <future>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace pybox;
+using namespace pybox::test;
+namespace json = boost::json;
+
+namespace {
+
+json::object cluster_entry(const std::string& kubeconfig_key = "K8S_ADMIN_KUBECONFIG")
+{
+    return json::object{{"id", "cluster"},
+                        {"kind", "kubernetes"},
+                        {"kubeconfig", cluster_env(kubeconfig_key)},
+                        {"namespace", cluster_env("K8S_NAMESPACE")},
+                        {"image_registry", cluster_env("K8S_REGISTRY") + "/pybox"},
+                        // The test cluster runs no scheduler, and its node (2 CPUs) admits 4 Pods of 500m.
+                        {"node", cluster_env("K8S_NODE")},
+                        {"max_runs", 4}};
+}
+
+json::object cluster_only(const json::object& entry)
+{
+    return json::object{{"engines", json::array{entry}}, {"local_engine", false}};
+}
+
+json::object cluster_status(const json::value& answer)
+{
+    for (const auto& engine : answer.at("engines").as_array())
+        if (engine.at("id") == "cluster") return engine.as_object();
+    FAIL("no engine \"cluster\" in the answer");
+    return {};
+}
+
+// `kubectl ARGS...` as the cluster's admin (Debian's kubectl 1.20: tests/k8s/kubectl.sh); the
+// output, requiring exit 0.
+std::string kubectl(const std::vector<std::string>& args)
+{
+    std::vector<std::string> command{cluster_env("K8S_KUBECTL"), "--kubeconfig", cluster_env("K8S_ADMIN_KUBECONFIG")};
+    command.insert(command.end(), args.begin(), args.end());
+    auto result = run_process(command);
+    REQUIRE(result.has_value());
+    INFO("kubectl stderr: " << result->error_output);
+    REQUIRE(result->exit_code == 0);
+    return result->output;
+}
+
+// The Pods in the test namespace that carry the daemon's run label `run_id`.
+std::string pods_of_run(const std::string& run_id)
+{
+    return kubectl({"get", "pods", "-n", cluster_env("K8S_NAMESPACE"), "-l", "pybox.run=" + run_id, "-o", "name"});
+}
+
+// One daemon for the cases below: started once, its images pushed by `vm start`.
+SideDaemon& cluster_daemon()
+{
+    static SideDaemon daemon("kube", cluster_only(cluster_entry()));
+    static const bool started = [] {
+        const auto start = daemon.pybox({"vm", "start", "--json"});
+        INFO(start.output << start.error_output);
+        REQUIRE(start.exit_code == 0);
+        return true;
+    }();
+    (void)started;
+    return daemon;
+}
+
+}  // namespace
+
+TEST_CASE("vm start pushes the images to the cluster's registry by digest and verifies the cluster", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto status = daemon.pybox({"vm", "status", "--json"});
+    const auto cluster = cluster_status(answer_of(status));
+    INFO(json::serialize(cluster));
+    CHECK(cluster.at("verified") == true);
+    CHECK(status.exit_code == 0);
+}
+
+std::string mechanism(const JsonRun& run)
+{
+    return std::string(run.receipt.at("observed").at("termination").at("mechanism").as_string());
+}
+
+TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, and the Pod is gone", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto run = daemon.run_json("import sys\nprint(6*7)\nprint('to stderr', file=sys.stderr)\nsys.exit(3)\n");
+    INFO(run.process.output << run.process.error_output);
+    const auto& receipt = run.receipt.as_object();
+    CHECK(run.process.exit_code == 3);
+    CHECK(receipt.at("engine").at("id") == "cluster");
+    CHECK(receipt.at("capture").at("stdout") == "42\n");
+    CHECK(receipt.at("capture").at("stderr") == "to stderr\n");
+    CHECK(mechanism(run) == "TARGET_EXIT_OBSERVED");
+    CHECK(receipt.at("observed").at("policy_verified_before_start") == true);
+    CHECK(receipt.at("observed").at("effective_policy").at("mismatches").as_array().empty());
+    CHECK(receipt.at("cleanup").at("removed") == true);
+    const std::string container_id(receipt.at("container_id").as_string());
+    const std::string run_id(receipt.at("identity").at("run_id").as_string());
+    CHECK(container_id.starts_with("pybox-" + run_id + "/"));
+    CHECK(pods_of_run(run_id).empty());
+}
+
+TEST_CASE("A program past its deadline is stopped on the cluster, and the receipt does not claim more than it saw", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto run = daemon.run_json("print('start', flush=True)\nwhile True: pass\n", {"--timeout", "1"});
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.receipt.at("capture").at("stdout") == "start\n");
+    CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == true);
+    // The container status says 137 to the second, with no kernel record and no sub-second
+    // clock to place the end after the kill: the cause is not established, and the exit code is
+    // the box's.
+    CHECK(mechanism(run) == "CAUSE_NOT_ESTABLISHED");
+    CHECK(run.process.exit_code == 137);
+    CHECK(run.receipt.at("unknown").at("exact_termination_cause") == true);
+    CHECK(run.receipt.at("lifecycle").at("timing").at("total_s").to_number<double>() < 10.0);
+    CHECK(run.receipt.at("cleanup").at("removed") == true);
+}
+
+TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto run = daemon.run_json("import os, time\n"
+                                     "made = 0\n"
+                                     "for _ in range(64):\n"
+                                     "    try:\n"
+                                     "        if os.fork() == 0:\n"
+                                     "            time.sleep(1)\n"
+                                     "            os._exit(0)\n"
+                                     "        made += 1\n"
+                                     "    except OSError:\n"
+                                     "        pass\n"
+                                     "print(made, flush=True)\n"
+                                     "for _ in range(made):\n"
+                                     "    os.wait()\n",
+                                     {"--timeout", "5"});
+    INFO(run.process.output << run.process.error_output);
+    REQUIRE(run.process.exit_code == 0);
+    // The node's podPidsLimit counts every process of the Pod (its first process, the feeder,
+    // the interpreter): fewer than the limit are left for the forks.
+    CHECK(std::stoi(std::string(run.receipt.at("capture").at("stdout").as_string())) <
+          std::stoi(cluster_env("K8S_POD_PIDS_LIMIT")));
+}
+
+TEST_CASE("An output flood on the cluster is kept up to the limit and counted exactly", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto run = daemon.run_json("import sys\nsys.stdout.write('x' * 3000000)\nsys.stderr.write('e' * 100)\n",
+                                     {"--output-limit", "1000"});
+    INFO(run.process.error_output);
+    CHECK(run.process.exit_code == 0);
+    const auto& capture = run.receipt.at("capture");
+    CHECK(capture.at("stdout").as_string() == std::string(1000, 'x'));
+    CHECK(capture.at("stdout_bytes") == 3000000);
+    CHECK(capture.at("stderr_bytes") == 100);
+}
+
+TEST_CASE("Files go in and come back from a Pod", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto root = std::filesystem::path(runtime_home().string() + "-kube-files");
+    std::filesystem::remove_all(root);
+    std::filesystem::create_directories(root / "out");
+    REQUIRE(write_file_atomic(root / "data.csv", "a,b\n1,2\n").has_value());
+    const auto run = daemon.run_json("print(open('data.csv').read().split()[1])\nopen('out/result.txt', 'w').write('3\\n')\n",
+                                     {"--in", (root / "data.csv").string(), "--out", (root / "out").string()});
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.process.exit_code == 0);
+    CHECK(run.receipt.at("capture").at("stdout") == "1,2\n");
+    const auto result = read_file_capped(root / "out" / "result.txt", 1024);
+    REQUIRE(result.has_value());
+    CHECK(*result == "3\n");
+    std::filesystem::remove_all(root);
+}
+
+TEST_CASE("Eight programs at once on the cluster all run, as many at once as the entry's max_runs", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    // try_pybox asserts nothing, so the clients run on threads of their own; the checks follow.
+    std::vector<std::future<Expected<ProcessResult>>> runs;
+    for (int i = 0; i < 8; ++i)
+        runs.push_back(std::async(std::launch::async, [&daemon, i] {
+            return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"},
+                                    "import time\ntime.sleep(1)\nprint(" + std::to_string(i) + ")\n");
+        }));
+    std::set<std::string> containers;
+    for (int i = 0; i < 8; ++i) {
+        const auto run = runs[static_cast<std::size_t>(i)].get();
+        REQUIRE(run.has_value());
+        INFO(run->output << run->error_output);
+        CHECK(run->exit_code == 0);
+        const auto receipt = answer_of(*run);
+        CHECK(receipt.at("capture").at("stdout").as_string() == std::to_string(i) + "\n");
+        containers.insert(std::string(receipt.at("container_id").as_string()));
+    }
+    CHECK(containers.size() == 8);
+}
+
+TEST_CASE("A program over its memory is OOM-killed on the cluster, as the Pod's status says", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto run = daemon.run_json("x = bytearray(300 * 1024 * 1024)\nprint('survived')\n");
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.receipt.at("capture").at("stdout") == "");
+    CHECK(mechanism(run) == "OUT_OF_MEMORY");
+    CHECK(run.process.exit_code == 137);
+}
+
+TEST_CASE("A kubeconfig that cannot be used is a vm status problem of the cluster, and runs are refused", "[kube]")
+{
+    const auto broken = runtime_home().string() + "-broken.kubeconfig";
+    REQUIRE(write_file_atomic(broken, "apiVersion: v1\nkind: Config\nclusters: []\n").has_value());
+    auto entry = cluster_entry();
+    entry["kubeconfig"] = broken;
+    SideDaemon daemon("kube-broken", cluster_only(entry));
+    const auto status = daemon.pybox({"vm", "status", "--json"});
+    CHECK(status.exit_code == 1);
+    const auto cluster = cluster_status(answer_of(status));
+    INFO(json::serialize(cluster));
+    CHECK(cluster.at("verified") == false);
+    REQUIRE_FALSE(cluster.at("problems").as_array().empty());
+    CHECK(cluster.at("problems").at(0).at("check") == "kubeconfig");
+    CHECK_THAT(std::string(cluster.at("problems").at(0).at("message").as_string()), Catch::Contains(broken));
+    CHECK(daemon.pybox({"exec", "-"}, "print(1)\n").exit_code != 0);
+}

@@ -1,0 +1,198 @@
+// The fed box command (a Kubernetes box's first process), run for real on this host: always
+// box-like (tests/support/box_like.hpp), PID 1 of a PID namespace of its own, so that its
+// kill(-1) reaches only that namespace's processes, and its inner command is PID 1 as in a Pod.
+#include "proto/box_policy.hpp"
+
+#include "common/process.hpp"
+#include "tests/support/box_like.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+using namespace pybox::proto;
+
+namespace {
+
+// The fed command box-like, around `inner`, with `input` on stdin, then stdin closed.
+pybox::ProcessResult run_fed(const std::vector<std::string>& inner, const std::string& input)
+{
+    return pybox::test::run_box_like(fed_box_command(inner), input);
+}
+
+// Runs `argv` (its first element found on PATH by perl) with `input` on a stdin that stays open
+// until it ends, as an attach on Kubernetes 1.20 leaves it; exits with its status (128 + N for
+// a signal N).
+constexpr const char* k_hold_stdin_open = R"PL(my $input = shift;
+pipe(my $r, my $w) or die;
+defined(my $pid = fork) or die;
+if (!$pid) { open(STDIN, '<&', $r) or die; close $w; exec @ARGV; exit 127 }
+close $r;
+syswrite($w, $input);
+waitpid($pid, 0);
+exit(($? & 127) ? 128 + ($? & 127) : $? >> 8);
+)PL";
+
+// The fed command around `inner` after `prefix` (box-like), with `input` on a stdin that is
+// never closed.
+pybox::ProcessResult run_fed_stdin_open(const std::vector<std::string>& inner, const std::string& input,
+                                        const std::vector<std::string>& prefix = pybox::test::k_box_like)
+{
+    std::vector<std::string> argv = {"/usr/bin/perl", "-e", k_hold_stdin_open, input};
+    argv.insert(argv.end(), prefix.begin(), prefix.end());
+    const auto command = fed_box_command(inner);
+    argv.insert(argv.end(), command.begin(), command.end());
+    auto ran = pybox::test::run_with_input(argv, "");
+    INFO("stderr: " << ran.error_output);
+    REQUIRE_FALSE(ran.timed_out);
+    return ran;
+}
+
+// An inner command that prints its stdin, then "end".
+const std::vector<std::string> k_cat_then_end = {"sh", "-c", "cat; echo end"};
+
+}  // namespace
+
+TEST_CASE("A fed frame is the program's byte count in decimal, a newline, then the program", "[fed_box]")
+{
+    CHECK(fed_program_frame("") == "0\n");
+    CHECK(fed_program_frame("hello\n") == "6\nhello\n");
+    CHECK(fed_program_frame(std::string("a\0b", 3)) == std::string("3\na\0b", 5));
+    CHECK(fed_program_frame(std::string(12345, 'x')).starts_with("12345\nxxx"));
+}
+
+TEST_CASE("The fed box command sets the policy's limits in sh, then runs its Perl feeder with the inner command after it",
+          "[fed_box]")
+{
+    const BoxPolicy defaults;
+    const auto command = fed_box_command({"inner", "-x"});
+    REQUIRE(command.size() == 6);
+    CHECK(command[0] == "sh");
+    CHECK(command[1] == "-c");
+    CHECK(command[2] == "ulimit -n " + std::to_string(defaults.open_files) + " && ulimit -c " +
+                           std::to_string(defaults.core_dump_bytes) + " && exec perl -e \"$0\" \"$@\"");
+    CHECK(command[4] == "inner");
+    CHECK(command[5] == "-x");
+}
+
+TEST_CASE("A fed box's inner command reads exactly the program, then end of file, with 128 open files and no core "
+          "dumps, soft and hard",
+          "[fed_box]")
+{
+    const auto ran = run_fed({"sh", "-c", "cat; ulimit -n; ulimit -Hn; ulimit -c; ulimit -Hc"},
+                             fed_program_frame("hello\n") + "extra");
+    CHECK(ran.output == "hello\n128\n128\n0\n0\n");
+    CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("A kill byte inside the program is the program's", "[fed_box]")
+{
+    const std::string program(1, k_fed_kill_byte);
+    const auto ran = run_fed(k_cat_then_end, fed_program_frame(program + "\n" + program));
+    CHECK(ran.output == program + "\n" + program + "end\n");
+    CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("A malformed fed header gives the inner command an empty stdin", "[fed_box]")
+{
+    for (const auto* input : {"abc\nhello", "", "5", "\nhello", "-5\nhello", " 5\nhello", "5 \nhello", "5\rhello",
+                              "1234567890123\nhello"}) {
+        INFO("input: " << input);
+        const auto ran = run_fed(k_cat_then_end, input);
+        CHECK(ran.output == "end\n");
+        CHECK(ran.exit_code == 0);
+    }
+}
+
+TEST_CASE("A fed header of twelve digits is read, leading zeros and all", "[fed_box]")
+{
+    const auto ran = run_fed(k_cat_then_end, "000000000005\nhello, and more");
+    CHECK(ran.output == "helloend\n");
+}
+
+TEST_CASE("A fed box whose stdin ends before the frame's byte count gives the inner what arrived, then end of file",
+          "[fed_box]")
+{
+    const auto ran = run_fed(k_cat_then_end, "10\nhello");
+    CHECK(ran.output == "helloend\n");
+    CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("A fed box's program ends the box by itself while the real stdin stays open", "[fed_box]")
+{
+    const auto ran = run_fed_stdin_open(box_command(10.0), fed_program_frame("import sys\nprint(6*7, repr(sys.stdin.read()))\n"));
+    CHECK(ran.output == "42 ''\n");
+    CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("The kill byte ends every process of a fed box but PID 1, including those started after it", "[fed_box]")
+{
+    // The inner shell is PID 1: the kill byte reaches cat or the sleep that follows it, and the
+    // shell, which it cannot reach, ends with 128 + 9.
+    const auto started = std::chrono::steady_clock::now();
+    const auto ran = run_fed_stdin_open({"sh", "-c", "cat >/dev/null; sleep 30"},
+                                        fed_program_frame("hello\n") + "extra" + k_fed_kill_byte);
+    CHECK(ran.exit_code == 137);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+}
+
+TEST_CASE("The kill byte ends a fed cold box's program with 137, as a kill through Docker does", "[fed_box]")
+{
+    const auto started = std::chrono::steady_clock::now();
+    const auto ran = run_fed_stdin_open(box_command(10.0), fed_program_frame("import time\ntime.sleep(30)\n") +
+                                                               k_fed_kill_byte);
+    CHECK(ran.exit_code == 137);
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+}
+
+TEST_CASE("A fed cold box's program has a pipe for stdin, fds 0-2 only, and the policy's limits", "[fed_box]")
+{
+    // fd 3 is listdir's own.
+    const auto ran = run_fed(box_command(2.0), fed_program_frame("import os, resource\n"
+                                                                 "print(sorted(os.listdir('/proc/self/fd')), "
+                                                                 "os.readlink('/proc/self/fd/0').split(':')[0], "
+                                                                 "resource.getrlimit(resource.RLIMIT_NOFILE), "
+                                                                 "resource.getrlimit(resource.RLIMIT_CORE))\n"));
+    CHECK(ran.output == "['0', '1', '2', '3'] pipe (128, 128) (0, 0)\n");
+    CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("A fed box's feeder does not let the program of its uid into its memory", "[fed_box]")
+{
+    // The feeder is the other child of the program's PID 1, alive while stdin stays open;
+    // EACCES (13) for its mem and environ. (Host processes may end while /proc is listed.)
+    const std::string program = "import os\n"
+                                "def status(pid):\n"
+                                "    try:\n"
+                                "        return dict(line.split(':\\t', 1) for line in open('/proc/%s/status' % pid))\n"
+                                "    except OSError:\n"
+                                "        return {}\n"
+                                "me = status('self')\n"
+                                "feeders = [p for p in os.listdir('/proc') if p.isdigit() and p != me['Pid'].strip()\n"
+                                "           and status(p).get('PPid') == me['PPid']]\n"
+                                "def attempt(path):\n"
+                                "    try:\n"
+                                "        open(path, 'rb')\n"
+                                "        return 'open'\n"
+                                "    except OSError as e:\n"
+                                "        return str(e.errno)\n"
+                                "print(len(feeders), [attempt('/proc/%s/%s' % (feeders[0], f)) for f in ('mem', 'environ')])\n";
+    const auto ran =
+        run_fed_stdin_open(box_command(2.0), fed_program_frame(program), pybox::test::box_like_unprivileged_prefix());
+    CHECK(ran.output == "1 ['13', '13']\n");
+    CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("The fed box command runs nothing unless it is PID 1, where kill(-1) would reach more than its box",
+          "[fed_box]")
+{
+    // Run as an ordinary process of this host (the input holds no kill byte).
+    auto command = fed_box_command({"sh", "-c", "echo ran"});
+    command.front() = "/bin/sh";
+    const auto ran = pybox::test::run_with_input(command, fed_program_frame("x"));
+    CHECK(ran.output.empty());
+    CHECK(ran.exit_code == 1);
+    CHECK_THAT(ran.error_output, Catch::Contains("only as PID 1"));
+}
