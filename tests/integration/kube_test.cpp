@@ -245,3 +245,44 @@ TEST_CASE("A kubeconfig that cannot be used is a vm status problem of the cluste
     CHECK_THAT(std::string(cluster.at("problems").at(0).at("message").as_string()), Catch::Contains(broken));
     CHECK(daemon.pybox({"exec", "-"}, "print(1)\n").exit_code != 0);
 }
+
+TEST_CASE("A user without the permissions PyBox needs makes the cluster unverified, naming them", "[kube]")
+{
+    SideDaemon daemon("kube-nobody", cluster_only(cluster_entry("K8S_NOBODY_KUBECONFIG")));
+    const auto status = daemon.pybox({"vm", "status", "--json"});
+    CHECK(status.exit_code == 1);
+    const auto cluster = cluster_status(answer_of(status));
+    INFO(json::serialize(cluster));
+    CHECK(cluster.at("verified") == false);
+    bool names_pods = false;
+    for (const auto& problem : cluster.at("problems").as_array())
+        if (problem.at("check") == "access" && problem.at("message").as_string().find("create pods") != std::string::npos)
+            names_pods = true;
+    CHECK(names_pods);
+}
+
+TEST_CASE("A pushed image whose recorded digest was tampered with is never run", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto record_file = daemon.home() / "pushed-images" / "cluster.json";
+    const auto original = read_file_capped(record_file, 1 << 20);
+    REQUIRE(original.has_value());
+    // Another digest, the same in the reference and the record, as a consistent forgery would be.
+    const auto at = original->find("@sha256:");
+    REQUIRE(at != std::string::npos);
+    const std::string digest = original->substr(at + 1, 71);
+    const std::string forged = "sha256:" + std::string(64, 'a');
+    std::string tampered = *original;
+    for (auto found = tampered.find(digest); found != std::string::npos; found = tampered.find(digest))
+        tampered.replace(found, digest.size(), forged);
+    REQUIRE(write_file_atomic(record_file, tampered).has_value());
+    const auto run = daemon.run_json("print('must not run')\n");
+    REQUIRE(write_file_atomic(record_file, *original).has_value());
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.process.exit_code != 0);
+    CHECK(run.receipt.at("capture").at("stdout") == "");
+    CHECK(mechanism(run) == "NOT_STARTED");
+    CHECK(run.receipt.at("cleanup").at("removed") == true);
+    CHECK(pods_of_run(std::string(run.receipt.at("identity").at("run_id").as_string())).empty());
+    CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
+}
