@@ -149,7 +149,9 @@ public:
     virtual net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) = 0;
     virtual net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) = 0;
     // Compares what an inspection reports with the spec the box was made from, setting by
-    // setting: anything missing, different or wider is a mismatch. Pure.
+    // setting: anything missing, different or wider is a mismatch. Pure. Asked before the start
+    // and again of the ended box: an engine may report a part of the box only once it ran (a
+    // Pod's status names the image its node ran), and checks it then.
     virtual SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const = 0;
     // Connects the box's stdin and output, registers for its end and starts it, in whatever
     // order the backend needs so that no output and not the end is missed. On a failure what

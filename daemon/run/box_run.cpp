@@ -27,6 +27,13 @@ using Kind = Problem::Kind;
 namespace {
 
 constexpr auto k_use = net::as_tuple(net::use_awaitable);
+
+std::vector<std::string> mismatched_fields(const engine::SettingsCheck& check)
+{
+    std::vector<std::string> fields;
+    for (const auto& mismatch : check.mismatches) fields.push_back(mismatch.field);
+    return fields;
+}
 // How long output may keep arriving after the engine reported the exit.
 constexpr milliseconds k_drain_grace{2'000};
 
@@ -287,14 +294,21 @@ net::awaitable<bool> BoxRun::verify_box()
     m_evidence.effective_policy = std::move(check.record);
     if (!check.mismatches.empty()) {
         phase.done("failed");
-        std::vector<std::string> fields;
-        for (const auto& mismatch : check.mismatches) fields.push_back(mismatch.field);
-        m_evidence.problems.push_back(Problem{Kind::policy_mismatch, {}, std::move(fields)});
+        m_evidence.problems.push_back(Problem{Kind::policy_mismatch, {}, mismatched_fields(check)});
         co_return false;
     }
     m_evidence.policy_verified = true;
     phase.done("ok");
     co_return !m_evidence.cancelled;
+}
+
+void BoxRun::check_ended_box(const engine::BoxInspection& ended)
+{
+    if (!m_evidence.policy_verified) return;
+    auto check = m_engine.check_settings(m_spec, ended);
+    m_evidence.effective_policy = std::move(check.record);
+    if (!check.mismatches.empty())
+        m_evidence.problems.push_back(Problem{Kind::policy_mismatch_after_run, {}, mismatched_fields(check)});
 }
 
 net::awaitable<bool> BoxRun::launch_box()
@@ -356,6 +370,7 @@ net::awaitable<void> BoxRun::run_program()
     PhaseTimer inspect(*this, "inspect");
     auto final_state = co_await m_engine.inspect_box(m_evidence.container_id, limits::k_inspect_timeout);
     if (final_state && final_state->raw.is_object()) {
+        check_ended_box(*final_state);
         m_evidence.final_state = std::move(final_state->state);
         inspect.done("ok");
     } else {

@@ -127,6 +127,9 @@ private:
     bool timer_at_delivery() const;
     net::awaitable<bool> create_box();
     net::awaitable<bool> verify_box();
+    // The ended box's settings checked again (BoxEngine::check_settings): the effective policy
+    // becomes that record, and a mismatch is policy_mismatch_after_run.
+    void check_ended_box(const engine::BoxInspection& ended);
     net::awaitable<bool> launch_box();
     net::awaitable<void> run_program();
     net::awaitable<void> check_engine_gone(Error inspect_error);

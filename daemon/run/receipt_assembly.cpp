@@ -69,6 +69,11 @@ proto::Explanation explain_problem(const Problem& problem)
                        "The engine's effective settings differ from the box policy; the box was removed without "
                        "starting.",
                        {{"fields", names_of(problem.names)}});
+    case Kind::policy_mismatch_after_run:
+        return explain("POLICY_MISMATCH_AFTER_RUN",
+                       "The engine's report of the ended box differs from the box policy in a setting it reports "
+                       "only once a box ran; the program ran in a box that was not as asked.",
+                       {{"fields", names_of(problem.names)}});
     case Kind::attach_failed:
         return explain("ATTACH_FAILED", "PyBox could not attach to the box; it was not started.",
                        error_evidence(problem.error));

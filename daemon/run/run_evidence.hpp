@@ -66,7 +66,7 @@ struct PhaseRecord {
 
 // Something a phase met that the receipt explains, with the failure it carries (the engine's,
 // or the attempt log's for attempt_note_stale) or the names it lists (the engine's warnings for
-// create_warnings, the mismatched fields for policy_mismatch).
+// create_warnings, the mismatched fields for policy_mismatch and policy_mismatch_after_run).
 struct Problem {
     enum class Kind {
         create_failed,
@@ -74,6 +74,7 @@ struct Problem {
         create_warnings,
         verify_failed,
         policy_mismatch,
+        policy_mismatch_after_run,  // the ended box's report differs from the spec (POLICY_MISMATCH_AFTER_RUN)
         attach_failed,        // the launch could not connect the box's streams (ATTACH_FAILED)
         wait_not_registered,  // the launch could not register for the box's end
         start_failed,

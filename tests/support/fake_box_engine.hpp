@@ -55,6 +55,8 @@ public:
     FakeProgram program;
     std::vector<std::string> create_warnings;
     std::vector<engine::SettingMismatch> mismatches;  // what check_settings reports
+    // What check_settings reports besides of a box that ended (a setting known once it ran).
+    std::vector<engine::SettingMismatch> mismatches_once_ended;
 
     void fail(std::string method, std::string code, int times = 1, int skip = 0)
     {
@@ -115,10 +117,14 @@ public:
         co_return inspection;
     }
 
-    engine::SettingsCheck check_settings(const engine::BoxSpec&, const engine::BoxInspection&) const override
+    engine::SettingsCheck check_settings(const engine::BoxSpec&, const engine::BoxInspection& inspection) const override
     {
-        return {mismatches, boost::json::object{{"checked_by", "fake"},
-                                                {"mismatches", static_cast<std::uint64_t>(mismatches.size())}}};
+        auto found = mismatches;
+        if (inspection.state.exit_code)
+            found.insert(found.end(), mismatches_once_ended.begin(), mismatches_once_ended.end());
+        return {found, boost::json::object{{"checked_by", "fake"},
+                                           {"ended", inspection.state.exit_code.has_value()},
+                                           {"mismatches", static_cast<std::uint64_t>(found.size())}}};
     }
 
     boost::asio::awaitable<boost::system::result<engine::LaunchedBox, engine::LaunchFailure>> launch_box(

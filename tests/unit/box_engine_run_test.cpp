@@ -195,6 +195,34 @@ TEST_CASE("Through the box engine, a mismatched setting is POLICY_MISMATCH namin
     check_not_started_and_removed(f, receipt);
 }
 
+TEST_CASE("Through the box engine, a setting the ended box reports differently is POLICY_MISMATCH_AFTER_RUN")
+{
+    Fixture f;
+    f.engine.program.out = "42\n";
+    f.engine.mismatches_once_ended = {{"status.containerStatuses[box].imageID", "registry/pybox/stdlib@sha256:a",
+                                       "docker-pullable://registry/pybox/stdlib@sha256:b"}};
+    const auto receipt = f.run(request());
+    REQUIRE(has_code(receipt, "POLICY_MISMATCH_AFTER_RUN"));
+    const auto& explanation = *std::find_if(receipt.explanations.begin(), receipt.explanations.end(),
+                                            [](const auto& e) { return e.code == "POLICY_MISMATCH_AFTER_RUN"; });
+    CHECK(explanation.evidence.at("fields") == json::array{"status.containerStatuses[box].imageID"});
+    // Verified before the start, and the record is the ended box's check.
+    CHECK(receipt.observed.policy_verified_before_start);
+    CHECK(receipt.observed.effective_policy.at("ended") == true);
+    CHECK(receipt.observed.effective_policy.at("mismatches") == 1);
+    CHECK(receipt.capture.stdout_stream.bytes == "42\n");
+    CHECK_FALSE(f.engine.box_exists());
+}
+
+TEST_CASE("Through the box engine, the ended box's check is the receipt's effective policy")
+{
+    Fixture f;
+    const auto receipt = f.run(request());
+    CHECK_FALSE(has_code(receipt, "POLICY_MISMATCH_AFTER_RUN"));
+    CHECK(receipt.observed.effective_policy.at("ended") == true);
+    CHECK(receipt.observed.effective_policy.at("mismatches") == 0);
+}
+
 TEST_CASE("Through the box engine, a failed attach is ATTACH_FAILED and the box never starts")
 {
     Fixture f;
