@@ -49,6 +49,37 @@ net::awaitable<void> pause(Timeout interval)
 
 Error no_such_pod(std::string_view id) { return make_error(api_error::k_engine_no_such_object, "no Pod " + std::string(id)); }
 
+// Why a Pod whose box container does not run will never run it, or nullopt: it is on its way.
+std::optional<Error> start_failure(const PodFacts& facts)
+{
+    if (cannot_start(facts.waiting_reason))
+        return make_error(api_error::k_engine_error, "the box's container cannot start: " + facts.waiting_reason +
+                                                         (facts.waiting_message.empty() ? "" : ": " + facts.waiting_message));
+    if (facts.box_ended || facts.phase == "Failed" || facts.phase == "Succeeded")
+        return make_error(api_error::k_engine_error, "the Pod ended before its program was delivered (phase " + facts.phase +
+                                                         (facts.reason.empty() ? "" : ", " + facts.reason) +
+                                                         (facts.message.empty() ? "" : ": " + facts.message) + ")");
+    return std::nullopt;
+}
+
+// Where a starting Pod is, for a message.
+std::string start_progress(const PodFacts& facts)
+{
+    return "phase " + (facts.phase.empty() ? std::string("not reported") : facts.phase) +
+           (facts.node_name.empty() ? ", on no node yet" : ", on node " + facts.node_name) +
+           (facts.waiting_reason.empty() ? "" : ", waiting: " + facts.waiting_reason);
+}
+
+// Whether an attach was refused only because the box's container does not run yet: the apiserver
+// cannot attach to a Pod without a node (400), and the kubelet knows a container for an attach
+// only once its runtime runs it (500 "container box not found").
+bool not_started_yet(const Error& error)
+{
+    const std::string_view message = error.message;
+    return message.find("does not have a host assigned") != std::string_view::npos ||
+           message.find("container " + std::string(k_box_container) + " not found") != std::string_view::npos;
+}
+
 }  // namespace
 
 // The attach stream of a launched box: output chunks as they come, the program written as one
@@ -212,7 +243,7 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
     const auto box_timer = std::chrono::ceil<std::chrono::seconds>(std::chrono::duration<double>(spec.box_timer_s));
     PodSettings settings{image->reference, m_settings.seccomp_localhost ? spec.policy.seccomp + ".json" : std::string(),
                          (box_timer + k_pod_start_allowance).count(), m_settings.node};
-    AskedPod asked{make_pod(fed, settings), image->manifest_digest, spec.policy.pids, deny_all_policy_name(owner),
+    AskedPod asked{make_pod(fed, settings), image->reference, image->manifest_digest, spec.policy.pids, deny_all_policy_name(owner),
                    std::move(*network_problem), MonoClock::now()};
     const json::value body = asked.pod;
     auto answer = co_await (*client)->call_json(http::verb::post, pods_path(), &body, timeout);
@@ -248,6 +279,11 @@ engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
     }
     auto check = check_pod(asked->second.pod, inspection.raw);
     const auto& network = asked->second;
+    // The image the node ran, once the kubelet reported it (never before the box started).
+    const std::string ran = pod_facts(inspection.raw).image_id;
+    check.record["image_id"] = ran.empty() ? json::value(nullptr) : json::value(ran);
+    if (!ran.empty() && ran.find(network.manifest_digest) == std::string::npos)
+        check.mismatches.push_back({"status.containerStatuses[box].imageID", network.image_reference, ran});
     check.record["network_policy"] = json::object{{"name", network.network_policy},
                                                   {"deny_all", !network.network_problem.has_value()}};
     if (network.network_problem)
@@ -276,47 +312,53 @@ net::awaitable<Expected<std::optional<std::string>>> KubeBoxEngine::check_networ
     co_return deny_all_problem(*held, owner);
 }
 
-net::awaitable<Expected<void>> KubeBoxEngine::wait_until_running(KubeClient& client, std::string_view id,
-                                                                 const AskedPod& asked, Timeout timeout)
+net::awaitable<Expected<PodFacts>> KubeBoxEngine::read_pod(KubeClient& client, const PodRef& ref, Timeout timeout)
 {
-    const auto ref = parse_pod_ref(id);
-    if (!ref) co_return no_such_pod(id);
+    auto pod = co_await client.call_json(http::verb::get, pod_path(ref.name), nullptr, timeout);
+    if (!pod) co_return pod.error();
+    auto facts = pod_facts(*pod);
+    if (facts.uid != ref.uid) co_return no_such_pod(pod_ref_id(ref));
+    co_return facts;
+}
+
+net::awaitable<Expected<std::unique_ptr<AttachSession>>> KubeBoxEngine::attach_once_started(KubeClient& client,
+                                                                                           const PodRef& ref,
+                                                                                           Timeout timeout)
+{
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string last_seen = "no answer";
-    for (;;) {
+    for (int refused = 0;; ++refused) {
         const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
         if (left <= Timeout::zero())
-            co_return make_error(api_error::k_engine_timeout, "the Pod " + std::string(id) + " did not start within " +
+            co_return make_error(api_error::k_engine_timeout, "the Pod " + pod_ref_id(ref) + " did not start within " +
                                                                std::to_string(timeout.count()) + " ms (last seen: " +
                                                                last_seen + ")");
-        auto pod = co_await client.call_json(http::verb::get, pod_path(ref->name), nullptr,
-                                             std::min(left, limits::k_query_timeout));
-        if (!pod) co_return pod.error();
-        const auto facts = pod_facts(*pod);
-        if (facts.uid != ref->uid) co_return no_such_pod(id);
-        const auto state = box_container_state(*pod);
-        if (state.running) {
-            if (facts.image_id.find(asked.manifest_digest) == std::string::npos)
-                co_return make_error(api_error::k_engine_error,
-                                     "the node runs the image \"" + facts.image_id + "\", not the pushed " +
-                                         asked.manifest_digest);
-            if (auto problem = co_await node_problem(client, facts.node_name, asked.pids))
-                co_return make_error(api_error::k_engine_error, *problem);
-            co_return Expected<void>{};
+        auto session = co_await AttachSession::open(client, m_settings.namespace_name, ref.name, k_box_container,
+                                                    std::min(left, limits::k_query_timeout));
+        if (session || !not_started_yet(session.error())) co_return session;
+        if (refused % k_attaches_per_pod_read == 0) {
+            // Not attachable yet: the Pod says whether it is on its way.
+            auto facts = co_await read_pod(client, ref, std::min(left, limits::k_query_timeout));
+            if (!facts) co_return facts.error();
+            if (auto failure = start_failure(*facts)) co_return std::move(*failure);
+            last_seen = start_progress(*facts) + "; the attach: " + session.error().message;
         }
-        last_seen = "phase " + (facts.phase.empty() ? std::string("not reported") : facts.phase) +
-                    (facts.node_name.empty() ? ", on no node yet" : ", on node " + facts.node_name) +
-                    (facts.waiting_reason.empty() ? "" : ", waiting: " + facts.waiting_reason);
-        if (cannot_start(facts.waiting_reason))
-            co_return make_error(api_error::k_engine_error, "the box's container cannot start: " + facts.waiting_reason +
-                                                             (facts.waiting_message.empty() ? "" : ": " + facts.waiting_message));
-        if (state.exit_code || facts.phase == "Failed" || facts.phase == "Succeeded")
-            co_return make_error(api_error::k_engine_error,
-                                 "the Pod ended before its program was delivered (phase " + facts.phase +
-                                     (facts.reason.empty() ? "" : ", " + facts.reason) +
-                                     (facts.message.empty() ? "" : ": " + facts.message) + ")");
-        co_await pause(k_pod_poll_interval);
+        co_await pause(k_attach_retry_interval);
     }
+}
+
+net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
+                                                          Timeout timeout)
+{
+    std::string node = m_settings.node;
+    if (node.empty()) {
+        auto facts = co_await read_pod(client, ref, timeout);
+        if (!facts) co_return facts.error();
+        node = facts->node_name;
+    }
+    if (auto problem = co_await node_problem(client, node, asked.pids))
+        co_return make_error(api_error::k_engine_error, *problem);
+    co_return Expected<void>{};
 }
 
 net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClient& client, const std::string& node,
@@ -335,24 +377,6 @@ net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClien
         "; set the node's podPidsLimit to at most that, or the entry's \"pids_limit\": \"node\" to accept the node's";
 }
 
-net::awaitable<Expected<std::unique_ptr<AttachSession>>> KubeBoxEngine::attach(KubeClient& client, std::string_view pod,
-                                                                              Timeout timeout)
-{
-    // Right after the status says the container runs, the kubelet may not know it yet for an
-    // attach (measured on the test cluster with four Pods starting at once: 500 "container box
-    // not found in pod"): asked again until `timeout`.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
-        auto session = co_await AttachSession::open(client, m_settings.namespace_name, pod, k_box_container,
-                                                    std::max(left, Timeout(1)));
-        if (session || left <= k_pod_poll_interval ||
-            session.error().message.find("container " + std::string(k_box_container) + " not found") == std::string::npos)
-            co_return session;
-        co_await pause(k_pod_poll_interval);
-    }
-}
-
 net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBoxEngine::launch_box(
     std::string_view id, engine::LaunchTimeouts timeouts)
 {
@@ -366,10 +390,13 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     // A Pod's start includes its image's pull on the node: the start budget is at least the
     // allowance activeDeadlineSeconds gives it.
     const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
-    auto running = co_await wait_until_running(**client, id, asked->second, start_budget);
-    if (!running) co_return LaunchFailure{Step::start, running.error()};
-    auto session = co_await attach(**client, ref->name, std::max<Timeout>(timeouts.connect, k_attach_budget));
-    if (!session) co_return LaunchFailure{Step::streams, session.error()};
+    auto session = co_await attach_once_started(**client, *ref, start_budget);
+    if (!session) co_return LaunchFailure{Step::start, session.error()};
+    auto verified = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
+    if (!verified) {
+        co_await (*session)->close(limits::k_query_timeout);
+        co_return LaunchFailure{Step::start, verified.error()};
+    }
     co_return engine::LaunchedBox{std::make_unique<KubeBoxStreams>(*this, std::string(id), std::move(*session)),
                                   std::make_unique<KubeBoxEnd>(m_client, pod_path(ref->name), ref->uid), start_asked};
 }

@@ -36,6 +36,7 @@
 #include "common/clock.hpp"
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/kube/kube_client.hpp"
+#include "daemon/kube/pod_state.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -55,12 +56,13 @@ class KubeBoxStreams;
 // pull on the node, the container's start), beyond the box timer: activeDeadlineSeconds counts
 // from the Pod's start, not the program's.
 inline constexpr std::chrono::seconds k_pod_start_allowance{60};
-// How long the attach may take once the container runs, its retries included (the kubelet may
-// not know a container for an attach until its next look at the runtime: up to seconds with
-// several Pods starting at once on a loaded node).
-inline constexpr std::chrono::seconds k_attach_budget{10};
-// How often a launch and the wait for the end read the Pod.
+// How often the wait for the end reads the Pod.
 inline constexpr std::chrono::milliseconds k_pod_poll_interval{50};
+// How often a launch asks to attach while the kubelet's runtime does not run the container yet
+// (the program's delivery waits for it), and after how many refused attaches it reads the Pod
+// to see whether it is still on its way.
+inline constexpr std::chrono::milliseconds k_attach_retry_interval{20};
+inline constexpr int k_attaches_per_pod_read = 5;
 
 // An image as a cluster's Pods name it.
 struct ClusterImage {
@@ -123,6 +125,7 @@ private:
     // What create_box() asked for a box, until it is removed.
     struct AskedPod {
         boost::json::object pod;
+        std::string image_reference;  // REGISTRY/PREFIX/NAME@sha256:DIGEST
         std::string manifest_digest;
         std::int64_t pids = 0;                       // the policy's process limit
         std::string network_policy;                  // its name
@@ -132,8 +135,16 @@ private:
 
     std::string pods_path() const;
     std::string pod_path(std::string_view name) const;
-    net::awaitable<Expected<void>> wait_until_running(KubeClient& client, std::string_view id,
-                                                      const AskedPod& asked, engine::Timeout timeout);
+    // The Pod's facts; "engine_no_such_object" when the name is another Pod's.
+    net::awaitable<Expected<PodFacts>> read_pod(KubeClient& client, const PodRef& ref, engine::Timeout timeout);
+    // Attaches to the box container as soon as the kubelet's runtime runs it (asked again every
+    // k_attach_retry_interval while it does not), failing when the Pod says it never will.
+    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach_once_started(KubeClient& client, const PodRef& ref,
+                                                                                engine::Timeout timeout);
+    // The check of a started box's node before its program is delivered: its podPidsLimit. The
+    // node is the entry's, or the Pod's as the apiserver reads it.
+    net::awaitable<Expected<void>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
+                                               engine::Timeout timeout);
     // The owner's deny-all NetworkPolicy (network_policy.hpp), made when there is none: why the
     // one the apiserver holds is not it, or nullopt.
     net::awaitable<Expected<std::optional<std::string>>> check_network_policy(KubeClient& client, std::string_view owner,
@@ -142,9 +153,6 @@ private:
     // the node proxy; a limit that cannot be read is not a reason), or nullopt.
     net::awaitable<std::optional<std::string>> node_problem(KubeClient& client, const std::string& node,
                                                             std::int64_t pids);
-    // Attaches to the box container of `pod` within `timeout`.
-    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(KubeClient& client, std::string_view pod,
-                                                                     engine::Timeout timeout);
     net::awaitable<Expected<void>> delete_pod(KubeClient& client, std::string_view id, engine::Timeout timeout);
 
     ClientSource m_client;

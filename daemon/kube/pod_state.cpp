@@ -204,7 +204,9 @@ PodFacts pod_facts(const json::value& pod)
     if (const json::value* container = box_status(pod, malformed)) {
         const auto* fields = container->if_object();
         facts.image_id = string_field(fields, "imageID");
-        const auto* waiting = object_field(object_field(fields, "state"), "waiting");
+        const auto* state = object_field(fields, "state");
+        const auto* waiting = object_field(state, "waiting");
+        facts.box_ended = object_field(state, "terminated") != nullptr;
         facts.waiting_reason = string_field(waiting, "reason");
         facts.waiting_message = string_field(waiting, "message");
     }

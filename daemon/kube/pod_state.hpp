@@ -45,6 +45,7 @@ struct PodFacts {
     std::string image_id;
     std::string waiting_reason;
     std::string waiting_message;
+    bool box_ended = false;  // the box container's state is terminated
 };
 // Fields that are missing or of another type are left empty.
 PodFacts pod_facts(const boost::json::value& pod);
