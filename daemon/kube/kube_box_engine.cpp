@@ -243,7 +243,7 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
     const auto box_timer = std::chrono::ceil<std::chrono::seconds>(std::chrono::duration<double>(spec.box_timer_s));
     PodSettings settings{image->reference, m_settings.seccomp_localhost ? spec.policy.seccomp + ".json" : std::string(),
                          (box_timer + k_pod_start_allowance).count(), m_settings.node};
-    AskedPod asked{make_pod(fed, settings), image->reference, image->manifest_digest, spec.policy.pids, deny_all_policy_name(owner),
+    AskedPod asked{make_pod(fed, settings), spec.policy.pids, deny_all_policy_name(owner),
                    std::move(*network_problem), MonoClock::now()};
     const json::value body = asked.pod;
     auto answer = co_await (*client)->call_json(http::verb::post, pods_path(), &body, timeout);
@@ -279,11 +279,6 @@ engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
     }
     auto check = check_pod(asked->second.pod, inspection.raw);
     const auto& network = asked->second;
-    // The image the node ran, once the kubelet reported it (never before the box started).
-    const std::string ran = pod_facts(inspection.raw).image_id;
-    check.record["image_id"] = ran.empty() ? json::value(nullptr) : json::value(ran);
-    if (!ran.empty() && ran.find(network.manifest_digest) == std::string::npos)
-        check.mismatches.push_back({"status.containerStatuses[box].imageID", network.image_reference, ran});
     check.record["network_policy"] = json::object{{"name", network.network_policy},
                                                   {"deny_all", !network.network_problem.has_value()}};
     if (network.network_problem)

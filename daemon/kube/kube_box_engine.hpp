@@ -125,8 +125,6 @@ private:
     // What create_box() asked for a box, until it is removed.
     struct AskedPod {
         boost::json::object pod;
-        std::string image_reference;  // REGISTRY/PREFIX/NAME@sha256:DIGEST
-        std::string manifest_digest;
         std::int64_t pids = 0;                       // the policy's process limit
         std::string network_policy;                  // its name
         std::optional<std::string> network_problem;  // why it is not the owner's deny-all policy

@@ -1,5 +1,7 @@
 #include "daemon/kube/pod_spec.hpp"
 
+#include "daemon/kube/pod_state.hpp"
+
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -372,10 +374,18 @@ json::object pod_record(const json::value& read_back, const std::vector<engine::
     json::array mismatch_list;
     for (const auto& m : mismatches)
         mismatch_list.push_back(json::object{{"field", m.field}, {"expected", m.expected}, {"observed", m.observed}});
-    return json::object{{"source", "the Pod as the apiserver holds it after admission, before the program"},
+    return json::object{{"source", "the Pod as the apiserver holds it after admission, checked before the program "
+                                   "and again once it ended"},
                         {"metadata", std::move(metadata_record)},
                         {"spec", field_or_null(read_back, "spec")},
                         {"mismatches", std::move(mismatch_list)}};
+}
+
+// The image of the asked Pod's box container (make_pod's: its only container).
+std::string asked_image(const json::object& asked)
+{
+    const auto& container = asked.at("spec").at("containers").at(0);
+    return std::string(container.at("image").as_string());
 }
 
 bool multiply(std::int64_t a, std::int64_t b, std::int64_t& product) { return !__builtin_mul_overflow(a, b, &product); }
@@ -475,7 +485,14 @@ engine::SettingsCheck check_pod(const json::object& asked, const json::value& re
     checker.check(read_back);
     engine::SettingsCheck check;
     check.mismatches = checker.take();
+    // The image the node ran, once the kubelet reported it: its imageID ends with the digest of
+    // the image asked for ("docker-pullable://REGISTRY/NAME@sha256:DIGEST").
+    const std::string ran = pod_facts(read_back).image_id;
+    const std::string image = asked_image(asked);
+    if (!ran.empty() && !ran.ends_with(image.substr(std::min(image.find('@'), image.size()))))
+        check.mismatches.push_back({std::string(k_ran_image_field), image, ran});
     check.record = pod_record(read_back, check.mismatches);
+    check.record["image_id"] = ran.empty() ? json::value(nullptr) : json::value(ran);
     return check;
 }
 

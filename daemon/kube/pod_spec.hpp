@@ -64,7 +64,11 @@ std::optional<std::int64_t> quantity_millis(std::string_view quantity);
 // profile named by its type and file), plus "mismatches". Each mismatch's field is the JSON path
 // in the Pod, e.g. "spec.containers[0].securityContext.runAsUser"; `expected` is "absent" for a
 // field PyBox did not set, `observed` is "missing" for one the answer lacks. An answer that is not
-// an object is the one mismatch "pod".
+// an object is the one mismatch "pod". Of an ended Pod, whose status names the image its node ran
+// (never before the kubelet's report after the start), the record's "image_id" is that imageID,
+// and one that does not end with the asked image's digest is the mismatch k_ran_image_field;
+// "image_id" is null before.
+inline constexpr std::string_view k_ran_image_field = "status.containerStatuses[box].imageID";
 engine::SettingsCheck check_pod(const boost::json::object& asked, const boost::json::value& read_back);
 
 }  // namespace pybox::kube

@@ -114,7 +114,13 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     CHECK(receipt.at("capture").at("stderr") == "to stderr\n");
     CHECK(mechanism(run) == "TARGET_EXIT_OBSERVED");
     CHECK(receipt.at("observed").at("policy_verified_before_start") == true);
-    CHECK(receipt.at("observed").at("effective_policy").at("mismatches").as_array().empty());
+    const auto& effective = receipt.at("observed").at("effective_policy");
+    CHECK(effective.at("mismatches").as_array().empty());
+    // The image the node ran, as the kubelet reported it once the box ended: the pushed digest
+    // the Pod named.
+    const std::string image(effective.at("spec").at("containers").at(0).at("image").as_string());
+    const std::string ran(effective.at("image_id").as_string());
+    CHECK(ran.ends_with(image.substr(image.find('@'))));
     CHECK(receipt.at("cleanup").at("removed") == true);
     const std::string container_id(receipt.at("container_id").as_string());
     const std::string run_id(receipt.at("identity").at("run_id").as_string());

@@ -180,6 +180,44 @@ TEST_CASE("The asked Pod with the apiserver's defaults passes the check", "[pod_
               "localhostProfile") == "pybox-seccomp-v2.json");
 }
 
+// The Pod once its box ended, the kubelet's status naming `image_id` as the image its node ran.
+json::value ended(const json::object& asked, std::string image_id)
+{
+    json::value pod = admitted(asked);
+    pod.at("status").as_object()["phase"] = "Succeeded";
+    pod.at("status").as_object()["containerStatuses"] = json::array{json::object{
+        {"name", "box"},
+        {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}},
+        {"image", k_image},
+        {"imageID", std::move(image_id)}}};
+    return pod;
+}
+
+TEST_CASE("Before the box ran, the image it ran is not known", "[pod_spec]")
+{
+    const json::object asked = stdlib_pod();
+    CHECK(kube::check_pod(asked, admitted(asked)).record.at("image_id").is_null());
+}
+
+TEST_CASE("The ended box's image, named by the asked digest, passes; another one is a mismatch", "[pod_spec]")
+{
+    const json::object asked = stdlib_pod();
+    const std::string image(k_image);
+    const std::string digest = image.substr(image.find('@'));
+    const std::string same = "docker-pullable://registry.example:5000/pybox/stdlib" + digest;
+    auto check = kube::check_pod(asked, ended(asked, same));
+    CHECK(fields(check).empty());
+    CHECK(check.record.at("image_id").as_string() == same);
+
+    const std::string other = "docker-pullable://registry.example:5000/pybox/stdlib@sha256:" + std::string(64, 'e');
+    check = kube::check_pod(asked, ended(asked, other));
+    REQUIRE(fields(check) == std::vector<std::string>{std::string(kube::k_ran_image_field)});
+    CHECK(check.mismatches[0].expected == k_image);
+    CHECK(check.mismatches[0].observed == other);
+    CHECK(check.record.at("image_id").as_string() == other);
+    CHECK(check.record.at("mismatches").as_array().size() == 1);
+}
+
 TEST_CASE("A quantity the apiserver writes in another notation but of the same value passes", "[pod_spec]")
 {
     json::value pod = admitted(stdlib_pod());
