@@ -4,7 +4,6 @@
 #include "common/clock.hpp"
 #include "common/limits.hpp"
 #include "daemon/kube/cluster_probe.hpp"
-#include "daemon/kube/kubeconfig.hpp"
 #include "daemon/registry/image_push.hpp"
 #include "daemon/registry/pinned_reference.hpp"
 
@@ -14,10 +13,9 @@ namespace pybox::kube {
 
 namespace {
 
-// "kubernetes https://HOST:PORT namespace NS", or the kubeconfig's path while it cannot be read.
-std::string describe_cluster(const engine::KubeEngine& entry)
+// "kubernetes https://HOST:PORT namespace NS", or the kubeconfig's path when it could not be read.
+std::string describe_cluster(const engine::KubeEngine& entry, const Expected<KubeAccess>& access)
 {
-    auto access = read_kubeconfig(entry.kubeconfig, entry.context);
     const std::string where = access ? access->server.url : "(kubeconfig " + entry.kubeconfig.string() + ")";
     return "kubernetes " + where + " namespace " + entry.namespace_name;
 }
@@ -83,10 +81,10 @@ private:
 
 KubeBackend::KubeBackend(std::string id, engine::KubeEngine entry, std::filesystem::path images_file,
                          vm::RecordedImagesSource recorded_images)
-    : m_id(std::move(id)), m_entry(std::move(entry)), m_images_file(std::move(images_file)),
-      m_recorded_images(std::move(recorded_images)),
+    : m_id(std::move(id)), m_entry(std::move(entry)), m_access(read_kubeconfig(m_entry.kubeconfig, m_entry.context)),
+      m_images_file(std::move(images_file)), m_recorded_images(std::move(recorded_images)),
       m_boxes([this] { return client(); }, [this](std::string_view image_id) { return cluster_image(image_id); },
-              KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry), m_entry.node.value_or(""),
+              KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry, m_access), m_entry.node.value_or(""),
                               m_entry.pids_limit_node}),
       m_control(std::make_unique<KubeControl>(*this))
 {
@@ -102,10 +100,13 @@ std::string KubeBackend::describe() const
 Expected<KubeClient*> KubeBackend::client()
 {
     if (m_client) return m_client.get();
-    auto access = read_kubeconfig(m_entry.kubeconfig, m_entry.context);
-    if (!access) return access.error();
-    auto made = KubeClient::make(std::move(*access));
-    if (!made) return made.error();
+    if (!m_access) m_access = read_kubeconfig(m_entry.kubeconfig, m_entry.context);
+    if (!m_access) return m_access.error();
+    auto made = KubeClient::make(std::move(*m_access));
+    if (!made) {
+        m_access = made.error();  // read again at the next need: the files it names may be fixed
+        return made.error();
+    }
     m_client = std::move(*made);
     return m_client.get();
 }

@@ -1,8 +1,11 @@
 // KubeBackend: the EngineBackend (daemon/engine/engine_backend.hpp) of a config.json "engines"
 // entry of kind "kubernetes" (docs/kubernetes.md):
-// - its client is made from the entry's kubeconfig and context (kubeconfig.hpp, kube_client.hpp)
-//   when first needed, and again at each need while it cannot be (a kubeconfig fixed later is
-//   taken without a restart); until then every call fails with that kubeconfig's Error;
+// - its kubeconfig and context (kubeconfig.hpp) are read once, when the backend is made: the
+//   server's URL names the cluster in describe(), and the client (kube_client.hpp) is made of
+//   what was read when first needed. While the kubeconfig cannot be read, or what was read
+//   cannot make a client, it is read again at each need (a kubeconfig fixed later is taken
+//   without a restart; describe() keeps naming the file then); until then every call fails with
+//   that kubeconfig's Error;
 // - its boxes are Pods in the entry's namespace (kube_box_engine.hpp);
 // - its images are the recorded ones pushed to the entry's "image_registry" (OCI distribution
 //   API, daemon/registry/image_push.hpp) by receive_images() (`pybox vm start`, setup, image
@@ -21,6 +24,7 @@
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/kube/kube_box_engine.hpp"
 #include "daemon/kube/kube_client.hpp"
+#include "daemon/kube/kubeconfig.hpp"
 #include "daemon/registry/pushed_images.hpp"
 
 #include <filesystem>
@@ -59,6 +63,8 @@ public:
 private:
     std::string m_id;
     engine::KubeEngine m_entry;
+    // The kubeconfig as last read, until a client is made of it.
+    Expected<KubeAccess> m_access;
     std::filesystem::path m_images_file;
     vm::RecordedImagesSource m_recorded_images;
     std::unique_ptr<KubeClient> m_client;
