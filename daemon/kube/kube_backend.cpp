@@ -111,11 +111,21 @@ Expected<KubeClient*> KubeBackend::client()
     return m_client.get();
 }
 
-std::optional<ClusterImage> KubeBackend::cluster_image(std::string_view image_id) const
+Expected<registry::PushedImages*> KubeBackend::pushed_images()
 {
-    auto pushed = registry::PushedImages::load(m_images_file);
+    if (!m_pushed) {
+        auto loaded = registry::PushedImages::load(m_images_file);
+        if (!loaded) return loaded.error();
+        m_pushed.emplace(std::move(*loaded));
+    }
+    return &*m_pushed;
+}
+
+std::optional<ClusterImage> KubeBackend::cluster_image(std::string_view image_id)
+{
+    auto pushed = pushed_images();
     if (!pushed) return std::nullopt;
-    const auto record = pushed->find(image_id);
+    const auto record = (*pushed)->find(image_id);
     // A record of another registry (the entry's changed since) does not name an image this
     // cluster's nodes are told to pull from.
     if (!record || !record->reference.starts_with(m_entry.image_registry + "/")) return std::nullopt;
@@ -133,7 +143,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
 {
     std::vector<std::string> notes;
     auto address = registry::parse_registry_address(m_entry.image_registry);
-    auto pushed = registry::PushedImages::load(m_images_file);
+    auto pushed = pushed_images();
     if (!address || !pushed) {
         notes.push_back("no image was pushed: " + (address ? pushed.error() : address.error()).message);
         co_return notes;
@@ -148,7 +158,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
         }
         registry::PushedRecord record{image.name, image.image_id, result->reference.text(), result->reference.digest,
                             rfc3339_utc(WallClock::now())};
-        if (auto kept = pushed->put(record); !kept) {
+        if (auto kept = (*pushed)->put(record); !kept) {
             notes.push_back("the image " + image.name + " was pushed as " + record.reference +
                             " but the record of it could not be written: " + kept.error().message);
             continue;
@@ -162,9 +172,9 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
 
 net::awaitable<Expected<void>> KubeBackend::remove_image(const std::string& image_id)
 {
-    auto pushed = registry::PushedImages::load(m_images_file);
+    auto pushed = pushed_images();
     if (!pushed) co_return pushed.error();
-    co_return pushed->forget(image_id);
+    co_return (*pushed)->forget(image_id);
 }
 
 }  // namespace pybox::kube

@@ -1,14 +1,21 @@
 // The Kubernetes backend (daemon/kube/kube_backend.hpp) without a cluster: when it reads the
-// entry's kubeconfig and what it keeps of it. Nothing here reaches an apiserver.
+// entry's kubeconfig and its record of pushed images, and what it keeps of them. Nothing here
+// reaches an apiserver or a registry.
 #include "daemon/kube/kube_backend.hpp"
+#include "daemon/registry/pushed_images.hpp"
 #include "tests/support/scripted_model_server.hpp"
 #include "tests/support/temp_runtime.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,9 +39,11 @@ struct Cluster {
         entry.image_registry = k_registry;
         return std::make_unique<KubeBackend>(
             "kube", entry,
-            runtime.paths.pushed_images_file("kube"),
+            pushed_images_file(),
             [] { return Expected<std::vector<vm::RecordedImage>>(std::vector<vm::RecordedImage>{}); });
     }
+
+    std::filesystem::path pushed_images_file() const { return runtime.paths.pushed_images_file("kube"); }
 
     // A kubeconfig of an apiserver at https://127.0.0.1:6443 with a token; its CA is `ca`.
     void write_kubeconfig(const std::filesystem::path& ca = test::TestPki::get().ca()) const
@@ -46,6 +55,32 @@ struct Cluster {
                                      "contexts:\n- name: ctx\n  context:\n    cluster: c\n    user: u\n";
     }
 };
+
+// The record of the image sha256:<image_hex...> pushed as stdlib to `registry`.
+registry::PushedRecord pushed_stdlib(char image_hex, const std::string& registry)
+{
+    const std::string manifest_digest = "sha256:" + std::string(64, 'e');
+    return {"stdlib", "sha256:" + std::string(64, image_hex), registry + "/stdlib@" + manifest_digest, manifest_digest,
+            "2026-01-01T00:00:00.000000Z"};
+}
+
+void write_pushed(const std::filesystem::path& file, const std::vector<registry::PushedRecord>& records)
+{
+    std::filesystem::create_directories(file.parent_path());
+    std::ofstream(file) << registry::serialize_pushed_images(records);
+}
+
+Expected<void> remove_image(KubeBackend& backend, const std::string& image_id)
+{
+    boost::asio::io_context io;
+    std::optional<Expected<void>> removed;
+    boost::asio::co_spawn(
+        io, [&]() -> boost::asio::awaitable<void> { removed = co_await backend.remove_image(image_id); },
+        boost::asio::detached);
+    io.run();
+    REQUIRE(removed.has_value());
+    return *removed;
+}
 
 }  // namespace
 
@@ -90,4 +125,64 @@ TEST_CASE("A kube backend whose kubeconfig was read but makes no client reads it
 
     cluster.write_kubeconfig();  // fixed: it names the test CA
     CHECK(backend->client().has_value());
+}
+
+TEST_CASE("A kube backend loads its record of pushed images once and answers from it")
+{
+    Cluster cluster;
+    const auto stdlib = pushed_stdlib('a', k_registry);
+    write_pushed(cluster.pushed_images_file(), {stdlib});
+    auto backend = cluster.make_backend();
+    auto image = backend->cluster_image(stdlib.image_id);
+    REQUIRE(image.has_value());
+    CHECK(image->reference == stdlib.reference);
+    CHECK(image->manifest_digest == stdlib.manifest_digest);
+
+    std::filesystem::remove(cluster.pushed_images_file());  // not read again
+    CHECK(backend->cluster_image(stdlib.image_id).has_value());
+    CHECK_FALSE(backend->cluster_image("sha256:" + std::string(64, 'b')).has_value());
+}
+
+TEST_CASE("A kube backend counts only the pushed images recorded under the entry's current registry")
+{
+    Cluster cluster;
+    const auto here = pushed_stdlib('a', k_registry);
+    const auto elsewhere = pushed_stdlib('b', "127.0.0.1:5000/pybox");
+    write_pushed(cluster.pushed_images_file(), {here, elsewhere});
+    auto backend = cluster.make_backend();
+    CHECK(backend->cluster_image(here.image_id).has_value());
+    CHECK_FALSE(backend->cluster_image(elsewhere.image_id).has_value());
+}
+
+TEST_CASE("A kube backend forgets a removed image in its kept record and in the file")
+{
+    Cluster cluster;
+    const auto kept = pushed_stdlib('a', k_registry);
+    const auto removed = pushed_stdlib('b', k_registry);
+    write_pushed(cluster.pushed_images_file(), {kept, removed});
+    auto backend = cluster.make_backend();
+    REQUIRE(backend->cluster_image(removed.image_id).has_value());
+
+    REQUIRE(remove_image(*backend, removed.image_id).has_value());
+    CHECK_FALSE(backend->cluster_image(removed.image_id).has_value());
+    CHECK(backend->cluster_image(kept.image_id).has_value());
+    auto on_disk = registry::PushedImages::load(cluster.pushed_images_file());
+    REQUIRE(on_disk.has_value());
+    CHECK(on_disk->records() == std::vector<registry::PushedRecord>{kept});
+}
+
+TEST_CASE("A kube backend whose record of pushed images cannot be loaded loads it again at each need")
+{
+    Cluster cluster;
+    std::filesystem::create_directories(cluster.pushed_images_file().parent_path());
+    std::ofstream(cluster.pushed_images_file()) << "{damaged";
+    auto backend = cluster.make_backend();
+    const auto stdlib = pushed_stdlib('a', k_registry);
+    CHECK_FALSE(backend->cluster_image(stdlib.image_id).has_value());
+    auto refused = remove_image(*backend, stdlib.image_id);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == "pushed_images_invalid");
+
+    write_pushed(cluster.pushed_images_file(), {stdlib});  // moved away and pushed again
+    CHECK(backend->cluster_image(stdlib.image_id).has_value());
 }
