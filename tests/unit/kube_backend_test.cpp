@@ -3,11 +3,10 @@
 // reaches an apiserver or a registry.
 #include "daemon/kube/kube_backend.hpp"
 #include "daemon/registry/pushed_images.hpp"
+#include "tests/support/fake_engine.hpp"
 #include "tests/support/scripted_model_server.hpp"
 #include "tests/support/temp_runtime.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 
 #include <catch2/catch.hpp>
@@ -15,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,13 +71,7 @@ void write_pushed(const std::filesystem::path& file, const std::vector<registry:
 Expected<void> remove_image(KubeBackend& backend, const std::string& image_id)
 {
     boost::asio::io_context io;
-    std::optional<Expected<void>> removed;
-    boost::asio::co_spawn(
-        io, [&]() -> boost::asio::awaitable<void> { removed = co_await backend.remove_image(image_id); },
-        boost::asio::detached);
-    io.run();
-    REQUIRE(removed.has_value());
-    return *removed;
+    return test::run_to_result(io, backend.remove_image(image_id));
 }
 
 }  // namespace
