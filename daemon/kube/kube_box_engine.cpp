@@ -398,22 +398,30 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
 
 net::awaitable<Expected<BoxKillOutcome>> KubeBoxEngine::kill_box(std::string_view id, Timeout timeout)
 {
-    if (const auto attached = m_attached.find(id); attached != m_attached.end() && !attached->second->ended()) {
+    // An ended attach means an ended process (the apiserver ends it then, before the kubelet
+    // reports the exit): nothing to ask the apiserver.
+    if (attach_ended(id)) co_return BoxKillOutcome::already_ended;
+    if (const auto attached = m_attached.find(id); attached != m_attached.end()) {
         auto sent = co_await attached->second->send_kill(timeout);
         if (sent) co_return BoxKillOutcome::killed;
     }
-    // No attach to write to: an ended attach means an ended process, which its status says
-    // (up to the kubelet's next report later); only a box still running is deleted.
+    // No attach to write to: its status says whether the box ended (the attach may have ended
+    // meanwhile); only a box still running is deleted.
     auto inspected = co_await inspect_box(id, timeout);
     if (!inspected && inspected.error().code == api_error::k_engine_no_such_object) co_return BoxKillOutcome::already_ended;
     if (inspected && inspected->state.exit_code && !inspected->state.running) co_return BoxKillOutcome::already_ended;
-    if (const auto attached = m_attached.find(id); attached != m_attached.end() && attached->second->ended())
-        co_return BoxKillOutcome::already_ended;
+    if (attach_ended(id)) co_return BoxKillOutcome::already_ended;
     auto client = m_client();
     if (!client) co_return client.error();
     auto deleted = co_await delete_pod(**client, id, timeout);
     if (!deleted) co_return deleted.error();
     co_return BoxKillOutcome::killed;
+}
+
+bool KubeBoxEngine::attach_ended(std::string_view id) const
+{
+    const auto attached = m_attached.find(id);
+    return attached != m_attached.end() && attached->second->ended();
 }
 
 net::awaitable<Expected<void>> KubeBoxEngine::delete_pod(KubeClient& client, std::string_view id, Timeout timeout)

@@ -21,11 +21,12 @@
 //   (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails the start
 //   with the kubelet's reason. The end is read from the Pod's status (polled): the exit code and
 //   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
-// - kill_box() writes the kill byte to the box's attach stream (the fed first process then
-//   SIGKILLs the program, and the box's PID 1 exits 137, as a Docker kill makes it). A box whose
-//   attach ended (its process ended: the apiserver closes the attach then, before the kubelet
-//   reports the exit) or whose status shows it ended was already ended; only a running box
-//   without an attach stream is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
+// - kill_box() first looks at the box's attach, without an API call: one that ended (its process
+//   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
+//   box was already ended; an open one gets the kill byte (the fed first process then SIGKILLs
+//   the program, and the box's PID 1 exits 137, as a Docker kill makes it). Only then, without an
+//   attach to write to or when the write failed, is the Pod inspected: a box whose status shows
+//   it ended was already ended; a running one is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
 //   precondition); a Pod the apiserver no longer has (404, or another UID) is removed. That only
 //   confirms the API object: the node's cleanup of its containers is not observed here.
 //
@@ -152,6 +153,8 @@ private:
     net::awaitable<std::optional<std::string>> node_problem(KubeClient& client, const std::string& node,
                                                             std::int64_t pids);
     net::awaitable<Expected<void>> delete_pod(KubeClient& client, std::string_view id, engine::Timeout timeout);
+    // Whether the box's attach was open and the apiserver ended it.
+    bool attach_ended(std::string_view id) const;
 
     ClientSource m_client;
     ImageSource m_images;

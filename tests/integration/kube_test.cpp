@@ -148,20 +148,7 @@ TEST_CASE("A program past its deadline is stopped on the cluster, and the receip
 TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
 {
     auto& daemon = cluster_daemon();
-    const auto run = daemon.run_json("import os, time\n"
-                                     "made = 0\n"
-                                     "for _ in range(64):\n"
-                                     "    try:\n"
-                                     "        if os.fork() == 0:\n"
-                                     "            time.sleep(1)\n"
-                                     "            os._exit(0)\n"
-                                     "        made += 1\n"
-                                     "    except OSError:\n"
-                                     "        pass\n"
-                                     "print(made, flush=True)\n"
-                                     "for _ in range(made):\n"
-                                     "    os.wait()\n",
-                                     {"--timeout", "5"});
+    const auto run = daemon.run_json(fork_bomb_program(64), {"--timeout", "5"});
     INFO(run.process.output << run.process.error_output);
     REQUIRE(run.process.exit_code == 0);
     // The node's podPidsLimit counts every process of the Pod (its first process, the feeder,
