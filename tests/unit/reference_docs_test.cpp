@@ -397,8 +397,10 @@ TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and m
     const std::string allowance = std::to_string(kube::k_pod_start_allowance.count());
     for (const auto& stated : figures(doc, R"(timer plus (\d+) s)")) CHECK(stated == allowance);
     for (const auto& stated : figures(doc, R"(at least (\d+) s allowed)")) CHECK(stated == allowance);
-    for (const auto& stated : figures(doc, R"(for up to (\d+) s while the kubelet)"))
-        CHECK(stated == std::to_string(kube::k_attach_budget.count()));
+    for (const auto& stated : figures(doc, R"(every (\d+) ms until the kubelet)"))
+        CHECK(stated == std::to_string(kube::k_attach_retry_interval.count()));
+    for (const auto& stated : figures(doc, R"(after every (\d+) refused)"))
+        CHECK(stated == std::to_string(kube::k_attaches_per_pod_read));
     for (const auto& stated : figures(doc, R"(the Pod \(?every (\d+) ms)"))
         CHECK(stated == std::to_string(kube::k_pod_poll_interval.count()));
     CHECK_THAT(doc_row("`max_runs`", "kubernetes.md"),
