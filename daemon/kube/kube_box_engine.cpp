@@ -71,12 +71,15 @@ std::string start_progress(const PodFacts& facts)
 }
 
 // Whether an attach was refused only because the box's container does not run yet: the apiserver
-// cannot attach to a Pod without a node (400), and the kubelet knows a container for an attach
-// only once its runtime runs it (500 "container box not found").
+// cannot attach to a Pod without a node (400), the kubelet to a Pod it has not yet heard of (404
+// "pod does not exist": measured for seconds after the apiserver restarted, while the kubelet's
+// watch came back), nor to a container before its runtime runs it (500 "container box not
+// found"). The apiserver's own 404 for a Pod it does not have says `pods "NAME" not found`.
 bool not_started_yet(const Error& error)
 {
     const std::string_view message = error.message;
     return message.find("does not have a host assigned") != std::string_view::npos ||
+           message.find("pod does not exist") != std::string_view::npos ||
            message.find("container " + std::string(k_box_container) + " not found") != std::string_view::npos;
 }
 

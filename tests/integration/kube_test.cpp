@@ -7,6 +7,7 @@
 #include "common/files.hpp"
 #include "common/process.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/cluster_env.hpp"
 
 #include <boost/json/parse.hpp>
@@ -19,6 +20,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace pybox;
@@ -268,9 +270,17 @@ TEST_CASE("A pushed image whose recorded digest was tampered with is never run",
     std::string tampered = *original;
     for (auto found = tampered.find(digest); found != std::string::npos; found = tampered.find(digest))
         tampered.replace(found, digest.size(), forged);
-    REQUIRE(write_file_atomic(record_file, tampered).has_value());
+    // The daemon reads the record once and keeps it: a restart (and `vm status`, which checks
+    // the cluster again, as a restarted daemon needs before it sends runs there) takes the forgery.
+    const auto restart_with = [&](const std::string& record) {
+        REQUIRE(write_file_atomic(record_file, record).has_value());
+        daemon.kill_hard();
+        daemon.restart();
+        CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
+    };
+    restart_with(tampered);
     const auto run = daemon.run_json("print('must not run')\n");
-    REQUIRE(write_file_atomic(record_file, *original).has_value());
+    restart_with(*original);
     INFO(run.process.output << run.process.error_output);
     CHECK(run.process.exit_code != 0);
     CHECK(run.receipt.at("capture").at("stdout") == "");
@@ -278,4 +288,48 @@ TEST_CASE("A pushed image whose recorded digest was tampered with is never run",
     CHECK(run.receipt.at("cleanup").at("removed") == true);
     CHECK(pods_of_run(std::string(run.receipt.at("identity").at("run_id").as_string())).empty());
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
+}
+
+TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed once the apiserver is back", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto apiserver = (source_dir() / "tests" / "k8s" / "apiserver.sh").string();
+    auto pending = std::async(std::launch::async, [&daemon] {
+        return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"},
+                                "import time\nprint('begun', flush=True)\ntime.sleep(8)\nprint('done')\n");
+    });
+    // The run's Pod runs: then the apiserver goes away under it.
+    std::string pod;
+    for (int i = 0; i < 200 && pod.empty(); ++i) {
+        pod = kubectl({"get", "pods", "-n", cluster_env("K8S_NAMESPACE"), "-o", "name"});
+        if (pod.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE_FALSE(pod.empty());
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const auto stopped = run_process({apiserver, "stop"});
+    const auto run = pending.get();
+    const auto started = run_process({apiserver, "start"});
+    REQUIRE(stopped.has_value());
+    CHECK(stopped->exit_code == 0);
+    REQUIRE(started.has_value());
+    REQUIRE(started->exit_code == 0);
+    REQUIRE(run.has_value());
+    INFO(run->output << run->error_output);
+    CHECK(run->exit_code == 125);
+    const auto receipt = answer_of(*run);
+    const std::string run_id(receipt.at("identity").at("run_id").as_string());
+    CHECK(receipt.at("capture").at("stdout") == "begun\n");
+    std::set<std::string> codes;
+    for (const auto& explanation : receipt.at("explanations").as_array())
+        codes.insert(std::string(explanation.at("code").as_string()));
+    CHECK(codes.contains("ENGINE_GONE"));
+    CHECK(codes.contains("REMOVAL_UNCONFIRMED"));
+    CHECK(receipt.at("cleanup").at("removed") == false);
+    CHECK(receipt.at("observed").at("termination").at("mechanism") == "ENGINE_LOST");
+
+    // The cluster is checked again, and the next run removes the Pod the lost run left.
+    const auto status = daemon.pybox({"vm", "status", "--json"});
+    CHECK(cluster_status(answer_of(status)).at("verified") == true);
+    CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
+    CHECK(pods_of_run(run_id).empty());
 }
