@@ -21,8 +21,12 @@
 //   (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails the start
 //   with the kubelet's reason. The end is read from the Pod's status (polled): the exit code and
 //   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
-// - kill_box() writes the kill byte to the box's attach stream (the fed first process then
-//   SIGKILLs the program, and the box's PID 1 exits 137, as a Docker kill makes it). A box whose
+// - kill_box() writes the kill line to the box's attach stream: the kill byte and a nonce of 128
+//   random bits made at the box's first kill (proto::fed_kill_line). The fed first process
+//   records the nonce in the container's termination log, then SIGKILLs the program, and the
+//   box's PID 1 exits 137, as a Docker kill makes it. inspect_box() compares the container's
+//   termination message with that record (pod_state.hpp): the state's kill_acknowledged. The
+//   program never sees the nonce, so it can erase the record but not forge it. A box whose
 //   attach ended (its process ended: the apiserver closes the attach then, before the kubelet
 //   reports the exit) or whose status shows it ended was already ended; only a running box
 //   without an attach stream is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
@@ -153,6 +157,7 @@ private:
     std::string m_version;
     std::map<std::string, AskedPod, std::less<>> m_asked;          // by box id
     std::map<std::string, KubeBoxStreams*, std::less<>> m_attached;  // by box id, while its streams live
+    std::map<std::string, std::string, std::less<>> m_kill_nonces;  // by box id, from its first kill until removed
     std::map<std::string, std::optional<std::int64_t>> m_node_pids;  // podPidsLimit by node, once read
 };
 
