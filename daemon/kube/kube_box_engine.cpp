@@ -53,7 +53,7 @@ Error no_such_pod(std::string_view id) { return make_error(api_error::k_engine_n
 }  // namespace
 
 // The attach stream of a launched box: output chunks as they come, the program written as one
-// fed frame (proto::fed_program_frame), and the kill byte (KubeBoxEngine::kill_box).
+// fed frame (proto::fed_program_frame), and the kill line (KubeBoxEngine::kill_box).
 class KubeBoxStreams final : public engine::BoxStreams {
 public:
     KubeBoxStreams(KubeBoxEngine& engine, std::string id, std::unique_ptr<AttachSession> session)
@@ -74,7 +74,7 @@ public:
         co_return written;
     }
     // Nothing to send: the frame's length ended the program's input, and stdin stays open for
-    // the kill byte.
+    // the kill line.
     Expected<void> close_stdin() override { return {}; }
 
     net::awaitable<Expected<std::vector<OutputChunk>>> read_output() override

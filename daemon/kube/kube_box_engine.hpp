@@ -9,7 +9,7 @@
 //   POSTs the Pod of pod_spec.hpp: the spec's command run behind the fed box
 //   command (proto/box_policy.hpp), which sets the open-files and core limits Kubernetes cannot,
 //   takes the program as one length-prefixed frame (stdin cannot be closed on Kubernetes 1.20's
-//   attach protocol) and kills the program on a kill byte; the image by its pushed reference
+//   attach protocol) and kills the program on a kill line; the image by its pushed reference
 //   (REGISTRY/PREFIX/NAME@sha256:DIGEST, never a tag), activeDeadlineSeconds the box timer plus
 //   k_pod_start_allowance as a backstop. What was asked is kept until the box is removed, for
 //   check_settings(), which compares the Pod the apiserver read back (after admission) with it.
