@@ -32,6 +32,14 @@ struct BoxState {
     boost::json::object summary;
     // The exit code alone in the engine's words, for evidence that cites only it.
     boost::json::object exit_code_record;
+    // Whether the box's first process recorded PyBox's kill before the box ended: a record only
+    // the kill's sender can make (on Kubernetes, the kill's one-time nonce in the container's
+    // termination message; kube_box_engine.hpp). nullopt where the engine cannot observe it
+    // (Docker) or the box has not ended; false where no kill was sent.
+    std::optional<bool> kill_acknowledged;
+    // What kill_acknowledged was read from, in the engine's words with the nonce it was compared
+    // with: the evidence of an explanation drawn from it. Empty when kill_acknowledged is nullopt.
+    boost::json::object kill_acknowledgement_record;
 };
 
 // One answer of "inspect this box".

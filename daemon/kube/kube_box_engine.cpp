@@ -1,6 +1,7 @@
 #include "daemon/kube/kube_box_engine.hpp"
 
 #include "common/api_error_codes.hpp"
+#include "common/ids.hpp"
 #include "common/limits.hpp"
 #include "daemon/kube/cluster_checks.hpp"
 #include "daemon/kube/cluster_probe.hpp"
@@ -86,7 +87,7 @@ bool not_started_yet(const Error& error)
 }  // namespace
 
 // The attach stream of a launched box: output chunks as they come, the program written as one
-// fed frame (proto::fed_program_frame), and the kill byte (KubeBoxEngine::kill_box).
+// fed frame (proto::fed_program_frame), and the kill line (KubeBoxEngine::kill_box).
 class KubeBoxStreams final : public engine::BoxStreams {
 public:
     KubeBoxStreams(KubeBoxEngine& engine, std::string id, std::unique_ptr<AttachSession> session)
@@ -107,7 +108,7 @@ public:
         co_return written;
     }
     // Nothing to send: the frame's length ended the program's input, and stdin stays open for
-    // the kill byte.
+    // the kill line.
     Expected<void> close_stdin() override { return {}; }
 
     net::awaitable<Expected<std::vector<OutputChunk>>> read_output() override
@@ -128,12 +129,14 @@ public:
 
     // Whether the apiserver ended the attach, as it does when the container's process ends.
     bool ended() const { return m_ended; }
-    // The kill byte, unless the program is still being written (one write at a time).
+    // The kill line with the box's kill nonce (made at its first kill, kept by the engine until
+    // the box is removed), unless the program is still being written (one write at a time).
     net::awaitable<Expected<void>> send_kill(Timeout timeout)
     {
         if (m_writing)
             co_return make_error(api_error::k_engine_error, "the program is still being written to " + m_id);
-        co_return co_await m_session->write_stdin(std::string_view(&proto::k_fed_kill_byte, 1), timeout);
+        const auto& nonce = m_engine.m_kill_nonces.try_emplace(m_id, random_id_128()).first->second;
+        co_return co_await m_session->write_stdin(proto::fed_kill_line(nonce), timeout);
     }
 
 private:
@@ -268,7 +271,8 @@ net::awaitable<Expected<engine::BoxInspection>> KubeBoxEngine::inspect_box(std::
     auto pod = co_await (*client)->call_json(http::verb::get, pod_path(ref->name), nullptr, timeout);
     if (!pod) co_return pod.error();
     if (pod_facts(*pod).uid != ref->uid) co_return no_such_pod(id);
-    co_return inspect_pod(std::move(*pod));
+    const auto nonce = m_kill_nonces.find(id);
+    co_return inspect_pod(std::move(*pod), nonce != m_kill_nonces.end() ? std::string_view(nonce->second) : "");
 }
 
 engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
@@ -450,6 +454,7 @@ net::awaitable<Expected<void>> KubeBoxEngine::remove_box(std::string_view id, Ti
     auto deleted = co_await delete_pod(**client, id, timeout);
     if (!deleted) co_return deleted.error();
     if (const auto ref = parse_pod_ref(id)) m_asked.erase(ref->name);
+    if (const auto nonce = m_kill_nonces.find(id); nonce != m_kill_nonces.end()) m_kill_nonces.erase(nonce);
     co_return Expected<void>{};
 }
 

@@ -9,7 +9,7 @@
 //   POSTs the Pod of pod_spec.hpp: the spec's command run behind the fed box
 //   command (proto/box_policy.hpp), which sets the open-files and core limits Kubernetes cannot,
 //   takes the program as one length-prefixed frame (stdin cannot be closed on Kubernetes 1.20's
-//   attach protocol) and kills the program on a kill byte; the image by its pushed reference
+//   attach protocol) and kills the program on a kill line; the image by its pushed reference
 //   (REGISTRY/PREFIX/NAME@sha256:DIGEST, never a tag), activeDeadlineSeconds the box timer plus
 //   k_pod_start_allowance as a backstop. What was asked is kept until the box is removed, for
 //   check_settings(), which compares the Pod the apiserver read back (after admission) with it.
@@ -23,9 +23,13 @@
 //   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
 // - kill_box() first looks at the box's attach, without an API call: one that ended (its process
 //   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
-//   box was already ended; an open one gets the kill byte (the fed first process then SIGKILLs
-//   the program, and the box's PID 1 exits 137, as a Docker kill makes it). Only then, without an
-//   attach to write to or when the write failed, is the Pod inspected: a box whose status shows
+//   box was already ended; an open one gets the kill line: the kill byte and a nonce of 128
+//   random bits made at the box's first kill (proto::fed_kill_line). The fed first process
+//   records the nonce in the container's termination log, then SIGKILLs the program, and the
+//   box's PID 1 exits 137, as a Docker kill makes it. inspect_box() compares the container's
+//   termination message with that record (pod_state.hpp): the state's kill_acknowledged. The
+//   program never sees the nonce, so it can erase the record but not forge it. Only without an
+//   attach to write to, or when the write failed, is the Pod inspected: a box whose status shows
 //   it ended was already ended; a running one is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
 //   precondition); a Pod the apiserver no longer has (404, or another UID) is removed. That only
 //   confirms the API object: the node's cleanup of its containers is not observed here.
@@ -162,6 +166,7 @@ private:
     std::string m_version;
     std::map<std::string, AskedPod, std::less<>> m_asked;          // by box id
     std::map<std::string, KubeBoxStreams*, std::less<>> m_attached;  // by box id, while its streams live
+    std::map<std::string, std::string, std::less<>> m_kill_nonces;  // by box id, from its first kill until removed
     std::map<std::string, std::optional<std::int64_t>> m_node_pids;  // podPidsLimit by node, once read
 };
 

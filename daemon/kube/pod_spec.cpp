@@ -1,6 +1,7 @@
 #include "daemon/kube/pod_spec.hpp"
 
 #include "daemon/kube/pod_state.hpp"
+#include "proto/box_policy.hpp"
 
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
@@ -102,6 +103,10 @@ json::object box_container(const engine::BoxSpec& spec, const PodSettings& setti
         {"resources", json::object{{"requests", amounts}, {"limits", amounts}}},
         {"securityContext", container_security_context(policy, settings)},
         {"volumeMounts", json::array{json::object{{"name", k_tmp_volume}, {"mountPath", policy.tmpfs_path}}}},
+        // The file the fed box's feeder records PyBox's kill in, which the kubelet reports as the
+        // container's termination message (kube_box_engine.hpp): set, not left to defaulting.
+        {"terminationMessagePath", proto::k_fed_termination_log},
+        {"terminationMessagePolicy", "File"},
     };
 }
 
@@ -194,8 +199,6 @@ constexpr char k_cluster_first[] = "ClusterFirst";
 constexpr char k_default_scheduler[] = "default-scheduler";
 constexpr char k_default_account[] = "default";
 constexpr char k_preempt_lower[] = "PreemptLowerPriority";
-constexpr char k_termination_log[] = "/dev/termination-log";
-constexpr char k_file[] = "File";
 constexpr char k_default_proc_mount[] = "Default";
 
 constexpr AcceptedDefault k_accepted_defaults[] = {
@@ -229,9 +232,6 @@ constexpr AcceptedDefault k_accepted_defaults[] = {
     {"spec", "tolerations", are_default_tolerations},
     // The scheduler's placement, when PyBox named no node.
     {"spec", "nodeName", is_nonempty_string},
-    // Defaulting: where and how the kubelet keeps the container's last message (one file it mounts).
-    {"spec.containers[0]", "terminationMessagePath", is_text<k_termination_log>},
-    {"spec.containers[0]", "terminationMessagePolicy", is_text<k_file>},
     // Defaulting with the ProcMountType gate: the default, masked /proc (never "Unmasked").
     {"spec.containers[0].securityContext", "procMount", is_text<k_default_proc_mount>},
 };

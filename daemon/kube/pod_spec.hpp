@@ -9,7 +9,8 @@
 // dropped, seccomp Localhost with PyBox's profile where the node has it (else RuntimeDefault);
 // /tmp the only volume, a memory emptyDir of the policy's size; no service-account token, no
 // service links, no host namespaces, restartPolicy Never, terminationGracePeriodSeconds 0 and
-// activeDeadlineSeconds as the box timer's backstop. DNS is left to the apiserver's default
+// activeDeadlineSeconds as the box timer's backstop; the container's termination message kept
+// in the fed box's termination log (proto::k_fed_termination_log, policy File). DNS is left to the apiserver's default
 // (ClusterFirst, as the trials ran it): dnsPolicy None needs a nameserver, and with the owner's
 // deny-all NetworkPolicy no resolver can be reached anyway.
 //

@@ -130,19 +130,34 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     CHECK(pods_of_run(run_id).empty());
 }
 
-TEST_CASE("A program past its deadline is stopped on the cluster, and the receipt does not claim more than it saw", "[kube]")
+TEST_CASE("A program past its deadline is stopped on the cluster, on the evidence of the feeder's record of the kill",
+          "[kube]")
 {
     auto& daemon = cluster_daemon();
     const auto run = daemon.run_json("print('start', flush=True)\nwhile True: pass\n", {"--timeout", "1"});
     INFO(run.process.output << run.process.error_output);
     CHECK(run.receipt.at("capture").at("stdout") == "start\n");
-    CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == true);
+    const auto& termination = run.receipt.at("observed").at("termination");
+    CHECK(termination.at("deadline_kill_sent") == true);
     // The container status says 137 to the second, with no kernel record and no sub-second
-    // clock to place the end after the kill: the cause is not established, and the exit code is
-    // the box's.
-    CHECK(mechanism(run) == "CAUSE_NOT_ESTABLISHED");
-    CHECK(run.process.exit_code == 137);
-    CHECK(run.receipt.at("unknown").at("exact_termination_cause") == true);
+    // clock; what settles it is the termination message: the kill's nonce, which only the
+    // box's feeder received, written before it killed.
+    CHECK(mechanism(run) == "DEADLINE_KILL");
+    CHECK(run.process.exit_code == 124);
+    CHECK(termination.at("exit_code") == 137);
+    CHECK(termination.at("signal") == 9);
+    CHECK(termination.at("signal_source") == "pybox_kill");
+    CHECK(run.receipt.at("unknown").at("exact_termination_cause") == false);
+    const json::object* deadline_kill = nullptr;
+    for (const auto& explanation : run.receipt.at("explanations").as_array())
+        if (explanation.at("code") == "DEADLINE_KILL") deadline_kill = &explanation.as_object();
+    REQUIRE(deadline_kill != nullptr);
+    const auto& acknowledgement = deadline_kill->at("evidence").at("kill_acknowledgement");
+    const std::string nonce(acknowledgement.at("kill_nonce").as_string());
+    CHECK(nonce.size() == 32);
+    const json::value record = json::value("pybox-kill " + nonce + "\n");
+    CHECK(acknowledgement.at("terminationMessage") == record);
+    CHECK(run.receipt.at("observed").at("engine_state").at("state").at("terminated").at("message") == record);
     CHECK(run.receipt.at("lifecycle").at("timing").at("total_s").to_number<double>() < 10.0);
     CHECK(run.receipt.at("cleanup").at("removed") == true);
 }

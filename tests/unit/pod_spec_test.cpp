@@ -127,6 +127,8 @@ TEST_CASE("The Pod for the stdlib policy has every field of the sealed Pod", "[p
         "readOnlyRootFilesystem":true,"allowPrivilegeEscalation":false,"privileged":false,
         "capabilities":{"drop":["ALL"]},"seccompProfile":{"type":"Localhost","localhostProfile":"pybox-seccomp-v2.json"}})"));
     CHECK(box.at("volumeMounts") == json::parse(R"([{"name":"tmp","mountPath":"/tmp"}])"));
+    CHECK(box.at("terminationMessagePath") == "/dev/termination-log");
+    CHECK(box.at("terminationMessagePolicy") == "File");
 }
 
 TEST_CASE("Every '$' of the command and the environment is doubled, so the kubelet's expansion gives it back", "[pod_spec]")
@@ -243,6 +245,16 @@ TEST_CASE("A larger memory limit is a mismatch", "[pod_spec]")
     json::value pod = admitted(stdlib_pod());
     box_of(pod)["resources"].as_object()["limits"].as_object()["memory"] = "256Mi";
     CHECK(only_mismatch(pod) == "spec.containers[0].resources.limits.memory");
+}
+
+TEST_CASE("A termination message kept elsewhere, or taken from the logs, is a mismatch", "[pod_spec]")
+{
+    json::value pod = admitted(stdlib_pod());
+    box_of(pod)["terminationMessagePath"] = "/tmp/termination-log";
+    CHECK(only_mismatch(pod) == "spec.containers[0].terminationMessagePath");
+    pod = admitted(stdlib_pod());
+    box_of(pod)["terminationMessagePolicy"] = "FallbackToLogsOnError";
+    CHECK(only_mismatch(pod) == "spec.containers[0].terminationMessagePolicy");
 }
 
 TEST_CASE("An extra container is a mismatch", "[pod_spec]")
