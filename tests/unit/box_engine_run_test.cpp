@@ -42,7 +42,7 @@ struct Fixture {
         daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
         };
-        service.emplace(io.get_executor(), engine, daemon::BoxRuntime{}, std::move(verify),
+        service.emplace(io.get_executor(), engine, engine, daemon::BoxRuntime{}, std::move(verify),
                         daemon::AttemptTracking{daemon::AttemptLog(runtime.paths)}, k_installation,
                         daemon::ReconciliationSummary{}, daemon::WatchSetup{});
     }
