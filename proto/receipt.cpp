@@ -71,8 +71,8 @@ json::object clock_domains_to_json(const ClockDomains& domains)
         {"identity.created_at", "daemon wall clock, UTC"},
         {"identity.expires_at", "daemon wall clock, unix seconds"},
         {"observed.termination.deadline_kill_sent_at", "daemon wall clock, UTC"},
-        {"observed.engine_state", "engine wall clock (StartedAt, FinishedAt): daemon wall clock + engine_offset_ns"},
-        {"observed.termination.engine_lifetime_s", "engine wall clock (FinishedAt - StartedAt, nanoseconds)"},
+        {"observed.engine_state", domains.engine_clocks.engine_state},
+        {"observed.termination.engine_lifetime_s", domains.engine_clocks.engine_lifetime},
         {"observed.resources", "the watcher's kernel clock: CLOCK_BOOTTIME read from /proc/uptime, centiseconds"},
         {"engine_offset_ns", std::move(offset)},
     };

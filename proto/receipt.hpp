@@ -235,8 +235,19 @@ struct ClockOffset {
     friend bool operator==(const ClockOffset&, const ClockOffset&) = default;
 };
 
+// Which clock the engine's own times come from, in words for people, as its backend says it
+// (daemon/engine/engine_probe.hpp): clock_domains' "observed.engine_state" and
+// "observed.termination.engine_lifetime_s".
+struct EngineClockNames {
+    std::string engine_state;
+    std::string engine_lifetime;
+
+    friend bool operator==(const EngineClockNames&, const EngineClockNames&) = default;
+};
+
 struct ClockDomains {
     std::optional<ClockOffset> engine_offset;  // nullopt: not measured (unknown.absolute_clock_alignment says why)
+    EngineClockNames engine_clocks;
 
     friend bool operator==(const ClockDomains&, const ClockDomains&) = default;
 };

@@ -190,6 +190,11 @@ std::vector<Phase> read_phases(util::ObjectReader& reader)
 ClockDomains read_clock_domains(util::ObjectReader& reader)
 {
     ClockDomains domains;
+    // The engine's clocks as its backend names them (an unsealed run's receipt has none).
+    for (auto [key, text] : {std::pair{"observed.engine_state", &domains.engine_clocks.engine_state},
+                             std::pair{"observed.termination.engine_lifetime_s", &domains.engine_clocks.engine_lifetime}})
+        if (const auto* value = reader.if_present(key); value != nullptr && value->is_string())
+            *text = std::string(value->get_string());
     if (reader.mode() == util::ReadMode::strict) {
         for (const auto& key : reader.keys()) {
             if (key != "engine_offset_ns") {

@@ -28,6 +28,12 @@ net::awaitable<Expected<proto::ClockOffset>> DockerEngineProbe::clock_offset(Tim
     co_return engine_clock_offset(before_ns, *info, after_ns);
 }
 
+proto::EngineClockNames docker_clock_names()
+{
+    return {"engine wall clock (StartedAt, FinishedAt): daemon wall clock + engine_offset_ns",
+            "engine wall clock (FinishedAt - StartedAt, nanoseconds)"};
+}
+
 net::awaitable<Expected<CgroupFacts>> DockerEngineProbe::cgroup_facts(Timeout timeout)
 {
     auto info = co_await m_client.info(timeout);

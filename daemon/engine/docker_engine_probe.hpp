@@ -2,7 +2,8 @@
 // it is given (which must outlive it). prepare() pings the engine once its API version is not
 // yet negotiated (the daemon negotiates it at start and at every `vm start` and `vm status`
 // check; this covers an engine that came up since); answers() pings it; clock_offset() brackets
-// GET /info's SystemTime (engine_clock.hpp); cgroup_facts() reads GET /info's CgroupVersion and
+// GET /info's SystemTime (engine_clock.hpp), on the clock of the boxes' StartedAt and
+// FinishedAt (clock_names()); cgroup_facts() reads GET /info's CgroupVersion and
 // CgroupDriver. Same executor and thread rules as the EngineClient.
 #pragma once
 
@@ -11,6 +12,10 @@
 
 namespace pybox::engine {
 
+// A Docker engine's clock names: its StartedAt and FinishedAt, which the measured offset relates
+// to the daemon's clock.
+proto::EngineClockNames docker_clock_names();
+
 class DockerEngineProbe final : public EngineProbe {
 public:
     explicit DockerEngineProbe(EngineClient& client) : m_client(client) {}
@@ -18,6 +23,7 @@ public:
     net::awaitable<Expected<void>> prepare(Timeout timeout) override;
     net::awaitable<Expected<void>> answers(Timeout timeout) override;
     net::awaitable<Expected<proto::ClockOffset>> clock_offset(Timeout timeout) override;
+    proto::EngineClockNames clock_names() const override { return docker_clock_names(); }
     net::awaitable<Expected<CgroupFacts>> cgroup_facts(Timeout timeout) override;
 
 private:

@@ -1,5 +1,6 @@
 // EngineProbe: what the runs ask of an engine itself, not of its boxes: that it is ready for box
-// calls, whether it still answers, how its clock stands against the daemon's and, where PyBox
+// calls, whether it still answers, how its clock stands against the daemon's and what its own
+// times are read on, and, where PyBox
 // watches its boxes, how its cgroup tree is laid out. Each backend answers from its own records
 // (the Docker engine's /_ping and /info, docker_engine_probe.hpp; the apiserver's /version,
 // daemon/kube/kube_engine_probe.hpp); nothing above daemon/engine/ knows which call that is.
@@ -32,6 +33,9 @@ public:
     // (engine_clock.hpp); an Error whose message says why it was not measured, as the receipt's
     // unknown_reasons.absolute_clock_alignment says it.
     virtual net::awaitable<Expected<proto::ClockOffset>> clock_offset(Timeout timeout) = 0;
+    // Which clock the engine's own times (a box's start and end) come from, for the receipt's
+    // clock_domains.
+    virtual proto::EngineClockNames clock_names() const = 0;
     // The engine's cgroup version and driver, for the watcher of its boxes. An Error
     // "cgroup_unknown" names what was missing or unknown in the engine's answer (asking again
     // does not help); any other Error is the call's.

@@ -31,6 +31,13 @@ net::awaitable<Expected<proto::ClockOffset>> KubeEngineProbe::clock_offset(engin
                          "is not measured");
 }
 
+proto::EngineClockNames KubeEngineProbe::clock_names() const
+{
+    return {"the cluster's wall clock (the container status's startedAt, finishedAt), to the second; its offset "
+            "from the daemon's clock is not measured",
+            "the cluster's wall clock (finishedAt - startedAt), to the second"};
+}
+
 net::awaitable<Expected<engine::CgroupFacts>> KubeEngineProbe::cgroup_facts(engine::Timeout)
 {
     co_return make_error(api_error::k_cgroup_unknown, "a cluster's boxes are not watched (PyBox has no agent on the nodes)");

@@ -2,7 +2,8 @@
 // prepare() asks the apiserver's /version until it has answered once; answers() asks it every
 // time. The cluster's clock is not measured: the apiserver's answers carry no time finer than a
 // second (the Date header) and a Pod's container status gives its times to the second, so
-// clock_offset() says so without a call. Its boxes are not watched (PyBox has no agent on the
+// clock_offset() says so without a call, and clock_names() says the times are the cluster's, to
+// the second. Its boxes are not watched (PyBox has no agent on the
 // nodes), so cgroup_facts() says that, without a call.
 //
 // The client comes from the backend at every call (a kubeconfig that cannot be used is that
@@ -27,6 +28,7 @@ public:
     net::awaitable<Expected<void>> prepare(engine::Timeout timeout) override;
     net::awaitable<Expected<void>> answers(engine::Timeout timeout) override;
     net::awaitable<Expected<proto::ClockOffset>> clock_offset(engine::Timeout timeout) override;
+    proto::EngineClockNames clock_names() const override;
     net::awaitable<Expected<engine::CgroupFacts>> cgroup_facts(engine::Timeout timeout) override;
 
 private:

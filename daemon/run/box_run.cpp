@@ -86,6 +86,7 @@ BoxRun::BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, engine:
     m_description.request = std::move(request);
     m_description.policy = std::move(policy);
     m_evidence.made = MonoClock::now();
+    m_evidence.engine_clocks = m_probe.clock_names();
     m_evidence.began = m_evidence.made;
     if (m_description.request.files) m_files_marker = new_files_marker();
     reset_output();

@@ -17,6 +17,7 @@
 
 #include "common/clock.hpp"
 #include "daemon/engine/box_engine.hpp"
+#include "daemon/engine/docker_engine_probe.hpp"
 #include "daemon/engine/engine_clock.hpp"
 #include "daemon/engine/engine_probe.hpp"
 
@@ -103,6 +104,9 @@ public:
         info.system_time = rfc3339_utc(WallClock::now());
         co_return engine::engine_clock_offset(before_ns, info, unix_nanoseconds(WallClock::now()));
     }
+
+    // A Docker engine's, so that its receipts read as a Docker run's.
+    proto::EngineClockNames clock_names() const override { return engine::docker_clock_names(); }
 
     boost::asio::awaitable<Expected<engine::CgroupFacts>> cgroup_facts(engine::Timeout) override
     {

@@ -207,6 +207,18 @@ TEST_CASE("A receipt survives a round trip through JSON text unchanged")
     CHECK(*parsed == receipt);
 }
 
+TEST_CASE("The engine's clocks are named as its backend names them, through a round trip")
+{
+    Receipt receipt = sample_receipt();
+    receipt.clock_domains.engine_clocks = {"the cluster's wall clock, to the second", "its lifetime, to the second"};
+    const auto domains = receipt_to_json(receipt).at("clock_domains");
+    CHECK(domains.at("observed.engine_state") == "the cluster's wall clock, to the second");
+    CHECK(domains.at("observed.termination.engine_lifetime_s") == "its lifetime, to the second");
+    const auto parsed = through_text(receipt);
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->clock_domains == receipt.clock_domains);
+}
+
 TEST_CASE("A receipt with every optional value set survives a round trip")
 {
     Receipt receipt = sample_receipt();
