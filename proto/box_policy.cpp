@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace pybox::proto {
 
@@ -15,9 +16,13 @@ constexpr std::int64_t k_mib = 1024 * 1024;
 
 }  // namespace
 
-std::string BoxPolicy::tmpfs_mount_options() const
+std::string tmpfs_flags(const BoxPolicy& policy)
 {
-    return "size=" + std::to_string(tmpfs_bytes) + "," + tmpfs_options;
+    std::string flags;
+    for (const auto& [set, name] : {std::pair{policy.tmpfs_noexec, "noexec"}, std::pair{policy.tmpfs_nodev, "nodev"},
+                                    std::pair{policy.tmpfs_nosuid, "nosuid"}})
+        if (set) flags += (flags.empty() ? "" : ",") + std::string(name);
+    return flags;
 }
 
 std::optional<BoxPolicy> policy_for_image(const std::string& image)
@@ -28,13 +33,13 @@ std::optional<BoxPolicy> policy_for_image(const std::string& image)
     if (image == "stdlib" || is_own_image_name(image)) {
         policy.memory_bytes = 128 * k_mib;
         policy.pids = 32;
-        policy.nano_cpus = 500'000'000;
+        policy.cpu_millis = 500;
         return policy;
     }
     if (image == "data") {
         policy.memory_bytes = 512 * k_mib;
         policy.pids = 64;
-        policy.nano_cpus = 1'000'000'000;
+        policy.cpu_millis = 1000;
         return policy;
     }
     return std::nullopt;

@@ -16,16 +16,18 @@ namespace pybox::proto {
 struct BoxPolicy {
     std::int64_t memory_bytes = 0;       // Memory and MemorySwap (no swap)
     std::int64_t pids = 0;
-    std::int64_t nano_cpus = 0;          // 1e9 = one core
+    std::int64_t cpu_millis = 0;         // 1000 = one core: a rate, not a pin
     std::string user = "10000:10000";
     bool readonly_root = true;
     std::string tmpfs_path = "/tmp";
     std::int64_t tmpfs_bytes = 16 * 1024 * 1024;
-    std::string tmpfs_options = "noexec,nodev,nosuid";
+    // The tmpfs's mount flags: no program runs from it, no device files, no set-user-ID bits.
+    bool tmpfs_noexec = true;
+    bool tmpfs_nodev = true;
+    bool tmpfs_nosuid = true;
     std::string network = "none";
     std::int64_t open_files = 128;
     std::int64_t core_dump_bytes = 0;    // the `core` ulimit, soft and hard: no core dumps
-    std::string log_driver = "none";
     bool no_new_privileges = true;
     std::string capabilities_dropped = "ALL";
     // Paths the engine hides (an empty file, or an empty read-only folder, in their place):
@@ -47,12 +49,14 @@ struct BoxPolicy {
     std::string seccomp;                 // the profile's name (seccomp_profile.hpp)
     std::string seccomp_sha256;          // hex SHA-256 of the profile's JSON text
 
-    double cpu_cores() const { return static_cast<double>(nano_cpus) / 1e9; }
-    // The tmpfs option string as the engine expects it, e.g. "size=16777216,noexec,nodev,nosuid".
-    std::string tmpfs_mount_options() const;
+    double cpu_cores() const { return static_cast<double>(cpu_millis) / 1000.0; }
 
     friend bool operator==(const BoxPolicy&, const BoxPolicy&) = default;
 };
+
+// The tmpfs's set flags in mount(8)'s notation, comma-separated in the order noexec, nodev,
+// nosuid: "noexec,nodev,nosuid" for every policy PyBox makes.
+std::string tmpfs_flags(const BoxPolicy& policy);
 
 // The policy for an image name, with PyBox's seccomp profile: the built-in "stdlib" and "data"
 // have their own; every valid own-image name (is_own_image_name) gets stdlib's, whatever the

@@ -1,5 +1,5 @@
 // The typed facts an engine reports: a box's state and inspection, a listed box, the engine's
-// info and an image's ID. Each keeps the engine's own answer (`raw`) where the receipt records
+// info, its cgroup layout and an image's ID. Each keeps the engine's own answer (`raw`) where the receipt records
 // it as evidence; nothing else above daemon/engine/ reads an engine's notation. EngineClient
 // reads them out of the Docker Engine API's answers (docker_facts.hpp).
 #pragma once
@@ -66,6 +66,12 @@ struct EngineInfo {
     std::vector<std::string> runtimes;
     std::optional<std::string> system_time;  // its wall clock at the answer, RFC 3339 text
     boost::json::value raw;
+};
+
+// How an engine's cgroup tree is laid out, for the watcher of its boxes (daemon/run/run_cgroup.hpp).
+struct CgroupFacts {
+    int version = 0;     // 1 or 2
+    std::string driver;  // "cgroupfs" or "systemd"
 };
 
 struct ImageFacts {

@@ -86,7 +86,7 @@ KubeBackend::KubeBackend(std::string id, engine::KubeEngine entry, std::filesyst
       m_boxes([this] { return client(); }, [this](std::string_view image_id) { return cluster_image(image_id); },
               KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry, m_access), m_entry.node.value_or(""),
                               m_entry.pids_limit_node}),
-      m_control(std::make_unique<KubeControl>(*this))
+      m_probe([this] { return client(); }), m_control(std::make_unique<KubeControl>(*this))
 {
 }
 

@@ -6,7 +6,8 @@
 //   cannot make a client, it is read again at each need (a kubeconfig fixed later is taken
 //   without a restart; describe() keeps naming the file then); until then every call fails with
 //   that kubeconfig's Error;
-// - its boxes are Pods in the entry's namespace (kube_box_engine.hpp);
+// - its boxes are Pods in the entry's namespace (kube_box_engine.hpp), its probe the apiserver's
+//   /version (kube_engine_probe.hpp);
 // - its images are the recorded ones pushed to the entry's "image_registry" (OCI distribution
 //   API, daemon/registry/image_push.hpp) by receive_images() (`pybox vm start`, setup, image
 //   build), each recorded with its manifest digest (pushed_images.hpp) so that Pods name it by
@@ -28,6 +29,7 @@
 #include "daemon/kube/kube_box_engine.hpp"
 #include "daemon/kube/kube_client.hpp"
 #include "daemon/kube/kubeconfig.hpp"
+#include "daemon/kube/kube_engine_probe.hpp"
 #include "daemon/registry/pushed_images.hpp"
 
 #include <filesystem>
@@ -48,6 +50,7 @@ public:
 
     std::string describe() const override;
     engine::BoxEngine& boxes() override { return m_boxes; }
+    engine::EngineProbe& probe() override { return m_probe; }
     daemon::EngineControl& control() override { return *m_control; }
     net::awaitable<Expected<images::EngineImageState>> image_state(const images::ImageRecord& record) override;
     net::awaitable<std::vector<std::string>> receive_images(engine::EngineClient& builder,
@@ -77,6 +80,7 @@ private:
     vm::RecordedImagesSource m_recorded_images;
     std::unique_ptr<KubeClient> m_client;
     KubeBoxEngine m_boxes;
+    KubeEngineProbe m_probe;
     std::unique_ptr<daemon::EngineControl> m_control;
 };
 

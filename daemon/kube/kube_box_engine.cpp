@@ -207,30 +207,6 @@ std::string KubeBoxEngine::pod_path(std::string_view name) const
     return pods_path() + "/" + std::string(name);
 }
 
-net::awaitable<Expected<engine::PingResult>> KubeBoxEngine::ping(Timeout timeout)
-{
-    auto client = m_client();
-    if (!client) co_return client.error();
-    auto answer = co_await (*client)->call_json(http::verb::get, "/version", nullptr, timeout);
-    if (!answer) co_return answer.error();
-    auto version = parse_server_version(*answer);
-    if (!version) co_return version.error();
-    m_version = version->git_version;
-    co_return engine::PingResult{m_version, m_version, "linux"};
-}
-
-net::awaitable<Expected<engine::EngineInfo>> KubeBoxEngine::info(Timeout timeout)
-{
-    auto client = m_client();
-    if (!client) co_return client.error();
-    auto answer = co_await (*client)->call_json(http::verb::get, "/version", nullptr, timeout);
-    if (!answer) co_return answer.error();
-    engine::EngineInfo info;
-    info.os_type = "linux";
-    info.raw = std::move(*answer);
-    co_return info;
-}
-
 net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const engine::BoxSpec& spec, Timeout timeout)
 {
     auto client = m_client();

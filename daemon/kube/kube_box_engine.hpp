@@ -105,11 +105,6 @@ public:
     KubeBoxEngine& operator=(const KubeBoxEngine&) = delete;
 
     std::string describe() const override { return m_settings.description; }
-    std::string api_version() const override { return m_version; }
-    net::awaitable<Expected<engine::PingResult>> ping(engine::Timeout timeout) override;
-    // The apiserver's /version as the engine's info: the cluster reports no cgroup facts (its
-    // boxes are not watched) and no clock finer than a second (no system_time).
-    net::awaitable<Expected<engine::EngineInfo>> info(engine::Timeout timeout) override;
 
     net::awaitable<Expected<engine::CreatedBox>> create_box(const engine::BoxSpec& spec, engine::Timeout timeout) override;
     net::awaitable<Expected<engine::BoxInspection>> inspect_box(std::string_view id, engine::Timeout timeout) override;
@@ -163,7 +158,6 @@ private:
     ClientSource m_client;
     ImageSource m_images;
     KubeBoxSettings m_settings;
-    std::string m_version;
     std::map<std::string, AskedPod, std::less<>> m_asked;          // by box id
     std::map<std::string, KubeBoxStreams*, std::less<>> m_attached;  // by box id, while its streams live
     std::map<std::string, std::string, std::less<>> m_kill_nonces;  // by box id, from its first kill until removed

@@ -85,7 +85,7 @@ json::object container_security_context(const proto::BoxPolicy& policy, const Po
 json::object box_container(const engine::BoxSpec& spec, const PodSettings& settings)
 {
     const proto::BoxPolicy& policy = spec.policy;
-    const json::object amounts{{"memory", memory_quantity(policy.memory_bytes)}, {"cpu", cpu_quantity(policy.nano_cpus)}};
+    const json::object amounts{{"memory", memory_quantity(policy.memory_bytes)}, {"cpu", cpu_quantity(policy.cpu_millis)}};
     json::array env;
     for (const auto& entry : spec.environment) env.emplace_back(env_var(entry));
     return json::object{
@@ -401,9 +401,8 @@ std::string memory_quantity(std::int64_t bytes)
     return std::to_string(bytes);
 }
 
-std::string cpu_quantity(std::int64_t nano_cpus)
+std::string cpu_quantity(std::int64_t millis)
 {
-    const std::int64_t millis = nano_cpus / 1'000'000 + (nano_cpus % 1'000'000 > 0 ? 1 : 0);
     if (millis % 1000 == 0) return std::to_string(millis / 1000);
     return std::to_string(millis) + "m";
 }

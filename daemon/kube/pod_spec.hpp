@@ -53,9 +53,9 @@ boost::json::object make_pod(const engine::BoxSpec& spec, const PodSettings& set
 
 // The quantities the Pod is written with, in Kubernetes' canonical notation (which the apiserver
 // writes back unchanged): bytes with the largest binary suffix that divides them ("128Mi",
-// "16Mi", "1000"), cpu in millicores, rounded up ("500m", "2").
+// "16Mi", "1000"), cpu in millicores ("500m", "2").
 std::string memory_quantity(std::int64_t bytes);
-std::string cpu_quantity(std::int64_t nano_cpus);
+std::string cpu_quantity(std::int64_t millis);
 // A quantity's value in thousandths ("500m" is 500, "128Mi" is 134217728000), for quantities of
 // the form DIGITS[.DIGITS][m|k|M|G|T|Ki|Mi|Gi|Ti]; nullopt for anything else or beyond int64.
 std::optional<std::int64_t> quantity_millis(std::string_view quantity);

@@ -270,6 +270,7 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
     if (evidence.final_state) observed.engine_state = evidence.final_state->raw;
     record_lifecycle(description, evidence, receipt.lifecycle);
     receipt.clock_domains.engine_offset = evidence.engine_clock_offset;
+    receipt.clock_domains.engine_clocks = evidence.engine_clocks;
 
     for (const auto& problem : evidence.problems) receipt.explanations.push_back(explain_problem(problem));
     record_cleanup(description, evidence, receipt);

@@ -137,6 +137,7 @@ struct RunEvidence {
     std::optional<engine::BoxState> final_state;  // the final inspect's, when it answered
     std::optional<EngineGone> engine_gone;
     std::optional<proto::ClockOffset> engine_clock_offset;
+    proto::EngineClockNames engine_clocks;  // which clock the engine's own times come from
     std::optional<std::string> clock_read_failed;  // why the offset was not measured, when it was tried
     // The output as it was kept (both streams up to the output limit, their totals, a files
     // run's report), whether it ended, how it broke, and whether the engine's stream broke its

@@ -4,6 +4,8 @@
 // Docker engine's HTTP answers.)
 #include "daemon/run/sealed_run.hpp"
 
+#include "daemon/kube/kube_engine_probe.hpp"
+
 #include "tests/support/fake_box_engine.hpp"
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/receipt_checks.hpp"
@@ -42,7 +44,7 @@ struct Fixture {
         daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
         };
-        service.emplace(io.get_executor(), engine, daemon::BoxRuntime{}, std::move(verify),
+        service.emplace(io.get_executor(), engine, engine, daemon::BoxRuntime{}, std::move(verify),
                         daemon::AttemptTracking{daemon::AttemptLog(runtime.paths)}, k_installation,
                         daemon::ReconciliationSummary{}, daemon::WatchSetup{});
     }
@@ -123,6 +125,22 @@ TEST_CASE("Through the box engine, a program that exits by itself passes every p
     CHECK(receipt.cleanup.status == CleanupStatus::removed);
     CHECK_FALSE(f.engine.box_exists());
     CHECK(f.engine.stdin_received() == "print(6*7)\n");
+}
+
+TEST_CASE("Through the box engine, the receipt names the engine's clocks as its probe does")
+{
+    Fixture f;
+    const auto domains = proto::receipt_to_json(f.run(request())).at("clock_domains");
+    CHECK(domains.at("observed.engine_state").as_string() == f.engine.clock_names().engine_state);
+    CHECK(domains.at("observed.termination.engine_lifetime_s").as_string() == f.engine.clock_names().engine_lifetime);
+}
+
+TEST_CASE("A cluster's probe names its clocks as the cluster's, to the second, with no offset measured")
+{
+    const kube::KubeEngineProbe probe([] { return Expected<kube::KubeClient*>(make_error("config_invalid", "none")); });
+    CHECK(probe.clock_names().engine_state.find("to the second") != std::string::npos);
+    CHECK(probe.clock_names().engine_state.find("not measured") != std::string::npos);
+    CHECK(probe.clock_names().engine_lifetime.find("to the second") != std::string::npos);
 }
 
 TEST_CASE("Through the box engine, the box is made from the policy, the labels and the fixed command")

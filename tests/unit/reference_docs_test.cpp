@@ -409,7 +409,7 @@ TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and m
 
     const auto policy = *proto::policy_for_image("stdlib");
     const auto memory = kube::memory_quantity(policy.memory_bytes);
-    const auto cpu = kube::cpu_quantity(policy.nano_cpus);
+    const auto cpu = kube::cpu_quantity(policy.cpu_millis);
     CHECK_THAT(doc, Catch::Contains("requests = limits: memory " + memory + ", cpu " + cpu + " (the policy's figures)"));
     CHECK_THAT(doc, Catch::Contains("requests = limits, " + memory + " and " + cpu + " |"));
     const auto uid = policy.user.substr(0, policy.user.find(':'));
