@@ -1,6 +1,6 @@
 // The host's clocks a receipt names: the monotonic clock (durations) and the wall clock
 // (absolute times; comparable with the engine's timestamps through a measured offset, see
-// daemon/run/engine_clock.hpp). Pure helpers.
+// daemon/engine/engine_clock.hpp). Pure helpers.
 #pragma once
 
 #include <chrono>

@@ -5,6 +5,8 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <utility>
 
 namespace pybox::proto {
 
@@ -14,9 +16,13 @@ constexpr std::int64_t k_mib = 1024 * 1024;
 
 }  // namespace
 
-std::string BoxPolicy::tmpfs_mount_options() const
+std::string tmpfs_flags(const BoxPolicy& policy)
 {
-    return "size=" + std::to_string(tmpfs_bytes) + "," + tmpfs_options;
+    std::string flags;
+    for (const auto& [set, name] : {std::pair{policy.tmpfs_noexec, "noexec"}, std::pair{policy.tmpfs_nodev, "nodev"},
+                                    std::pair{policy.tmpfs_nosuid, "nosuid"}})
+        if (set) flags += (flags.empty() ? "" : ",") + std::string(name);
+    return flags;
 }
 
 std::optional<BoxPolicy> policy_for_image(const std::string& image)
@@ -27,13 +33,13 @@ std::optional<BoxPolicy> policy_for_image(const std::string& image)
     if (image == "stdlib" || is_own_image_name(image)) {
         policy.memory_bytes = 128 * k_mib;
         policy.pids = 32;
-        policy.nano_cpus = 500'000'000;
+        policy.cpu_millis = 500;
         return policy;
     }
     if (image == "data") {
         policy.memory_bytes = 512 * k_mib;
         policy.pids = 64;
-        policy.nano_cpus = 1'000'000'000;
+        policy.cpu_millis = 1000;
         return policy;
     }
     return std::nullopt;
@@ -165,13 +171,16 @@ exit 137;
 
 std::string warm_box_timer_line(double guest_timer_s) { return util::format_number(guest_timer_s) + "\n"; }
 
-std::vector<std::string> fed_box_command(const std::vector<std::string>& inner)
+std::vector<std::string> fed_box_command(const std::vector<std::string>& inner, std::string_view termination_log)
 {
+    if (termination_log.find_first_of("'\\") != std::string_view::npos)
+        throw std::invalid_argument("a fed box's termination log path cannot be quoted in Perl");
     // sh sets the limits the engine cannot, then execs perl with the feeder as its program
     // ($0) and `inner` as its arguments. The Perl program, after the undumpable lines: PID 1
     // or nothing; forks the feeder; execs `inner` on the pipe. The feeder reads the header
     // byte by byte, copies exactly n bytes (never more: what follows is not the program's),
-    // closes the pipe, and waits on stdin for the kill byte or its end.
+    // closes the pipe, and waits on stdin for the kill byte or its end. On the kill byte it
+    // reads the nonce strictly (33 bytes at most, 1 s for each read), records it, then kills.
     const BoxPolicy defaults;
     std::vector<std::string> command = {
         "sh", "-c",
@@ -204,7 +213,18 @@ while ($n > 0) {
 }
 close $pw if $pw;
 while (sysread(STDIN, $buf, 65536)) {
-  next if index($buf, ')PL" + std::string(1, k_fed_kill_byte) + R"PL(') < 0;
+  my $at = index($buf, ')PL" + std::string(1, k_fed_kill_byte) + R"PL(');
+  next if $at < 0;
+  my $nonce = substr($buf, $at + 1);
+  while (length($nonce) < 33 && $nonce =~ /^[0-9a-f]*\z/) {
+    my $r = '';
+    vec($r, 0, 1) = 1;
+    last unless select($r, undef, undef, 1) > 0 && sysread(STDIN, $nonce, 33 - length($nonce), length($nonce));
+  }
+  if ($nonce =~ /^([0-9a-f]{32})\n/ && open(my $log, '>', ')PL" + std::string(termination_log) + R"PL(')) {
+    print $log "pybox-kill $1\n";
+    close $log;
+  }
   while (1) { kill 9, -1; select(undef, undef, undef, 0.05) }
 }
 exit 0;
@@ -217,5 +237,9 @@ std::string fed_program_frame(std::string_view program)
 {
     return std::to_string(program.size()) + "\n" + std::string(program);
 }
+
+std::string fed_kill_line(std::string_view nonce) { return k_fed_kill_byte + std::string(nonce) + "\n"; }
+
+std::string fed_kill_record(std::string_view nonce) { return "pybox-kill " + std::string(nonce) + "\n"; }
 
 }  // namespace pybox::proto

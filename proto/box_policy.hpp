@@ -16,16 +16,18 @@ namespace pybox::proto {
 struct BoxPolicy {
     std::int64_t memory_bytes = 0;       // Memory and MemorySwap (no swap)
     std::int64_t pids = 0;
-    std::int64_t nano_cpus = 0;          // 1e9 = one core
+    std::int64_t cpu_millis = 0;         // 1000 = one core: a rate, not a pin
     std::string user = "10000:10000";
     bool readonly_root = true;
     std::string tmpfs_path = "/tmp";
     std::int64_t tmpfs_bytes = 16 * 1024 * 1024;
-    std::string tmpfs_options = "noexec,nodev,nosuid";
+    // The tmpfs's mount flags: no program runs from it, no device files, no set-user-ID bits.
+    bool tmpfs_noexec = true;
+    bool tmpfs_nodev = true;
+    bool tmpfs_nosuid = true;
     std::string network = "none";
     std::int64_t open_files = 128;
     std::int64_t core_dump_bytes = 0;    // the `core` ulimit, soft and hard: no core dumps
-    std::string log_driver = "none";
     bool no_new_privileges = true;
     std::string capabilities_dropped = "ALL";
     // Paths the engine hides (an empty file, or an empty read-only folder, in their place):
@@ -47,12 +49,14 @@ struct BoxPolicy {
     std::string seccomp;                 // the profile's name (seccomp_profile.hpp)
     std::string seccomp_sha256;          // hex SHA-256 of the profile's JSON text
 
-    double cpu_cores() const { return static_cast<double>(nano_cpus) / 1e9; }
-    // The tmpfs option string as the engine expects it, e.g. "size=16777216,noexec,nodev,nosuid".
-    std::string tmpfs_mount_options() const;
+    double cpu_cores() const { return static_cast<double>(cpu_millis) / 1000.0; }
 
     friend bool operator==(const BoxPolicy&, const BoxPolicy&) = default;
 };
+
+// The tmpfs's set flags in mount(8)'s notation, comma-separated in the order noexec, nodev,
+// nosuid: "noexec,nodev,nosuid" for every policy PyBox makes.
+std::string tmpfs_flags(const BoxPolicy& policy);
 
 // The policy for an image name, with PyBox's seccomp profile: the built-in "stdlib" and "data"
 // have their own; every valid own-image name (is_own_image_name) gets stdlib's, whatever the
@@ -93,6 +97,12 @@ std::vector<std::string> warm_box_command();
 // The line the daemon writes first at delivery: the box timer (deadline + 1 s) and a newline.
 std::string warm_box_timer_line(double guest_timer_s);
 
+// The byte that starts the daemon's kill on a fed box's stdin (fed_kill_line()).
+inline constexpr char k_fed_kill_byte = 'K';
+// Where a Pod's container writes its last message, which the kubelet reports in the container's
+// status (state.terminated.message, at most 4096 bytes); make_pod sets it.
+inline constexpr std::string_view k_fed_termination_log = "/dev/termination-log";
+
 // The first process of a box on Kubernetes, `sh -c <limits> <feeder> inner...`, for a cluster
 // whose attach websocket cannot close the box's stdin (v4.channel.k8s.io, Kubernetes 1.20-1.29)
 // and whose engine cannot set ulimits. `inner` is a box's own first process (box_command's).
@@ -113,19 +123,33 @@ std::string warm_box_timer_line(double guest_timer_s);
 //   which it then closes. Bytes it cannot pass (the interpreter gone) are read and dropped;
 //   stdin ending early closes the pipe after what arrived. Then it reads the rest of stdin:
 //   at end of stdin it exits 0; any other byte is ignored, except k_fed_kill_byte, on which it
-//   sends SIGKILL to every process it may signal (kill(-1): every process of the box but PID 1
-//   and itself), and again every 50 ms until the box ends, so that a process started after the
-//   byte dies too. No process waits for it (it stays a zombie of PID 1 once it exits).
+//   reads the kill's nonce (fed_kill_line(): the 33 bytes after the byte, waiting at most 1 s
+//   for each read of them). When they are exactly 32 lowercase hex digits and a newline it
+//   writes fed_kill_record(nonce) to `termination_log` (truncating it; where it cannot open it,
+//   nothing), and only then, or at once for anything else, sends SIGKILL to every process it
+//   may signal (kill(-1): every process of the box but PID 1 and itself), and again every 50 ms
+//   until the box ends, so that a process started after the byte dies too. The record comes
+//   before the kill because the box ends with PID 1, which the kill makes exit. No process
+//   waits for the feeder (it stays a zombie of PID 1 once it exits).
 // The program (box_command's interpreter) sees: stdin a pipe holding exactly the program, then
 // end of file (even though the attach never closes the real stdin); fds 0-2 only;
 // RLIMIT_NOFILE 128 and RLIMIT_CORE 0, soft and hard; one process more in the box (the feeder,
 // which it can kill, being of its uid: the kill byte is then lost, and the box timer in PID 1
-// and the Pod's deletion remain).
-std::vector<std::string> fed_box_command(const std::vector<std::string>& inner);
+// and the Pod's deletion remain). It never sees the kill's nonce (only the undumpable feeder
+// holds the real stdin), so it can overwrite or erase the record (the kubelet's termination
+// log is writable by every uid) but not forge it.
+// `termination_log` must not contain ' or \ (std::invalid_argument otherwise).
+std::vector<std::string> fed_box_command(const std::vector<std::string>& inner,
+                                         std::string_view termination_log = k_fed_termination_log);
 // The frame the daemon writes first on a fed box's stdin: the program's byte count in decimal,
 // a newline, then the program.
 std::string fed_program_frame(std::string_view program);
-// Written on a fed box's stdin after the frame: kills every process of the box but PID 1.
-inline constexpr char k_fed_kill_byte = 'K';
+// What the daemon writes on a fed box's stdin after the frame to kill every process of the box
+// but PID 1: k_fed_kill_byte, `nonce` (32 lowercase hex digits, made afresh for the kill) and a
+// newline.
+std::string fed_kill_line(std::string_view nonce);
+// What the feeder writes to the termination log for that kill before it kills: "pybox-kill",
+// a space, the nonce and a newline.
+std::string fed_kill_record(std::string_view nonce);
 
 }  // namespace pybox::proto

@@ -64,6 +64,12 @@ struct EngineRef {
     friend bool operator==(const EngineRef&, const EngineRef&) = default;
 };
 
+// How `configured` spells two settings in the keys it has always had: `nano_cpus` is the
+// policy's cpu_millis in billionths of a core, and `log_driver` is always "none" (no engine is
+// asked to keep a copy of a box's output; PyBox captures it).
+inline constexpr std::int64_t k_nano_cpus_per_milli = 1'000'000;
+inline constexpr std::string_view k_log_driver = "none";
+
 struct Configured {
     double wall_timeout_s = 0;
     double guest_timer_s = 0;
@@ -229,8 +235,19 @@ struct ClockOffset {
     friend bool operator==(const ClockOffset&, const ClockOffset&) = default;
 };
 
+// Which clock the engine's own times come from, in words for people, as its backend says it
+// (daemon/engine/engine_probe.hpp): clock_domains' "observed.engine_state" and
+// "observed.termination.engine_lifetime_s".
+struct EngineClockNames {
+    std::string engine_state;
+    std::string engine_lifetime;
+
+    friend bool operator==(const EngineClockNames&, const EngineClockNames&) = default;
+};
+
 struct ClockDomains {
     std::optional<ClockOffset> engine_offset;  // nullopt: not measured (unknown.absolute_clock_alignment says why)
+    EngineClockNames engine_clocks;
 
     friend bool operator==(const ClockDomains&, const ClockDomains&) = default;
 };

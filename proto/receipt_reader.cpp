@@ -63,18 +63,31 @@ BoxPolicy read_policy(util::ObjectReader& configured)
     }
     policy.pids = configured.int64("pids");
     configured.number("cpu_cores");  // derived from nano_cpus
-    policy.nano_cpus = configured.int64("nano_cpus");
+    const std::int64_t nano_cpus = configured.int64("nano_cpus");
+    if (nano_cpus % k_nano_cpus_per_milli != 0) configured.fail("nano_cpus", "must be whole thousandths of a core");
+    policy.cpu_millis = nano_cpus / k_nano_cpus_per_milli;
     policy.network = configured.string("network");
     policy.user = configured.string("user");
     policy.readonly_root = configured.boolean("readonly_root");
     auto tmpfs = configured.object("tmpfs");
     policy.tmpfs_path = tmpfs.string("path");
     policy.tmpfs_bytes = tmpfs.int64("bytes");
-    policy.tmpfs_options = tmpfs.string("options");
+    const std::string options = tmpfs.string("options");
+    // The flags are those whose spelling (tmpfs_flags) is the text, of the eight sets there are.
+    bool matched = false;
+    for (unsigned set = 0; set < 8 && !matched; ++set) {
+        policy.tmpfs_noexec = (set & 1U) != 0;
+        policy.tmpfs_nodev = (set & 2U) != 0;
+        policy.tmpfs_nosuid = (set & 4U) != 0;
+        matched = tmpfs_flags(policy) == options;
+    }
+    if (!matched)
+        tmpfs.fail("options", "must be mount flags among noexec, nodev and nosuid, comma-separated in that order");
     tmpfs.finish();
     policy.open_files = configured.int64("open_files");
     policy.core_dump_bytes = configured.int64("core_dump_bytes");
-    policy.log_driver = configured.string("log_driver");
+    if (configured.string("log_driver") != k_log_driver)
+        configured.fail("log_driver", "must be \"" + std::string(k_log_driver) + "\"");
     policy.no_new_privileges = configured.boolean("no_new_privileges");
     policy.capabilities_dropped = configured.string("capabilities_dropped");
     policy.seccomp = configured.string("seccomp");
@@ -177,6 +190,11 @@ std::vector<Phase> read_phases(util::ObjectReader& reader)
 ClockDomains read_clock_domains(util::ObjectReader& reader)
 {
     ClockDomains domains;
+    // The engine's clocks as its backend names them (an unsealed run's receipt has none).
+    for (auto [key, text] : {std::pair{"observed.engine_state", &domains.engine_clocks.engine_state},
+                             std::pair{"observed.termination.engine_lifetime_s", &domains.engine_clocks.engine_lifetime}})
+        if (const auto* value = reader.if_present(key); value != nullptr && value->is_string())
+            *text = std::string(value->get_string());
     if (reader.mode() == util::ReadMode::strict) {
         for (const auto& key : reader.keys()) {
             if (key != "engine_offset_ns") {

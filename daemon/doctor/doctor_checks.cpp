@@ -1,6 +1,7 @@
 #include "daemon/doctor/doctor_checks.hpp"
 
 #include "common/api_error_codes.hpp"
+#include "daemon/engine/docker_facts.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/vm/engine_checks.hpp"
@@ -172,7 +173,7 @@ DoctorCheck check_cgroups(const Expected<engine::EngineInfo>& info, const Watche
     if (!info) return unknown(k_doctor_cgroups, "the engine's /info was not read: " + info.error().message);
     if (const auto found = info_problems(*info, "info.cgroup"); !found.empty())
         return problem(k_doctor_cgroups, found.front().message, "run the engine with cgroup v1 or v2 and cgroupfs");
-    const auto facts = cgroup_facts_from_info(*info);
+    const auto facts = engine::cgroup_facts_from_info(*info);
     if (!facts) return problem(k_doctor_cgroups, facts.error().message, "run the engine with cgroupfs");
     const std::string seen = "cgroup v" + std::to_string(facts->version) + ", driver " + facts->driver;
     if (facts->driver != "cgroupfs")

@@ -6,7 +6,7 @@
 #include "common/limits.hpp"
 #include "common/process.hpp"
 #include "daemon/run/box_spec.hpp"
-#include "daemon/run/engine_clock.hpp"
+#include "daemon/engine/engine_clock.hpp"
 
 #include <filesystem>
 #include <system_error>
@@ -52,7 +52,7 @@ net::awaitable<proto::DoctorAnswer> DoctorService::check(std::optional<std::uint
     answer.checks.push_back(check_leftover_boxes(boxes, m_sources.engine.describe()));
     answer.checks.push_back(check_attempts(m_sources.attempts.list(viewer), m_sources.paths.attempts_dir()));
     answer.checks.push_back(check_clock(
-        info ? engine_clock_offset(before_ns, *info, after_ns)
+        info ? engine::engine_clock_offset(before_ns, *info, after_ns)
              : Expected<proto::ClockOffset>(make_error(api_error::k_clock_unmeasured, "the engine's /info was not read: " +
                                                                                info.error().message))));
     co_return answer;

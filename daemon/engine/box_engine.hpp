@@ -1,7 +1,8 @@
 // BoxEngine: what PyBox asks of a container engine, at the level of meaning: make a box from a
 // spec, check its effective settings against that spec, launch it (a running box whose stdin
 // takes the program, whose output comes as chunks, box_output.hpp, and whose end is reported),
-// kill, inspect, list and remove boxes, and read the engine's facts. Nothing above
+// kill, inspect, list and remove boxes. What is asked of the engine itself (does it answer, its
+// clock, its cgroups) is its EngineProbe's (engine_probe.hpp). Nothing above
 // daemon/engine/ knows how an engine spells any of this: the facts come back typed
 // (engine_facts.hpp), each with the engine's own record (`raw`) where the receipt keeps it as
 // evidence.
@@ -140,16 +141,13 @@ public:
 
     // The engine's address for messages and receipts, e.g. "unix:///run/docker.sock".
     virtual std::string describe() const = 0;
-    // The engine's API version this client uses; empty before the first ping.
-    virtual std::string api_version() const = 0;
-
-    virtual net::awaitable<Expected<PingResult>> ping(Timeout timeout) = 0;
-    virtual net::awaitable<Expected<EngineInfo>> info(Timeout timeout) = 0;
 
     virtual net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) = 0;
     virtual net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) = 0;
     // Compares what an inspection reports with the spec the box was made from, setting by
-    // setting: anything missing, different or wider is a mismatch. Pure.
+    // setting: anything missing, different or wider is a mismatch. Pure. Asked before the start
+    // and again of the ended box: an engine may report a part of the box only once it ran (a
+    // Pod's status names the image its node ran), and checks it then.
     virtual SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const = 0;
     // Connects the box's stdin and output, registers for its end and starts it, in whatever
     // order the backend needs so that no output and not the end is missed. On a failure what

@@ -10,7 +10,7 @@ namespace pybox::engine {
 
 DockerBackend::DockerBackend(net::any_io_executor executor, std::unique_ptr<EngineDialer> dialer,
                              const ControlMaker& make_control)
-    : m_client(std::move(executor), std::move(dialer)), m_boxes(m_client), m_control(make_control(m_client))
+    : m_client(std::move(executor), std::move(dialer)), m_boxes(m_client), m_probe(m_client), m_control(make_control(m_client))
 {
     if (!m_control) throw std::logic_error("DockerBackend: the engine's checks were not made");
 }

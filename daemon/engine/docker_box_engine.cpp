@@ -65,16 +65,6 @@ std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> se
     return std::make_unique<DockerBoxStreams>(std::move(session));
 }
 
-net::awaitable<Expected<PingResult>> DockerBoxEngine::ping(Timeout timeout)
-{
-    co_return co_await m_client.ping(timeout);
-}
-
-net::awaitable<Expected<EngineInfo>> DockerBoxEngine::info(Timeout timeout)
-{
-    co_return co_await m_client.info(timeout);
-}
-
 net::awaitable<Expected<CreatedBox>> DockerBoxEngine::create_box(const BoxSpec& spec, Timeout timeout)
 {
     auto created = co_await m_client.create_container(docker_create_body(spec), spec.name, timeout);

@@ -16,11 +16,8 @@ public:
     explicit DockerBoxEngine(EngineClient& client) : m_client(client) {}
 
     std::string describe() const override { return m_client.dialer().describe(); }
-    std::string api_version() const override { return m_client.api_version(); }
     EngineClient& client() { return m_client; }
 
-    net::awaitable<Expected<PingResult>> ping(Timeout timeout) override;
-    net::awaitable<Expected<EngineInfo>> info(Timeout timeout) override;
     net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) override;
     net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) override;
     SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const override;

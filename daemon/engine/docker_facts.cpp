@@ -1,5 +1,6 @@
 #include "daemon/engine/docker_facts.hpp"
 
+#include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 
 #include <boost/json/object.hpp>
@@ -118,6 +119,19 @@ std::vector<ListedBox> docker_listed_boxes(const json::array& listed)
         boxes.push_back(std::move(box));
     }
     return boxes;
+}
+
+Expected<CgroupFacts> cgroup_facts_from_info(const engine::EngineInfo& info)
+{
+    if (info.cgroup_version.empty() || info.cgroup_driver.empty())
+        return make_error(api_error::k_cgroup_unknown, "the engine's /info names no CgroupVersion or CgroupDriver");
+    CgroupFacts facts;
+    if (info.cgroup_version == "1") facts.version = 1;
+    else if (info.cgroup_version == "2") facts.version = 2;
+    else
+        return make_error(api_error::k_cgroup_unknown, "the engine's cgroup version \"" + info.cgroup_version + "\" is not 1 or 2");
+    facts.driver = info.cgroup_driver;
+    return facts;
 }
 
 ImageFacts docker_image_facts(json::value inspected)

@@ -5,6 +5,7 @@
 // is kept where the receipt records it. Pure.
 #pragma once
 
+#include "common/error.hpp"
 #include "daemon/engine/engine_facts.hpp"
 
 #include <boost/json/array.hpp>
@@ -20,6 +21,9 @@ BoxInspection docker_inspection(boost::json::value inspected);
 // The State object of an inspect answer.
 BoxState docker_box_state(const boost::json::value& inspected);
 EngineInfo docker_engine_info(boost::json::value info);
+// The cgroup version and driver of an engine's info; an Error ("cgroup_unknown") names what was
+// missing or unknown.
+Expected<CgroupFacts> cgroup_facts_from_info(const EngineInfo& info);
 // Items without an ID are left out.
 std::vector<ListedBox> docker_listed_boxes(const boost::json::array& listed);
 ImageFacts docker_image_facts(boost::json::value inspected);

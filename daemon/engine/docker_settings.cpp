@@ -143,13 +143,13 @@ std::vector<SettingMismatch> mismatches_of(const BoxSpec& spec, const json::valu
     check.equal("HostConfig", "Memory", policy.memory_bytes);
     check.equal("HostConfig", "MemorySwap", policy.memory_bytes);
     check.equal("HostConfig", "PidsLimit", policy.pids);
-    check.equal("HostConfig", "NanoCpus", policy.nano_cpus);
+    check.equal("HostConfig", "NanoCpus", docker_nano_cpus(policy));
     check.equal("HostConfig", "CapDrop", json::array{json::value(policy.capabilities_dropped)});
     check.empty("HostConfig", "CapAdd");
     check.security_options(policy);
     check.equal("HostConfig", "Privileged", false);
     check.equal("HostConfig", "ReadonlyRootfs", policy.readonly_root);
-    check.equal("HostConfig", "Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}});
+    check.equal("HostConfig", "Tmpfs", json::object{{policy.tmpfs_path, docker_tmpfs_options(policy)}});
     check.equal("HostConfig", "ShmSize", policy.tmpfs_bytes);
     check.equal("HostConfig", "MaskedPaths", to_array(policy.masked_paths));
     check.equal("HostConfig", "ReadonlyPaths", to_array(policy.readonly_paths));
@@ -172,8 +172,8 @@ std::vector<SettingMismatch> mismatches_of(const BoxSpec& spec, const json::valu
     const json::value* log_type = nullptr;
     if (const auto* log_config = find_path(inspected, "HostConfig", "LogConfig"); log_config && log_config->is_object())
         log_type = log_config->as_object().if_contains("Type");
-    if (log_type == nullptr || *log_type != json::value(policy.log_driver))
-        check.equal("HostConfig", "LogConfig", json::object{{"Type", policy.log_driver}, {"Config", json::object{}}});
+    if (log_type == nullptr || *log_type != json::value(k_no_log_driver))
+        check.equal("HostConfig", "LogConfig", json::object{{"Type", k_no_log_driver}, {"Config", json::object{}}});
 
     check.equal("Config", "User", json::value(policy.user));
     check.equal("Config", "Tty", false);
@@ -213,6 +213,17 @@ json::array docker_security_options(const proto::BoxPolicy& policy)
     return options;
 }
 
+std::int64_t docker_nano_cpus(const proto::BoxPolicy& policy)
+{
+    return policy.cpu_millis * 1'000'000;
+}
+
+std::string docker_tmpfs_options(const proto::BoxPolicy& policy)
+{
+    const std::string flags = proto::tmpfs_flags(policy);
+    return "size=" + std::to_string(policy.tmpfs_bytes) + (flags.empty() ? "" : "," + flags);
+}
+
 json::array docker_ulimits(const proto::BoxPolicy& policy)
 {
     return json::array{soft_and_hard("nofile", policy.open_files), soft_and_hard("core", policy.core_dump_bytes)};
@@ -225,20 +236,20 @@ json::object docker_create_body(const BoxSpec& spec)
         {"Memory", policy.memory_bytes},
         {"MemorySwap", policy.memory_bytes},
         {"PidsLimit", policy.pids},
-        {"NanoCpus", policy.nano_cpus},
+        {"NanoCpus", docker_nano_cpus(policy)},
         {"CapDrop", json::array{policy.capabilities_dropped}},
         {"CapAdd", json::array{}},
         {"SecurityOpt", docker_security_options(policy)},
         {"Privileged", false},
         {"ReadonlyRootfs", policy.readonly_root},
-        {"Tmpfs", json::object{{policy.tmpfs_path, policy.tmpfs_mount_options()}}},
+        {"Tmpfs", json::object{{policy.tmpfs_path, docker_tmpfs_options(policy)}}},
         {"ShmSize", policy.tmpfs_bytes},
         {"MaskedPaths", to_array(policy.masked_paths)},
         {"ReadonlyPaths", to_array(policy.readonly_paths)},
         {"Runtime", spec.runtime},
         {"NetworkMode", policy.network},
         {"Ulimits", docker_ulimits(policy)},
-        {"LogConfig", json::object{{"Type", policy.log_driver}, {"Config", json::object{}}}},
+        {"LogConfig", json::object{{"Type", k_no_log_driver}, {"Config", json::object{}}}},
         {"AutoRemove", false},
         {"RestartPolicy", json::object{{"Name", "no"}}},
         {"Binds", json::array{}},

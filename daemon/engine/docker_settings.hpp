@@ -13,6 +13,10 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstdint>
+#include <string>
+#include <string_view>
+
 namespace pybox::engine {
 
 // The create body: the image by ID, the command, stdin attached once, no TTY, the labels, the
@@ -20,6 +24,13 @@ namespace pybox::engine {
 // as /tmp; SIGKILL to stop).
 boost::json::object docker_create_body(const BoxSpec& spec);
 
+// HostConfig.LogConfig's Type: the engine keeps no copy of a box's output (PyBox captures it).
+inline constexpr std::string_view k_no_log_driver = "none";
+// HostConfig.NanoCpus: the policy's cpu_millis in billionths of a core.
+std::int64_t docker_nano_cpus(const proto::BoxPolicy& policy);
+// HostConfig.Tmpfs's options: the size in bytes, then the policy's flags, e.g.
+// "size=16777216,noexec,nodev,nosuid".
+std::string docker_tmpfs_options(const proto::BoxPolicy& policy);
 // HostConfig.SecurityOpt: "no-new-privileges" (when the policy asks for it) and
 // "seccomp=<PyBox's profile, its JSON text>".
 boost::json::array docker_security_options(const proto::BoxPolicy& policy);

@@ -1,5 +1,6 @@
 // EngineBackend: one engine as the pool, the runs and the checks use it, whatever drives it:
-// its boxes (box_engine.hpp: what run/ and the sweep drive), its `pybox vm start | stop |
+// its boxes (box_engine.hpp: what run/ and the sweep drive), what the runs ask of the engine
+// itself (engine_probe.hpp), its `pybox vm start | stop |
 // status` checks, whether it holds a recorded image under the recorded id (the engine's half of
 // the check before every run), how the recorded images reach it, and whether it may keep warm
 // boxes. Nothing above daemon/engine/ asks what kind of engine it is: backend_factory.hpp makes
@@ -11,6 +12,7 @@
 
 #include "common/error.hpp"
 #include "daemon/engine/box_engine.hpp"
+#include "daemon/engine/engine_probe.hpp"
 #include "daemon/images/image_registry.hpp"
 #include "daemon/server/services.hpp"
 #include "daemon/vm/private_engine.hpp"
@@ -32,6 +34,8 @@ public:
     // The engine's address for messages, the status answer and receipts; never a secret.
     virtual std::string describe() const = 0;
     virtual BoxEngine& boxes() = 0;
+    // What the runs ask of the engine itself: readiness, whether it answers, its clock, its cgroups.
+    virtual EngineProbe& probe() = 0;
     // The engine's `pybox vm start | stop | status`: its checks, which the pool's verdict on it
     // rests on (and, for the local engine, its start and stop).
     virtual daemon::EngineControl& control() = 0;

@@ -1,5 +1,5 @@
 // The typed facts an engine reports: a box's state and inspection, a listed box, the engine's
-// info and an image's ID. Each keeps the engine's own answer (`raw`) where the receipt records
+// info, its cgroup layout and an image's ID. Each keeps the engine's own answer (`raw`) where the receipt records
 // it as evidence; nothing else above daemon/engine/ reads an engine's notation. EngineClient
 // reads them out of the Docker Engine API's answers (docker_facts.hpp).
 #pragma once
@@ -32,6 +32,14 @@ struct BoxState {
     boost::json::object summary;
     // The exit code alone in the engine's words, for evidence that cites only it.
     boost::json::object exit_code_record;
+    // Whether the box's first process recorded PyBox's kill before the box ended: a record only
+    // the kill's sender can make (on Kubernetes, the kill's one-time nonce in the container's
+    // termination message; kube_box_engine.hpp). nullopt where the engine cannot observe it
+    // (Docker) or the box has not ended; false where no kill was sent.
+    std::optional<bool> kill_acknowledged;
+    // What kill_acknowledged was read from, in the engine's words with the nonce it was compared
+    // with: the evidence of an explanation drawn from it. Empty when kill_acknowledged is nullopt.
+    boost::json::object kill_acknowledgement_record;
 };
 
 // One answer of "inspect this box".
@@ -58,6 +66,12 @@ struct EngineInfo {
     std::vector<std::string> runtimes;
     std::optional<std::string> system_time;  // its wall clock at the answer, RFC 3339 text
     boost::json::value raw;
+};
+
+// How an engine's cgroup tree is laid out, for the watcher of its boxes (daemon/run/run_cgroup.hpp).
+struct CgroupFacts {
+    int version = 0;     // 1 or 2
+    std::string driver;  // "cgroupfs" or "systemd"
 };
 
 struct ImageFacts {

@@ -4,7 +4,6 @@
 #include "common/clock.hpp"
 #include "common/limits.hpp"
 #include "daemon/kube/cluster_probe.hpp"
-#include "daemon/kube/kubeconfig.hpp"
 #include "daemon/registry/image_push.hpp"
 #include "daemon/registry/pinned_reference.hpp"
 
@@ -14,10 +13,9 @@ namespace pybox::kube {
 
 namespace {
 
-// "kubernetes https://HOST:PORT namespace NS", or the kubeconfig's path while it cannot be read.
-std::string describe_cluster(const engine::KubeEngine& entry)
+// "kubernetes https://HOST:PORT namespace NS", or the kubeconfig's path when it could not be read.
+std::string describe_cluster(const engine::KubeEngine& entry, const Expected<KubeAccess>& access)
 {
-    auto access = read_kubeconfig(entry.kubeconfig, entry.context);
     const std::string where = access ? access->server.url : "(kubeconfig " + entry.kubeconfig.string() + ")";
     return "kubernetes " + where + " namespace " + entry.namespace_name;
 }
@@ -83,12 +81,12 @@ private:
 
 KubeBackend::KubeBackend(std::string id, engine::KubeEngine entry, std::filesystem::path images_file,
                          vm::RecordedImagesSource recorded_images)
-    : m_id(std::move(id)), m_entry(std::move(entry)), m_images_file(std::move(images_file)),
-      m_recorded_images(std::move(recorded_images)),
+    : m_id(std::move(id)), m_entry(std::move(entry)), m_access(read_kubeconfig(m_entry.kubeconfig, m_entry.context)),
+      m_images_file(std::move(images_file)), m_recorded_images(std::move(recorded_images)),
       m_boxes([this] { return client(); }, [this](std::string_view image_id) { return cluster_image(image_id); },
-              KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry), m_entry.node.value_or(""),
+              KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry, m_access), m_entry.node.value_or(""),
                               m_entry.pids_limit_node}),
-      m_control(std::make_unique<KubeControl>(*this))
+      m_probe([this] { return client(); }), m_control(std::make_unique<KubeControl>(*this))
 {
 }
 
@@ -102,19 +100,32 @@ std::string KubeBackend::describe() const
 Expected<KubeClient*> KubeBackend::client()
 {
     if (m_client) return m_client.get();
-    auto access = read_kubeconfig(m_entry.kubeconfig, m_entry.context);
-    if (!access) return access.error();
-    auto made = KubeClient::make(std::move(*access));
-    if (!made) return made.error();
+    if (!m_access) m_access = read_kubeconfig(m_entry.kubeconfig, m_entry.context);
+    if (!m_access) return m_access.error();
+    auto made = KubeClient::make(std::move(*m_access));
+    if (!made) {
+        m_access = made.error();  // read again at the next need: the files it names may be fixed
+        return made.error();
+    }
     m_client = std::move(*made);
     return m_client.get();
 }
 
-std::optional<ClusterImage> KubeBackend::cluster_image(std::string_view image_id) const
+Expected<registry::PushedImages*> KubeBackend::pushed_images()
 {
-    auto pushed = registry::PushedImages::load(m_images_file);
+    if (!m_pushed) {
+        auto loaded = registry::PushedImages::load(m_images_file);
+        if (!loaded) return loaded.error();
+        m_pushed.emplace(std::move(*loaded));
+    }
+    return &*m_pushed;
+}
+
+std::optional<ClusterImage> KubeBackend::cluster_image(std::string_view image_id)
+{
+    auto pushed = pushed_images();
     if (!pushed) return std::nullopt;
-    const auto record = pushed->find(image_id);
+    const auto record = (*pushed)->find(image_id);
     // A record of another registry (the entry's changed since) does not name an image this
     // cluster's nodes are told to pull from.
     if (!record || !record->reference.starts_with(m_entry.image_registry + "/")) return std::nullopt;
@@ -132,7 +143,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
 {
     std::vector<std::string> notes;
     auto address = registry::parse_registry_address(m_entry.image_registry);
-    auto pushed = registry::PushedImages::load(m_images_file);
+    auto pushed = pushed_images();
     if (!address || !pushed) {
         notes.push_back("no image was pushed: " + (address ? pushed.error() : address.error()).message);
         co_return notes;
@@ -147,7 +158,7 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
         }
         registry::PushedRecord record{image.name, image.image_id, result->reference.text(), result->reference.digest,
                             rfc3339_utc(WallClock::now())};
-        if (auto kept = pushed->put(record); !kept) {
+        if (auto kept = (*pushed)->put(record); !kept) {
             notes.push_back("the image " + image.name + " was pushed as " + record.reference +
                             " but the record of it could not be written: " + kept.error().message);
             continue;
@@ -161,9 +172,9 @@ net::awaitable<std::vector<std::string>> KubeBackend::receive_images(engine::Eng
 
 net::awaitable<Expected<void>> KubeBackend::remove_image(const std::string& image_id)
 {
-    auto pushed = registry::PushedImages::load(m_images_file);
+    auto pushed = pushed_images();
     if (!pushed) co_return pushed.error();
-    co_return pushed->forget(image_id);
+    co_return (*pushed)->forget(image_id);
 }
 
 }  // namespace pybox::kube

@@ -1,6 +1,7 @@
 #include "daemon/kube/kube_box_engine.hpp"
 
 #include "common/api_error_codes.hpp"
+#include "common/ids.hpp"
 #include "common/limits.hpp"
 #include "daemon/kube/cluster_checks.hpp"
 #include "daemon/kube/cluster_probe.hpp"
@@ -49,10 +50,44 @@ net::awaitable<void> pause(Timeout interval)
 
 Error no_such_pod(std::string_view id) { return make_error(api_error::k_engine_no_such_object, "no Pod " + std::string(id)); }
 
+// Why a Pod whose box container does not run will never run it, or nullopt: it is on its way.
+std::optional<Error> start_failure(const PodFacts& facts)
+{
+    if (cannot_start(facts.waiting_reason))
+        return make_error(api_error::k_engine_error, "the box's container cannot start: " + facts.waiting_reason +
+                                                         (facts.waiting_message.empty() ? "" : ": " + facts.waiting_message));
+    if (facts.box_ended || facts.phase == "Failed" || facts.phase == "Succeeded")
+        return make_error(api_error::k_engine_error, "the Pod ended before its program was delivered (phase " + facts.phase +
+                                                         (facts.reason.empty() ? "" : ", " + facts.reason) +
+                                                         (facts.message.empty() ? "" : ": " + facts.message) + ")");
+    return std::nullopt;
+}
+
+// Where a starting Pod is, for a message.
+std::string start_progress(const PodFacts& facts)
+{
+    return "phase " + (facts.phase.empty() ? std::string("not reported") : facts.phase) +
+           (facts.node_name.empty() ? ", on no node yet" : ", on node " + facts.node_name) +
+           (facts.waiting_reason.empty() ? "" : ", waiting: " + facts.waiting_reason);
+}
+
+// Whether an attach was refused only because the box's container does not run yet: the apiserver
+// cannot attach to a Pod without a node (400), the kubelet to a Pod it has not yet heard of (404
+// "pod does not exist": measured for seconds after the apiserver restarted, while the kubelet's
+// watch came back), nor to a container before its runtime runs it (500 "container box not
+// found"). The apiserver's own 404 for a Pod it does not have says `pods "NAME" not found`.
+bool not_started_yet(const Error& error)
+{
+    const std::string_view message = error.message;
+    return message.find("does not have a host assigned") != std::string_view::npos ||
+           message.find("pod does not exist") != std::string_view::npos ||
+           message.find("container " + std::string(k_box_container) + " not found") != std::string_view::npos;
+}
+
 }  // namespace
 
 // The attach stream of a launched box: output chunks as they come, the program written as one
-// fed frame (proto::fed_program_frame), and the kill byte (KubeBoxEngine::kill_box).
+// fed frame (proto::fed_program_frame), and the kill line (KubeBoxEngine::kill_box).
 class KubeBoxStreams final : public engine::BoxStreams {
 public:
     KubeBoxStreams(KubeBoxEngine& engine, std::string id, std::unique_ptr<AttachSession> session)
@@ -73,7 +108,7 @@ public:
         co_return written;
     }
     // Nothing to send: the frame's length ended the program's input, and stdin stays open for
-    // the kill byte.
+    // the kill line.
     Expected<void> close_stdin() override { return {}; }
 
     net::awaitable<Expected<std::vector<OutputChunk>>> read_output() override
@@ -94,12 +129,14 @@ public:
 
     // Whether the apiserver ended the attach, as it does when the container's process ends.
     bool ended() const { return m_ended; }
-    // The kill byte, unless the program is still being written (one write at a time).
+    // The kill line with the box's kill nonce (made at its first kill, kept by the engine until
+    // the box is removed), unless the program is still being written (one write at a time).
     net::awaitable<Expected<void>> send_kill(Timeout timeout)
     {
         if (m_writing)
             co_return make_error(api_error::k_engine_error, "the program is still being written to " + m_id);
-        co_return co_await m_session->write_stdin(std::string_view(&proto::k_fed_kill_byte, 1), timeout);
+        const auto& nonce = m_engine.m_kill_nonces.try_emplace(m_id, random_id_128()).first->second;
+        co_return co_await m_session->write_stdin(proto::fed_kill_line(nonce), timeout);
     }
 
 private:
@@ -170,30 +207,6 @@ std::string KubeBoxEngine::pod_path(std::string_view name) const
     return pods_path() + "/" + std::string(name);
 }
 
-net::awaitable<Expected<engine::PingResult>> KubeBoxEngine::ping(Timeout timeout)
-{
-    auto client = m_client();
-    if (!client) co_return client.error();
-    auto answer = co_await (*client)->call_json(http::verb::get, "/version", nullptr, timeout);
-    if (!answer) co_return answer.error();
-    auto version = parse_server_version(*answer);
-    if (!version) co_return version.error();
-    m_version = version->git_version;
-    co_return engine::PingResult{m_version, m_version, "linux"};
-}
-
-net::awaitable<Expected<engine::EngineInfo>> KubeBoxEngine::info(Timeout timeout)
-{
-    auto client = m_client();
-    if (!client) co_return client.error();
-    auto answer = co_await (*client)->call_json(http::verb::get, "/version", nullptr, timeout);
-    if (!answer) co_return answer.error();
-    engine::EngineInfo info;
-    info.os_type = "linux";
-    info.raw = std::move(*answer);
-    co_return info;
-}
-
 net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const engine::BoxSpec& spec, Timeout timeout)
 {
     auto client = m_client();
@@ -212,7 +225,7 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
     const auto box_timer = std::chrono::ceil<std::chrono::seconds>(std::chrono::duration<double>(spec.box_timer_s));
     PodSettings settings{image->reference, m_settings.seccomp_localhost ? spec.policy.seccomp + ".json" : std::string(),
                          (box_timer + k_pod_start_allowance).count(), m_settings.node};
-    AskedPod asked{make_pod(fed, settings), image->manifest_digest, spec.policy.pids, deny_all_policy_name(owner),
+    AskedPod asked{make_pod(fed, settings), spec.policy.pids, deny_all_policy_name(owner),
                    std::move(*network_problem), MonoClock::now()};
     const json::value body = asked.pod;
     auto answer = co_await (*client)->call_json(http::verb::post, pods_path(), &body, timeout);
@@ -234,7 +247,8 @@ net::awaitable<Expected<engine::BoxInspection>> KubeBoxEngine::inspect_box(std::
     auto pod = co_await (*client)->call_json(http::verb::get, pod_path(ref->name), nullptr, timeout);
     if (!pod) co_return pod.error();
     if (pod_facts(*pod).uid != ref->uid) co_return no_such_pod(id);
-    co_return inspect_pod(std::move(*pod));
+    const auto nonce = m_kill_nonces.find(id);
+    co_return inspect_pod(std::move(*pod), nonce != m_kill_nonces.end() ? std::string_view(nonce->second) : "");
 }
 
 engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
@@ -276,47 +290,53 @@ net::awaitable<Expected<std::optional<std::string>>> KubeBoxEngine::check_networ
     co_return deny_all_problem(*held, owner);
 }
 
-net::awaitable<Expected<void>> KubeBoxEngine::wait_until_running(KubeClient& client, std::string_view id,
-                                                                 const AskedPod& asked, Timeout timeout)
+net::awaitable<Expected<PodFacts>> KubeBoxEngine::read_pod(KubeClient& client, const PodRef& ref, Timeout timeout)
 {
-    const auto ref = parse_pod_ref(id);
-    if (!ref) co_return no_such_pod(id);
+    auto pod = co_await client.call_json(http::verb::get, pod_path(ref.name), nullptr, timeout);
+    if (!pod) co_return pod.error();
+    auto facts = pod_facts(*pod);
+    if (facts.uid != ref.uid) co_return no_such_pod(pod_ref_id(ref));
+    co_return facts;
+}
+
+net::awaitable<Expected<std::unique_ptr<AttachSession>>> KubeBoxEngine::attach_once_started(KubeClient& client,
+                                                                                           const PodRef& ref,
+                                                                                           Timeout timeout)
+{
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string last_seen = "no answer";
-    for (;;) {
+    for (int refused = 0;; ++refused) {
         const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
         if (left <= Timeout::zero())
-            co_return make_error(api_error::k_engine_timeout, "the Pod " + std::string(id) + " did not start within " +
+            co_return make_error(api_error::k_engine_timeout, "the Pod " + pod_ref_id(ref) + " did not start within " +
                                                                std::to_string(timeout.count()) + " ms (last seen: " +
                                                                last_seen + ")");
-        auto pod = co_await client.call_json(http::verb::get, pod_path(ref->name), nullptr,
-                                             std::min(left, limits::k_query_timeout));
-        if (!pod) co_return pod.error();
-        const auto facts = pod_facts(*pod);
-        if (facts.uid != ref->uid) co_return no_such_pod(id);
-        const auto state = box_container_state(*pod);
-        if (state.running) {
-            if (facts.image_id.find(asked.manifest_digest) == std::string::npos)
-                co_return make_error(api_error::k_engine_error,
-                                     "the node runs the image \"" + facts.image_id + "\", not the pushed " +
-                                         asked.manifest_digest);
-            if (auto problem = co_await node_problem(client, facts.node_name, asked.pids))
-                co_return make_error(api_error::k_engine_error, *problem);
-            co_return Expected<void>{};
+        auto session = co_await AttachSession::open(client, m_settings.namespace_name, ref.name, k_box_container,
+                                                    std::min(left, limits::k_query_timeout));
+        if (session || !not_started_yet(session.error())) co_return session;
+        if (refused % k_attaches_per_pod_read == 0) {
+            // Not attachable yet: the Pod says whether it is on its way.
+            auto facts = co_await read_pod(client, ref, std::min(left, limits::k_query_timeout));
+            if (!facts) co_return facts.error();
+            if (auto failure = start_failure(*facts)) co_return std::move(*failure);
+            last_seen = start_progress(*facts) + "; the attach: " + session.error().message;
         }
-        last_seen = "phase " + (facts.phase.empty() ? std::string("not reported") : facts.phase) +
-                    (facts.node_name.empty() ? ", on no node yet" : ", on node " + facts.node_name) +
-                    (facts.waiting_reason.empty() ? "" : ", waiting: " + facts.waiting_reason);
-        if (cannot_start(facts.waiting_reason))
-            co_return make_error(api_error::k_engine_error, "the box's container cannot start: " + facts.waiting_reason +
-                                                             (facts.waiting_message.empty() ? "" : ": " + facts.waiting_message));
-        if (state.exit_code || facts.phase == "Failed" || facts.phase == "Succeeded")
-            co_return make_error(api_error::k_engine_error,
-                                 "the Pod ended before its program was delivered (phase " + facts.phase +
-                                     (facts.reason.empty() ? "" : ", " + facts.reason) +
-                                     (facts.message.empty() ? "" : ": " + facts.message) + ")");
-        co_await pause(k_pod_poll_interval);
+        co_await pause(k_attach_retry_interval);
     }
+}
+
+net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
+                                                          Timeout timeout)
+{
+    std::string node = m_settings.node;
+    if (node.empty()) {
+        auto facts = co_await read_pod(client, ref, timeout);
+        if (!facts) co_return facts.error();
+        node = facts->node_name;
+    }
+    if (auto problem = co_await node_problem(client, node, asked.pids))
+        co_return make_error(api_error::k_engine_error, *problem);
+    co_return Expected<void>{};
 }
 
 net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClient& client, const std::string& node,
@@ -335,24 +355,6 @@ net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClien
         "; set the node's podPidsLimit to at most that, or the entry's \"pids_limit\": \"node\" to accept the node's";
 }
 
-net::awaitable<Expected<std::unique_ptr<AttachSession>>> KubeBoxEngine::attach(KubeClient& client, std::string_view pod,
-                                                                              Timeout timeout)
-{
-    // Right after the status says the container runs, the kubelet may not know it yet for an
-    // attach (measured on the test cluster with four Pods starting at once: 500 "container box
-    // not found in pod"): asked again until `timeout`.
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
-        auto session = co_await AttachSession::open(client, m_settings.namespace_name, pod, k_box_container,
-                                                    std::max(left, Timeout(1)));
-        if (session || left <= k_pod_poll_interval ||
-            session.error().message.find("container " + std::string(k_box_container) + " not found") == std::string::npos)
-            co_return session;
-        co_await pause(k_pod_poll_interval);
-    }
-}
-
 net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBoxEngine::launch_box(
     std::string_view id, engine::LaunchTimeouts timeouts)
 {
@@ -366,32 +368,43 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     // A Pod's start includes its image's pull on the node: the start budget is at least the
     // allowance activeDeadlineSeconds gives it.
     const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
-    auto running = co_await wait_until_running(**client, id, asked->second, start_budget);
-    if (!running) co_return LaunchFailure{Step::start, running.error()};
-    auto session = co_await attach(**client, ref->name, std::max<Timeout>(timeouts.connect, k_attach_budget));
-    if (!session) co_return LaunchFailure{Step::streams, session.error()};
+    auto session = co_await attach_once_started(**client, *ref, start_budget);
+    if (!session) co_return LaunchFailure{Step::start, session.error()};
+    auto verified = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
+    if (!verified) {
+        co_await (*session)->close(limits::k_query_timeout);
+        co_return LaunchFailure{Step::start, verified.error()};
+    }
     co_return engine::LaunchedBox{std::make_unique<KubeBoxStreams>(*this, std::string(id), std::move(*session)),
                                   std::make_unique<KubeBoxEnd>(m_client, pod_path(ref->name), ref->uid), start_asked};
 }
 
 net::awaitable<Expected<BoxKillOutcome>> KubeBoxEngine::kill_box(std::string_view id, Timeout timeout)
 {
-    if (const auto attached = m_attached.find(id); attached != m_attached.end() && !attached->second->ended()) {
+    // An ended attach means an ended process (the apiserver ends it then, before the kubelet
+    // reports the exit): nothing to ask the apiserver.
+    if (attach_ended(id)) co_return BoxKillOutcome::already_ended;
+    if (const auto attached = m_attached.find(id); attached != m_attached.end()) {
         auto sent = co_await attached->second->send_kill(timeout);
         if (sent) co_return BoxKillOutcome::killed;
     }
-    // No attach to write to: an ended attach means an ended process, which its status says
-    // (up to the kubelet's next report later); only a box still running is deleted.
+    // No attach to write to: its status says whether the box ended (the attach may have ended
+    // meanwhile); only a box still running is deleted.
     auto inspected = co_await inspect_box(id, timeout);
     if (!inspected && inspected.error().code == api_error::k_engine_no_such_object) co_return BoxKillOutcome::already_ended;
     if (inspected && inspected->state.exit_code && !inspected->state.running) co_return BoxKillOutcome::already_ended;
-    if (const auto attached = m_attached.find(id); attached != m_attached.end() && attached->second->ended())
-        co_return BoxKillOutcome::already_ended;
+    if (attach_ended(id)) co_return BoxKillOutcome::already_ended;
     auto client = m_client();
     if (!client) co_return client.error();
     auto deleted = co_await delete_pod(**client, id, timeout);
     if (!deleted) co_return deleted.error();
     co_return BoxKillOutcome::killed;
+}
+
+bool KubeBoxEngine::attach_ended(std::string_view id) const
+{
+    const auto attached = m_attached.find(id);
+    return attached != m_attached.end() && attached->second->ended();
 }
 
 net::awaitable<Expected<void>> KubeBoxEngine::delete_pod(KubeClient& client, std::string_view id, Timeout timeout)
@@ -417,6 +430,7 @@ net::awaitable<Expected<void>> KubeBoxEngine::remove_box(std::string_view id, Ti
     auto deleted = co_await delete_pod(**client, id, timeout);
     if (!deleted) co_return deleted.error();
     if (const auto ref = parse_pod_ref(id)) m_asked.erase(ref->name);
+    if (const auto nonce = m_kill_nonces.find(id); nonce != m_kill_nonces.end()) m_kill_nonces.erase(nonce);
     co_return Expected<void>{};
 }
 

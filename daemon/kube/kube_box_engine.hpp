@@ -9,7 +9,7 @@
 //   POSTs the Pod of pod_spec.hpp: the spec's command run behind the fed box
 //   command (proto/box_policy.hpp), which sets the open-files and core limits Kubernetes cannot,
 //   takes the program as one length-prefixed frame (stdin cannot be closed on Kubernetes 1.20's
-//   attach protocol) and kills the program on a kill byte; the image by its pushed reference
+//   attach protocol) and kills the program on a kill line; the image by its pushed reference
 //   (REGISTRY/PREFIX/NAME@sha256:DIGEST, never a tag), activeDeadlineSeconds the box timer plus
 //   k_pod_start_allowance as a backstop. What was asked is kept until the box is removed, for
 //   check_settings(), which compares the Pod the apiserver read back (after admission) with it.
@@ -21,11 +21,16 @@
 //   (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails the start
 //   with the kubelet's reason. The end is read from the Pod's status (polled): the exit code and
 //   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
-// - kill_box() writes the kill byte to the box's attach stream (the fed first process then
-//   SIGKILLs the program, and the box's PID 1 exits 137, as a Docker kill makes it). A box whose
-//   attach ended (its process ended: the apiserver closes the attach then, before the kubelet
-//   reports the exit) or whose status shows it ended was already ended; only a running box
-//   without an attach stream is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
+// - kill_box() first looks at the box's attach, without an API call: one that ended (its process
+//   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
+//   box was already ended; an open one gets the kill line: the kill byte and a nonce of 128
+//   random bits made at the box's first kill (proto::fed_kill_line). The fed first process
+//   records the nonce in the container's termination log, then SIGKILLs the program, and the
+//   box's PID 1 exits 137, as a Docker kill makes it. inspect_box() compares the container's
+//   termination message with that record (pod_state.hpp): the state's kill_acknowledged. The
+//   program never sees the nonce, so it can erase the record but not forge it. Only without an
+//   attach to write to, or when the write failed, is the Pod inspected: a box whose status shows
+//   it ended was already ended; a running one is deleted at once. remove_box() deletes the Pod (grace 0, the UID as
 //   precondition); a Pod the apiserver no longer has (404, or another UID) is removed. That only
 //   confirms the API object: the node's cleanup of its containers is not observed here.
 //
@@ -36,6 +41,7 @@
 #include "common/clock.hpp"
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/kube/kube_client.hpp"
+#include "daemon/kube/pod_state.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -55,12 +61,13 @@ class KubeBoxStreams;
 // pull on the node, the container's start), beyond the box timer: activeDeadlineSeconds counts
 // from the Pod's start, not the program's.
 inline constexpr std::chrono::seconds k_pod_start_allowance{60};
-// How long the attach may take once the container runs, its retries included (the kubelet may
-// not know a container for an attach until its next look at the runtime: up to seconds with
-// several Pods starting at once on a loaded node).
-inline constexpr std::chrono::seconds k_attach_budget{10};
-// How often a launch and the wait for the end read the Pod.
+// How often the wait for the end reads the Pod.
 inline constexpr std::chrono::milliseconds k_pod_poll_interval{50};
+// How often a launch asks to attach while the kubelet's runtime does not run the container yet
+// (the program's delivery waits for it), and after how many refused attaches it reads the Pod
+// to see whether it is still on its way.
+inline constexpr std::chrono::milliseconds k_attach_retry_interval{20};
+inline constexpr int k_attaches_per_pod_read = 5;
 
 // An image as a cluster's Pods name it.
 struct ClusterImage {
@@ -98,11 +105,6 @@ public:
     KubeBoxEngine& operator=(const KubeBoxEngine&) = delete;
 
     std::string describe() const override { return m_settings.description; }
-    std::string api_version() const override { return m_version; }
-    net::awaitable<Expected<engine::PingResult>> ping(engine::Timeout timeout) override;
-    // The apiserver's /version as the engine's info: the cluster reports no cgroup facts (its
-    // boxes are not watched) and no clock finer than a second (no system_time).
-    net::awaitable<Expected<engine::EngineInfo>> info(engine::Timeout timeout) override;
 
     net::awaitable<Expected<engine::CreatedBox>> create_box(const engine::BoxSpec& spec, engine::Timeout timeout) override;
     net::awaitable<Expected<engine::BoxInspection>> inspect_box(std::string_view id, engine::Timeout timeout) override;
@@ -123,7 +125,6 @@ private:
     // What create_box() asked for a box, until it is removed.
     struct AskedPod {
         boost::json::object pod;
-        std::string manifest_digest;
         std::int64_t pids = 0;                       // the policy's process limit
         std::string network_policy;                  // its name
         std::optional<std::string> network_problem;  // why it is not the owner's deny-all policy
@@ -132,8 +133,16 @@ private:
 
     std::string pods_path() const;
     std::string pod_path(std::string_view name) const;
-    net::awaitable<Expected<void>> wait_until_running(KubeClient& client, std::string_view id,
-                                                      const AskedPod& asked, engine::Timeout timeout);
+    // The Pod's facts; "engine_no_such_object" when the name is another Pod's.
+    net::awaitable<Expected<PodFacts>> read_pod(KubeClient& client, const PodRef& ref, engine::Timeout timeout);
+    // Attaches to the box container as soon as the kubelet's runtime runs it (asked again every
+    // k_attach_retry_interval while it does not), failing when the Pod says it never will.
+    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach_once_started(KubeClient& client, const PodRef& ref,
+                                                                                engine::Timeout timeout);
+    // The check of a started box's node before its program is delivered: its podPidsLimit. The
+    // node is the entry's, or the Pod's as the apiserver reads it.
+    net::awaitable<Expected<void>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
+                                               engine::Timeout timeout);
     // The owner's deny-all NetworkPolicy (network_policy.hpp), made when there is none: why the
     // one the apiserver holds is not it, or nullopt.
     net::awaitable<Expected<std::optional<std::string>>> check_network_policy(KubeClient& client, std::string_view owner,
@@ -142,17 +151,16 @@ private:
     // the node proxy; a limit that cannot be read is not a reason), or nullopt.
     net::awaitable<std::optional<std::string>> node_problem(KubeClient& client, const std::string& node,
                                                             std::int64_t pids);
-    // Attaches to the box container of `pod` within `timeout`.
-    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach(KubeClient& client, std::string_view pod,
-                                                                     engine::Timeout timeout);
     net::awaitable<Expected<void>> delete_pod(KubeClient& client, std::string_view id, engine::Timeout timeout);
+    // Whether the box's attach was open and the apiserver ended it.
+    bool attach_ended(std::string_view id) const;
 
     ClientSource m_client;
     ImageSource m_images;
     KubeBoxSettings m_settings;
-    std::string m_version;
     std::map<std::string, AskedPod, std::less<>> m_asked;          // by box id
     std::map<std::string, KubeBoxStreams*, std::less<>> m_attached;  // by box id, while its streams live
+    std::map<std::string, std::string, std::less<>> m_kill_nonces;  // by box id, from its first kill until removed
     std::map<std::string, std::optional<std::int64_t>> m_node_pids;  // podPidsLimit by node, once read
 };
 

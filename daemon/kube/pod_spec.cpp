@@ -1,5 +1,8 @@
 #include "daemon/kube/pod_spec.hpp"
 
+#include "daemon/kube/pod_state.hpp"
+#include "proto/box_policy.hpp"
+
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -82,7 +85,7 @@ json::object container_security_context(const proto::BoxPolicy& policy, const Po
 json::object box_container(const engine::BoxSpec& spec, const PodSettings& settings)
 {
     const proto::BoxPolicy& policy = spec.policy;
-    const json::object amounts{{"memory", memory_quantity(policy.memory_bytes)}, {"cpu", cpu_quantity(policy.nano_cpus)}};
+    const json::object amounts{{"memory", memory_quantity(policy.memory_bytes)}, {"cpu", cpu_quantity(policy.cpu_millis)}};
     json::array env;
     for (const auto& entry : spec.environment) env.emplace_back(env_var(entry));
     return json::object{
@@ -100,6 +103,10 @@ json::object box_container(const engine::BoxSpec& spec, const PodSettings& setti
         {"resources", json::object{{"requests", amounts}, {"limits", amounts}}},
         {"securityContext", container_security_context(policy, settings)},
         {"volumeMounts", json::array{json::object{{"name", k_tmp_volume}, {"mountPath", policy.tmpfs_path}}}},
+        // The file the fed box's feeder records PyBox's kill in, which the kubelet reports as the
+        // container's termination message (kube_box_engine.hpp): set, not left to defaulting.
+        {"terminationMessagePath", proto::k_fed_termination_log},
+        {"terminationMessagePolicy", "File"},
     };
 }
 
@@ -192,8 +199,6 @@ constexpr char k_cluster_first[] = "ClusterFirst";
 constexpr char k_default_scheduler[] = "default-scheduler";
 constexpr char k_default_account[] = "default";
 constexpr char k_preempt_lower[] = "PreemptLowerPriority";
-constexpr char k_termination_log[] = "/dev/termination-log";
-constexpr char k_file[] = "File";
 constexpr char k_default_proc_mount[] = "Default";
 
 constexpr AcceptedDefault k_accepted_defaults[] = {
@@ -227,9 +232,6 @@ constexpr AcceptedDefault k_accepted_defaults[] = {
     {"spec", "tolerations", are_default_tolerations},
     // The scheduler's placement, when PyBox named no node.
     {"spec", "nodeName", is_nonempty_string},
-    // Defaulting: where and how the kubelet keeps the container's last message (one file it mounts).
-    {"spec.containers[0]", "terminationMessagePath", is_text<k_termination_log>},
-    {"spec.containers[0]", "terminationMessagePolicy", is_text<k_file>},
     // Defaulting with the ProcMountType gate: the default, masked /proc (never "Unmasked").
     {"spec.containers[0].securityContext", "procMount", is_text<k_default_proc_mount>},
 };
@@ -372,10 +374,18 @@ json::object pod_record(const json::value& read_back, const std::vector<engine::
     json::array mismatch_list;
     for (const auto& m : mismatches)
         mismatch_list.push_back(json::object{{"field", m.field}, {"expected", m.expected}, {"observed", m.observed}});
-    return json::object{{"source", "the Pod as the apiserver holds it after admission, before the program"},
+    return json::object{{"source", "the Pod as the apiserver holds it after admission, checked before the program "
+                                   "and again once it ended"},
                         {"metadata", std::move(metadata_record)},
                         {"spec", field_or_null(read_back, "spec")},
                         {"mismatches", std::move(mismatch_list)}};
+}
+
+// The image of the asked Pod's box container (make_pod's: its only container).
+std::string asked_image(const json::object& asked)
+{
+    const auto& container = asked.at("spec").at("containers").at(0);
+    return std::string(container.at("image").as_string());
 }
 
 bool multiply(std::int64_t a, std::int64_t b, std::int64_t& product) { return !__builtin_mul_overflow(a, b, &product); }
@@ -391,9 +401,8 @@ std::string memory_quantity(std::int64_t bytes)
     return std::to_string(bytes);
 }
 
-std::string cpu_quantity(std::int64_t nano_cpus)
+std::string cpu_quantity(std::int64_t millis)
 {
-    const std::int64_t millis = nano_cpus / 1'000'000 + (nano_cpus % 1'000'000 > 0 ? 1 : 0);
     if (millis % 1000 == 0) return std::to_string(millis / 1000);
     return std::to_string(millis) + "m";
 }
@@ -475,7 +484,14 @@ engine::SettingsCheck check_pod(const json::object& asked, const json::value& re
     checker.check(read_back);
     engine::SettingsCheck check;
     check.mismatches = checker.take();
+    // The image the node ran, once the kubelet reported it: its imageID ends with the digest of
+    // the image asked for ("docker-pullable://REGISTRY/NAME@sha256:DIGEST").
+    const std::string ran = pod_facts(read_back).image_id;
+    const std::string image = asked_image(asked);
+    if (!ran.empty() && !ran.ends_with(image.substr(std::min(image.find('@'), image.size()))))
+        check.mismatches.push_back({std::string(k_ran_image_field), image, ran});
     check.record = pod_record(read_back, check.mismatches);
+    check.record["image_id"] = ran.empty() ? json::value(nullptr) : json::value(ran);
     return check;
 }
 

@@ -9,7 +9,8 @@
 // dropped, seccomp Localhost with PyBox's profile where the node has it (else RuntimeDefault);
 // /tmp the only volume, a memory emptyDir of the policy's size; no service-account token, no
 // service links, no host namespaces, restartPolicy Never, terminationGracePeriodSeconds 0 and
-// activeDeadlineSeconds as the box timer's backstop. DNS is left to the apiserver's default
+// activeDeadlineSeconds as the box timer's backstop; the container's termination message kept
+// in the fed box's termination log (proto::k_fed_termination_log, policy File). DNS is left to the apiserver's default
 // (ClusterFirst, as the trials ran it): dnsPolicy None needs a nameserver, and with the owner's
 // deny-all NetworkPolicy no resolver can be reached anyway.
 //
@@ -52,9 +53,9 @@ boost::json::object make_pod(const engine::BoxSpec& spec, const PodSettings& set
 
 // The quantities the Pod is written with, in Kubernetes' canonical notation (which the apiserver
 // writes back unchanged): bytes with the largest binary suffix that divides them ("128Mi",
-// "16Mi", "1000"), cpu in millicores, rounded up ("500m", "2").
+// "16Mi", "1000"), cpu in millicores ("500m", "2").
 std::string memory_quantity(std::int64_t bytes);
-std::string cpu_quantity(std::int64_t nano_cpus);
+std::string cpu_quantity(std::int64_t millis);
 // A quantity's value in thousandths ("500m" is 500, "128Mi" is 134217728000), for quantities of
 // the form DIGITS[.DIGITS][m|k|M|G|T|Ki|Mi|Gi|Ti]; nullopt for anything else or beyond int64.
 std::optional<std::int64_t> quantity_millis(std::string_view quantity);
@@ -64,7 +65,11 @@ std::optional<std::int64_t> quantity_millis(std::string_view quantity);
 // profile named by its type and file), plus "mismatches". Each mismatch's field is the JSON path
 // in the Pod, e.g. "spec.containers[0].securityContext.runAsUser"; `expected` is "absent" for a
 // field PyBox did not set, `observed` is "missing" for one the answer lacks. An answer that is not
-// an object is the one mismatch "pod".
+// an object is the one mismatch "pod". Of an ended Pod, whose status names the image its node ran
+// (never before the kubelet's report after the start), the record's "image_id" is that imageID,
+// and one that does not end with the asked image's digest is the mismatch k_ran_image_field;
+// "image_id" is null before.
+inline constexpr std::string_view k_ran_image_field = "status.containerStatuses[box].imageID";
 engine::SettingsCheck check_pod(const boost::json::object& asked, const boost::json::value& read_back);
 
 }  // namespace pybox::kube

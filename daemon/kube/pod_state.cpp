@@ -4,6 +4,7 @@
 #include "common/clock.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/kube/pod_spec.hpp"
+#include "proto/box_policy.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -79,9 +80,23 @@ bool is_int32(const json::value& value)
            value.get_int64() <= std::numeric_limits<std::int32_t>::max();
 }
 
+// Whether the terminated state's message is the fed box's record of the kill that carried
+// `kill_nonce`, read into `box`; false when the message is malformed.
+bool read_kill_acknowledgement(const json::object& terminated, std::string_view kill_nonce, engine::BoxState& box)
+{
+    if (!absent_or(terminated, "message", json::kind::string)) return false;
+    const std::string message = string_field(&terminated, "message");
+    if (message.size() > k_max_termination_message_bytes) return false;
+    box.kill_acknowledged = !kill_nonce.empty() && message == proto::fed_kill_record(kill_nonce);
+    box.kill_acknowledgement_record = {
+        {"terminationMessage", terminated.contains("message") ? terminated.at("message") : json::value(nullptr)},
+        {"kill_nonce", kill_nonce.empty() ? json::value(nullptr) : json::value(kill_nonce)}};
+    return true;
+}
+
 // The state object's one entry ("waiting", "running" or "terminated") read into `box`; false
 // when the state is malformed.
-bool read_state(const json::object& container, engine::BoxState& box)
+bool read_state(const json::object& container, std::string_view kill_nonce, engine::BoxState& box)
 {
     if (!absent_or(container, "state", json::kind::object)) return false;
     const auto* state = object_field(&container, "state");
@@ -92,7 +107,8 @@ bool read_state(const json::object& container, engine::BoxState& box)
     box.summary = {{"state", nullptr}, {"exitCode", nullptr}, {"reason", nullptr}};
     if (terminated != nullptr) {
         const auto* exit_code = terminated->if_contains("exitCode");
-        if (exit_code == nullptr || !is_int32(*exit_code) || !absent_or(*terminated, "reason", json::kind::string))
+        if (exit_code == nullptr || !is_int32(*exit_code) || !absent_or(*terminated, "reason", json::kind::string) ||
+            !read_kill_acknowledgement(*terminated, kill_nonce, box))
             return false;
         box.status = "exited";
         box.exit_code = exit_code->get_int64();
@@ -159,7 +175,7 @@ Expected<engine::ListedBox> listed_pod(const json::value& item, std::size_t inde
 
 }  // namespace
 
-engine::BoxState box_container_state(const json::value& pod)
+engine::BoxState box_container_state(const json::value& pod, std::string_view kill_nonce)
 {
     engine::BoxState state;
     bool malformed = false;
@@ -174,7 +190,7 @@ engine::BoxState box_container_state(const json::value& pod)
     }
     engine::BoxState read;
     read.raw = *container;
-    if (!read_state(container->get_object(), read)) {
+    if (!read_state(container->get_object(), kill_nonce, read)) {
         state.raw = *container;
         return state;
     }
@@ -182,10 +198,10 @@ engine::BoxState box_container_state(const json::value& pod)
     return read;
 }
 
-engine::BoxInspection inspect_pod(json::value pod)
+engine::BoxInspection inspect_pod(json::value pod, std::string_view kill_nonce)
 {
     engine::BoxInspection inspection;
-    inspection.state = box_container_state(pod);
+    inspection.state = box_container_state(pod, kill_nonce);
     inspection.raw = std::move(pod);
     return inspection;
 }
@@ -204,7 +220,9 @@ PodFacts pod_facts(const json::value& pod)
     if (const json::value* container = box_status(pod, malformed)) {
         const auto* fields = container->if_object();
         facts.image_id = string_field(fields, "imageID");
-        const auto* waiting = object_field(object_field(fields, "state"), "waiting");
+        const auto* state = object_field(fields, "state");
+        const auto* waiting = object_field(state, "waiting");
+        facts.box_ended = object_field(state, "terminated") != nullptr;
         facts.waiting_reason = string_field(waiting, "reason");
         facts.waiting_message = string_field(waiting, "message");
     }

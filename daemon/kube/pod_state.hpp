@@ -4,7 +4,8 @@
 // PodList. A box's id is "<Pod name>/<Pod UID>" everywhere in PyBox: the name alone could be
 // reused by a later Pod, the UID cannot. Pure.
 //
-// Read strictly: a field of an unexpected type makes the state "not reported" (inspect_pod), is
+// Read strictly: a field of an unexpected type (or a termination message beyond the kubelet's
+// bound) makes the state "not reported" (inspect_pod), is
 // left empty (pod_facts), or is an "engine_protocol" Error (listed_pods); never a guess, never a
 // crash. The container's timestamps are RFC 3339 with 1 s resolution (the API's own).
 #pragma once
@@ -14,6 +15,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,9 +31,18 @@ namespace pybox::kube {
 // the receipt's engine_state. summary is {"state", "exitCode", "reason"} and exit_code_record
 // {"exitCode"}, in the API's words (null where the state has none). A Pod in a terminal phase
 // whose box never started stays "pending": PodFacts says why it ended.
-engine::BoxState box_container_state(const boost::json::value& pod);
+// Once it is "exited", kill_acknowledged says whether the container's termination message
+// (state.terminated.message, absent or a string of at most k_max_termination_message_bytes) is
+// exactly the fed box's record of the kill that carried `kill_nonce` (proto::fed_kill_record;
+// `kill_nonce` empty: no kill was sent, so false), and kill_acknowledgement_record is
+// {"terminationMessage", "kill_nonce"} (null where there is none); before, both are empty.
+engine::BoxState box_container_state(const boost::json::value& pod, std::string_view kill_nonce = {});
 // That state, with the whole Pod as the inspection's raw answer.
-engine::BoxInspection inspect_pod(boost::json::value pod);
+engine::BoxInspection inspect_pod(boost::json::value pod, std::string_view kill_nonce = {});
+
+// The longest termination message the API reports: the kubelet reads the last 4096 bytes of the
+// file, and the API's JSON writes each byte of them that is not UTF-8 as U+FFFD (3 bytes).
+inline constexpr std::size_t k_max_termination_message_bytes = 3 * 4096;
 
 struct PodFacts {
     std::string phase;    // "Pending", "Running", "Succeeded", "Failed", "Unknown"; empty when not reported
@@ -45,6 +56,7 @@ struct PodFacts {
     std::string image_id;
     std::string waiting_reason;
     std::string waiting_message;
+    bool box_ended = false;  // the box container's state is terminated
 };
 // Fields that are missing or of another type are left empty.
 PodFacts pod_facts(const boost::json::value& pod);

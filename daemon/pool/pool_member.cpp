@@ -136,7 +136,7 @@ PoolMember::PoolMember(net::any_io_executor executor, EngineSeat seat, const Poo
                               m_seat.cgroups ? run_parent_releaser(*m_seat.cgroups, context.installation_id)
                                              : RunReleaser{},
                               m_seat.id}),
-      m_runs(executor, m_seat.backend->boxes(), BoxRuntime{context.config.runtime},
+      m_runs(executor, m_seat.backend->boxes(), m_seat.backend->probe(), BoxRuntime{context.config.runtime},
              image_check(context.registry, *m_seat.backend),
              AttemptTracking{AttemptLog(context.paths), &context.runs_in_progress, context.config.box_expiry_s,
                              m_seat.id},

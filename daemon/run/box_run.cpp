@@ -4,7 +4,6 @@
 #include "common/ids.hpp"
 #include "common/limits.hpp"
 #include "daemon/run/box_removal.hpp"
-#include "daemon/run/engine_clock.hpp"
 #include "daemon/run/files_helper.hpp"
 #include "daemon/run/files_report.hpp"
 
@@ -27,6 +26,13 @@ using Kind = Problem::Kind;
 namespace {
 
 constexpr auto k_use = net::as_tuple(net::use_awaitable);
+
+std::vector<std::string> mismatched_fields(const engine::SettingsCheck& check)
+{
+    std::vector<std::string> fields;
+    for (const auto& mismatch : check.mismatches) fields.push_back(mismatch.field);
+    return fields;
+}
 // How long output may keep arriving after the engine reported the exit.
 constexpr milliseconds k_drain_grace{2'000};
 
@@ -76,16 +82,18 @@ private:
     MonoClock::time_point m_start;
 };
 
-BoxRun::BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, const AttemptTracking& attempts,
+BoxRun::BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
+               const AttemptTracking& attempts,
                proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
                BoxKind kind)
-    : m_executor(std::move(executor)), m_engine(engine), m_attempts(attempts), m_runtime(std::move(runtime)),
+    : m_executor(std::move(executor)), m_engine(engine), m_probe(probe), m_attempts(attempts), m_runtime(std::move(runtime)),
       m_watch(watch), m_deadline_timer(m_executor), m_drain_timer(m_executor)
 {
     m_description.kind = kind;
     m_description.request = std::move(request);
     m_description.policy = std::move(policy);
     m_evidence.made = MonoClock::now();
+    m_evidence.engine_clocks = m_probe.clock_names();
     m_evidence.began = m_evidence.made;
     if (m_description.request.files) m_files_marker = new_files_marker();
     reset_output();
@@ -287,14 +295,21 @@ net::awaitable<bool> BoxRun::verify_box()
     m_evidence.effective_policy = std::move(check.record);
     if (!check.mismatches.empty()) {
         phase.done("failed");
-        std::vector<std::string> fields;
-        for (const auto& mismatch : check.mismatches) fields.push_back(mismatch.field);
-        m_evidence.problems.push_back(Problem{Kind::policy_mismatch, {}, std::move(fields)});
+        m_evidence.problems.push_back(Problem{Kind::policy_mismatch, {}, mismatched_fields(check)});
         co_return false;
     }
     m_evidence.policy_verified = true;
     phase.done("ok");
     co_return !m_evidence.cancelled;
+}
+
+void BoxRun::check_ended_box(const engine::BoxInspection& ended)
+{
+    if (!m_evidence.policy_verified) return;
+    auto check = m_engine.check_settings(m_spec, ended);
+    m_evidence.effective_policy = std::move(check.record);
+    if (!check.mismatches.empty())
+        m_evidence.problems.push_back(Problem{Kind::policy_mismatch_after_run, {}, mismatched_fields(check)});
 }
 
 net::awaitable<bool> BoxRun::launch_box()
@@ -356,6 +371,7 @@ net::awaitable<void> BoxRun::run_program()
     PhaseTimer inspect(*this, "inspect");
     auto final_state = co_await m_engine.inspect_box(m_evidence.container_id, limits::k_inspect_timeout);
     if (final_state && final_state->raw.is_object()) {
+        check_ended_box(*final_state);
         m_evidence.final_state = std::move(final_state->state);
         inspect.done("ok");
     } else {
@@ -364,13 +380,13 @@ net::awaitable<void> BoxRun::run_program()
     }
 }
 
-// The exit was never reported and the final inspect failed: a ping tells an engine that went
-// away from one that only failed these calls.
+// The exit was never reported and the final inspect failed: whether the engine still answers
+// tells an engine that went away from one that only failed these calls.
 net::awaitable<void> BoxRun::check_engine_gone(Error inspect_error)
 {
-    auto pinged = co_await m_engine.ping(limits::k_query_timeout);
-    if (pinged) co_return;
-    m_evidence.engine_gone = EngineGone{std::move(inspect_error), pinged.error(), m_wait_error};
+    auto answered = co_await m_probe.answers(limits::k_query_timeout);
+    if (answered) co_return;
+    m_evidence.engine_gone = EngineGone{std::move(inspect_error), answered.error(), m_wait_error};
 }
 
 net::awaitable<void> BoxRun::feed_and_drain()
@@ -461,18 +477,11 @@ net::awaitable<void> BoxRun::find_first_process()
     m_watch.first_process(*m_first_pid, monotonic_ns(m_start_asked));
 }
 
-// The offset of the engine's clock from the daemon's (engine_clock.hpp), measured while the
-// program runs so that it adds no latency.
+// The offset of the engine's clock from the daemon's (EngineProbe::clock_offset), measured while
+// the program runs so that it adds no latency.
 net::awaitable<void> BoxRun::measure_engine_clock()
 {
-    const std::int64_t before_ns = unix_nanoseconds(WallClock::now());
-    auto info = co_await m_engine.info(limits::k_query_timeout);
-    const std::int64_t after_ns = unix_nanoseconds(WallClock::now());
-    if (!info) {
-        m_evidence.clock_read_failed = "GET /info failed: " + info.error().message;
-        co_return;
-    }
-    auto offset = engine_clock_offset(before_ns, *info, after_ns);
+    auto offset = co_await m_probe.clock_offset(limits::k_query_timeout);
     if (offset) {
         m_evidence.engine_clock_offset = *offset;
     } else {

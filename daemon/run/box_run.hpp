@@ -1,5 +1,5 @@
 // BoxRun: one box and its run, from its identity to its receipt (docs/how-it-works.md, "One
-// sealed run"). SealedRunService drives it; it owns nothing it is given (the engine, the attempt
+// sealed run"). SealedRunService drives it; it owns nothing it is given (the engine and its probe, the attempt
 // tracking and the watch setup must outlive it) and lives on the daemon's executor. Its phases
 // write what they observe into a RunEvidence (run_evidence.hpp), and assemble() makes the
 // receipt from it once the run is done (receipt_assembly.hpp). What its driver decides after the
@@ -25,6 +25,7 @@
 #include "common/clock.hpp"
 #include "common/limits.hpp"
 #include "daemon/engine/box_engine.hpp"
+#include "daemon/engine/engine_probe.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/records/attempts.hpp"
 #include "daemon/run/box_spec.hpp"
@@ -60,7 +61,8 @@ class BoxRun {
 public:
     // A cold box for `request`, or a warm one for `request.image` (the rest of a warm box's
     // request is replaced by adopt()). `policy` is the image's, as the request will get it.
-    BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, const AttemptTracking& attempts,
+    BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
+           const AttemptTracking& attempts,
            proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
            BoxKind kind);
     ~BoxRun();
@@ -127,6 +129,9 @@ private:
     bool timer_at_delivery() const;
     net::awaitable<bool> create_box();
     net::awaitable<bool> verify_box();
+    // The ended box's settings checked again (BoxEngine::check_settings): the effective policy
+    // becomes that record, and a mismatch is policy_mismatch_after_run.
+    void check_ended_box(const engine::BoxInspection& ended);
     net::awaitable<bool> launch_box();
     net::awaitable<void> run_program();
     net::awaitable<void> check_engine_gone(Error inspect_error);
@@ -145,6 +150,7 @@ private:
 
     net::any_io_executor m_executor;
     engine::BoxEngine& m_engine;
+    engine::EngineProbe& m_probe;
     const AttemptTracking& m_attempts;
     BoxRuntime m_runtime;
     RunDescription m_description;

@@ -69,6 +69,11 @@ proto::Explanation explain_problem(const Problem& problem)
                        "The engine's effective settings differ from the box policy; the box was removed without "
                        "starting.",
                        {{"fields", names_of(problem.names)}});
+    case Kind::policy_mismatch_after_run:
+        return explain("POLICY_MISMATCH_AFTER_RUN",
+                       "The engine's report of the ended box differs from the box policy in a setting it reports "
+                       "only once a box ran; the program ran in a box that was not as asked.",
+                       {{"fields", names_of(problem.names)}});
     case Kind::attach_failed:
         return explain("ATTACH_FAILED", "PyBox could not attach to the box; it was not started.",
                        error_evidence(problem.error));
@@ -265,6 +270,7 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
     if (evidence.final_state) observed.engine_state = evidence.final_state->raw;
     record_lifecycle(description, evidence, receipt.lifecycle);
     receipt.clock_domains.engine_offset = evidence.engine_clock_offset;
+    receipt.clock_domains.engine_clocks = evidence.engine_clocks;
 
     for (const auto& problem : evidence.problems) receipt.explanations.push_back(explain_problem(problem));
     record_cleanup(description, evidence, receipt);

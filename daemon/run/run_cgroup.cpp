@@ -5,19 +5,6 @@
 
 namespace pybox::daemon {
 
-Expected<CgroupFacts> cgroup_facts_from_info(const engine::EngineInfo& info)
-{
-    if (info.cgroup_version.empty() || info.cgroup_driver.empty())
-        return make_error(api_error::k_cgroup_unknown, "the engine's /info names no CgroupVersion or CgroupDriver");
-    CgroupFacts facts;
-    if (info.cgroup_version == "1") facts.version = 1;
-    else if (info.cgroup_version == "2") facts.version = 2;
-    else
-        return make_error(api_error::k_cgroup_unknown, "the engine's cgroup version \"" + info.cgroup_version + "\" is not 1 or 2");
-    facts.driver = info.cgroup_driver;
-    return facts;
-}
-
 std::string RunCgroup::box(std::string_view container_id) const
 {
     return parent + "/" + std::string(container_id);

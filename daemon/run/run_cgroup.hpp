@@ -15,21 +15,14 @@
 #pragma once
 
 #include "common/error.hpp"
-#include "daemon/engine/box_engine.hpp"
+#include "daemon/engine/engine_facts.hpp"
 
 #include <string>
 #include <string_view>
 
 namespace pybox::daemon {
 
-// What the engine's GET /info says about its cgroups.
-struct CgroupFacts {
-    int version = 0;     // 1 or 2
-    std::string driver;  // "cgroupfs" or "systemd"
-};
-
-// The engine's cgroup version and driver; an Error names what was missing or unknown.
-Expected<CgroupFacts> cgroup_facts_from_info(const engine::EngineInfo& info);
+using engine::CgroupFacts;
 
 struct RunCgroup {
     int version = 0;

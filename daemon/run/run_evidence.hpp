@@ -66,7 +66,7 @@ struct PhaseRecord {
 
 // Something a phase met that the receipt explains, with the failure it carries (the engine's,
 // or the attempt log's for attempt_note_stale) or the names it lists (the engine's warnings for
-// create_warnings, the mismatched fields for policy_mismatch).
+// create_warnings, the mismatched fields for policy_mismatch and policy_mismatch_after_run).
 struct Problem {
     enum class Kind {
         create_failed,
@@ -74,6 +74,7 @@ struct Problem {
         create_warnings,
         verify_failed,
         policy_mismatch,
+        policy_mismatch_after_run,  // the ended box's report differs from the spec (POLICY_MISMATCH_AFTER_RUN)
         attach_failed,        // the launch could not connect the box's streams (ATTACH_FAILED)
         wait_not_registered,  // the launch could not register for the box's end
         start_failed,
@@ -136,6 +137,7 @@ struct RunEvidence {
     std::optional<engine::BoxState> final_state;  // the final inspect's, when it answered
     std::optional<EngineGone> engine_gone;
     std::optional<proto::ClockOffset> engine_clock_offset;
+    proto::EngineClockNames engine_clocks;  // which clock the engine's own times come from
     std::optional<std::string> clock_read_failed;  // why the offset was not measured, when it was tried
     // The output as it was kept (both streams up to the output limit, their totals, a files
     // run's report), whether it ended, how it broke, and whether the engine's stream broke its

@@ -22,11 +22,11 @@ Error with_engine_hint(Error error)
 
 }  // namespace
 
-SealedRunService::SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, BoxRuntime runtime,
-                                   ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
+SealedRunService::SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine,
+                                   engine::EngineProbe& probe, BoxRuntime runtime, ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                                    ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue,
                                    WarmSetup warm)
-    : m_executor(executor), m_engine(engine), m_watch(std::move(watch)), m_runtime(std::move(runtime)),
+    : m_executor(executor), m_engine(engine), m_probe(probe), m_watch(std::move(watch)), m_runtime(std::move(runtime)),
       m_verify_image(std::move(verify_image)),
       m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
       m_reconciliation(std::move(reconciliation)), m_queue(executor, queue),
@@ -83,7 +83,7 @@ net::awaitable<Expected<AssembledRun>> SealedRunService::run(proto::ValidRunRequ
         warm->observe(observer);
         co_await warm->execute_warm();
     } else {
-        auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(request), policy, m_runtime,
+        auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_probe, m_attempts, std::move(request), policy, m_runtime,
                                              m_watch, BoxKind::cold);
         cold->begin_after(arrived);
         auto opened = co_await open_box(*cold, owner_uid, *image);
@@ -105,18 +105,15 @@ net::awaitable<Expected<AssembledRun>> SealedRunService::run(proto::ValidRunRequ
 
 net::awaitable<Expected<VerifiedImage>> SealedRunService::check_before_box(const std::string& image_name)
 {
-    // The daemon negotiates the Engine API version at start and whenever `vm start` or
-    // `vm status` checks the engine; this covers an engine that came up since without either.
-    if (m_engine.api_version().empty()) {
-        auto pinged = co_await m_engine.ping(limits::k_query_timeout);
-        if (!pinged) co_return pinged.error();
-    }
+    auto ready = co_await m_probe.prepare(limits::k_query_timeout);
+    if (!ready) co_return ready.error();
     auto image = co_await m_verify_image(image_name);
     if (!image) co_return image.error();
     co_await remove_unconfirmed_boxes();
     if (m_watch.host != nullptr && !m_cgroup_facts) {
-        auto info = co_await m_engine.info(limits::k_query_timeout);
-        if (info) m_cgroup_facts = cgroup_facts_from_info(*info);
+        // What the engine's answer lacks is kept; a call that failed is tried again at the next run.
+        auto facts = co_await m_probe.cgroup_facts(limits::k_query_timeout);
+        if (facts || facts.error().code == api_error::k_cgroup_unknown) m_cgroup_facts = std::move(facts);
     }
     co_return *image;
 }
@@ -127,7 +124,7 @@ net::awaitable<Expected<void>> SealedRunService::open_box(BoxRun& box, std::uint
     box.identify(m_installation_id, owner_uid, image);
     const auto cgroups =
         m_cgroup_facts ? *m_cgroup_facts
-                       : Expected<CgroupFacts>(make_error(api_error::k_cgroup_unknown, "the engine's /info was not read"));
+                       : Expected<CgroupFacts>(make_error(api_error::k_cgroup_unknown, "the engine's cgroups were not read"));
     co_await box.prepare_watch(cgroups);
     co_return box.write_attempt();
 }
@@ -144,7 +141,7 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
     // Off the request's path, the start may take as long as the longest deadline allows a cold
     // box's (a loaded engine); adopt() puts the request's own deadline in.
     placeholder.timeout_s = limits::k_max_timeout_s;
-    auto box = std::make_unique<BoxRun>(m_executor, m_engine, m_attempts, std::move(placeholder), *policy, m_runtime,
+    auto box = std::make_unique<BoxRun>(m_executor, m_engine, m_probe, m_attempts, std::move(placeholder), *policy, m_runtime,
                                         m_watch, BoxKind::warm);
     auto opened = co_await open_box(*box, owner_uid, *image);
     if (!opened) co_return opened.error();

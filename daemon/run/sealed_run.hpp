@@ -22,11 +22,12 @@
 //
 // The kernel watcher (run_watch.hpp) observes each box as `watch` says; without a CgroupHost
 // the watcher is switched off and resources are UNKNOWN. The engine's cgroup version and driver are
-// read from GET /info at the first run and kept; a failed read is retried at the next run.
+// read from its probe at the first run and kept; a failed read is retried at the next run.
 #pragma once
 
 #include "common/limits.hpp"
 #include "daemon/engine/box_engine.hpp"
+#include "daemon/engine/engine_probe.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/records/attempts.hpp"
 #include "daemon/run/box_run.hpp"
@@ -53,7 +54,8 @@ using ReconciliationSummary = std::function<json::value()>;
 
 class SealedRunService final : public EngineRunService {
 public:
-    SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, BoxRuntime runtime,
+    SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
+                     BoxRuntime runtime,
                      ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {},
                      WarmSetup warm = {});
@@ -78,8 +80,8 @@ private:
     void remember_if_unconfirmed(const BoxRun& box);
     net::awaitable<void> remove_unconfirmed_boxes();
 
-    // What every box needs before it is made: the engine's API version, the image verified, the
-    // boxes of earlier runs removed, the engine's cgroup facts.
+    // What every box needs before it is made: the engine ready (EngineProbe::prepare), the image
+    // verified, the boxes of earlier runs removed, the engine's cgroup facts.
     net::awaitable<Expected<VerifiedImage>> check_before_box(const std::string& image_name);
     // Names the box, gives it its run parent and notes the attempt; an Error creates nothing.
     net::awaitable<Expected<void>> open_box(BoxRun& box, std::uint32_t owner_uid, const VerifiedImage& image);
@@ -91,6 +93,7 @@ private:
 
     net::any_io_executor m_executor;
     engine::BoxEngine& m_engine;
+    engine::EngineProbe& m_probe;
     WatchSetup m_watch;
     std::optional<Expected<CgroupFacts>> m_cgroup_facts;
     BoxRuntime m_runtime;

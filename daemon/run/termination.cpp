@@ -322,8 +322,10 @@ KillOrder order_against_kill(std::optional<std::int64_t> finished_ns, const EndE
 }
 
 // Whether PyBox's kill could have ended the box, from the engine's report alone: a box it ended
-// reports 137, and nothing in that report tells the kill's 137 from the program's own.
-enum class KillRole { none, not_the_cause, undecided };
+// reports 137, and nothing else in that report tells the kill's 137 from the program's own but
+// the box's first process's record of the kill (kill_acknowledged), which the program cannot
+// forge.
+enum class KillRole { none, not_the_cause, undecided, ended_it };
 
 struct KillFinding {
     KillRole role = KillRole::none;
@@ -332,7 +334,8 @@ struct KillFinding {
     json::object evidence;
 };
 
-KillFinding judge_kill(const EndEvidence& evidence, std::int64_t code, std::optional<std::int64_t> finished_ns)
+KillFinding judge_kill(const EndEvidence& evidence, std::int64_t code, std::optional<std::int64_t> finished_ns,
+                       bool oom_seen)
 {
     if (!evidence.kill) return {};
     json::object record = merged(kill_evidence(evidence), evidence.engine_state->exit_code_record);
@@ -349,6 +352,10 @@ KillFinding judge_kill(const EndEvidence& evidence, std::int64_t code, std::opti
                        : "a box ended by SIGKILL reports exit code 137, and this one reported " + std::to_string(code),
                 std::move(record)};
     if (before) return {KillRole::not_the_cause, true, std::move(order.why), std::move(record)};
+    if (*evidence.kill == KillAnswer::accepted && evidence.engine_state->kill_acknowledged == true && !oom_seen) {
+        record["kill_acknowledgement"] = evidence.engine_state->kill_acknowledgement_record;
+        return {KillRole::ended_it, false, {}, std::move(record)};
+    }
     if (*evidence.kill == KillAnswer::failed)
         return {KillRole::undecided, false,
                 "the kill request got no clear answer from the engine, and exit code 137 is also what a program can "
@@ -384,7 +391,27 @@ void classify_by_engine(const EndEvidence& evidence, bool oom_seen, const std::s
                                                state_evidence));
     };
 
-    KillFinding kill = judge_kill(evidence, code, evidence.engine_state->finished_at_ns);
+    KillFinding kill = judge_kill(evidence, code, evidence.engine_state->finished_at_ns, oom_seen);
+    if (kill.role == KillRole::ended_it) {
+        termination.signal = k_sigkill;
+        termination.signal_source = SignalSource::pybox_kill;
+        const std::string how = "the program was still running when PyBox sent SIGKILL, the engine accepted it, the "
+                                "box's first process recorded that kill's one-time nonce, which the program never "
+                                "sees, before it sent SIGKILL to the program (the container's termination message), "
+                                "and the box ended with exit code 137, as a box ended by SIGKILL does.";
+        if (evidence.client_gone) {
+            termination.mechanism = TerminationMechanism::stopped_on_disconnect;
+            verdict.explanations.push_back(explain("STOPPED_ON_DISCONNECT",
+                                                   "Stopped by PyBox before the deadline because the client went "
+                                                   "away: " + how,
+                                                   std::move(kill.evidence)));
+        } else {
+            termination.mechanism = TerminationMechanism::deadline_kill;
+            verdict.explanations.push_back(
+                explain("DEADLINE_KILL", "Stopped by PyBox at the deadline: " + how, std::move(kill.evidence)));
+        }
+        return;
+    }
     if (kill.role == KillRole::undecided) {
         termination.mechanism = TerminationMechanism::cause_not_established;
         infer_signal(verdict, code);

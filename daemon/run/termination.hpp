@@ -22,6 +22,13 @@
 //   program's own end (ENDED_BEFORE_KILL_ARRIVED unless FinishedAt proves ENDED_BEFORE_KILL),
 //   an exit code of 129-159 is only a hint (`inferred_signal`, the doubt in unknown.signal), and
 //   an OOM kill with 137 is OUT_OF_MEMORY without a claim of which process the killer chose.
+//   One report settles 137 after a kill: the box's first process's own record that it received
+//   PyBox's kill before the box ended (BoxState::kill_acknowledged, on Kubernetes the kill's
+//   one-time nonce in the container's termination message, written by the box's feeder before it
+//   killed), which the program cannot forge. 137 after an accepted kill with that record, and no
+//   OOM kill seen, is DEADLINE_KILL (STOPPED_ON_DISCONNECT when the client went away), signal 9
+//   from pybox_kill; without the record (erased, or an engine that cannot report it) it stays
+//   CAUSE_NOT_ESTABLISHED.
 #pragma once
 
 #include "daemon/engine/box_engine.hpp"

@@ -9,7 +9,8 @@
 #   which builds and pushes the images. Each run is `pybox exec - --json` of print(6*7), timed by
 #   the client from start to exit; every run must print 42 and its receipt name the cluster.
 # - kubectl: tests/bench/kubectl_run.sh N on the same cluster.
-# Needs the suite's engine up ($PYBOX_HOME, $PYBOX_BIN) and the cluster's cluster.env
+# Needs the suite's engine up ($PYBOX_HOME, $PYBOX_BIN: the figures in docs/kubernetes.md are of
+# a release build's pyboxd and pybox, build-release/bin) and the cluster's cluster.env
 # ($PYBOX_K8S_HOME). Not a test: ctest does not run it.
 # Usage: tests/bench/kube_vs_kubectl.sh [N]   (default 20 sequential runs each, plus a warm-up)
 set -euo pipefail

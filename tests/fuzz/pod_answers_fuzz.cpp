@@ -34,10 +34,20 @@ json::object asked_pod()
     return kube::make_pod(spec, {"registry/pybox/stdlib@sha256:00", "pybox.json", 3, "node"});
 }
 
+// The nonce of the kill the fuzzed answers are read against.
+constexpr std::string_view k_kill_nonce = "0123456789abcdef0123456789abcdef";
+
 void check_state(const json::value& answer)
 {
-    const auto inspection = kube::inspect_pod(answer);
+    const auto inspection = kube::inspect_pod(answer, k_kill_nonce);
     const auto& state = inspection.state;
+    // Acknowledged exactly when the box ended with the kill's record as its message.
+    check(state.kill_acknowledged.has_value() == (state.status == "exited"));
+    check(state.kill_acknowledgement_record.empty() == !state.kill_acknowledged.has_value());
+    if (state.kill_acknowledged == true)
+        check(state.kill_acknowledgement_record.at("terminationMessage") ==
+              json::value(pybox::proto::fed_kill_record(k_kill_nonce)));
+    check(kube::box_container_state(answer).kill_acknowledged != true);
     if (!state.reported) check(state.status.empty() && !state.exit_code && !state.running);
     if (state.reported) {
         check(state.status == "pending" || state.status == "running" || state.status == "exited");

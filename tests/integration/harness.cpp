@@ -176,6 +176,23 @@ Expected<ProcessResult> docker(std::vector<std::string> args, ProcessOptions opt
     return run_process(args, options);
 }
 
+std::string fork_bomb_program(int forks)
+{
+    return "import os, time\n"
+           "made = 0\n"
+           "for _ in range(" + std::to_string(forks) + "):\n"
+           "    try:\n"
+           "        if os.fork() == 0:\n"
+           "            time.sleep(1)\n"
+           "            os._exit(0)\n"
+           "        made += 1\n"
+           "    except OSError:\n"
+           "        pass\n"
+           "print(made, flush=True)\n"
+           "for _ in range(made):\n"
+           "    os.wait()\n";
+}
+
 std::string docker_ok(const std::vector<std::string>& args)
 {
     std::vector<std::string> argv{"docker"};

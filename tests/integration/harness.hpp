@@ -99,6 +99,10 @@ void check_ended_clean();
 std::filesystem::path make_side_home(const std::string& name, boost::json::object config,
                                      const std::function<void(const std::filesystem::path&)>& prepare_home = {});
 
+// The pids limit tests' fork bomb: a Python program that tries `forks` forks (each child sleeps
+// 1 s), prints how many the limit let it make, and waits for them.
+std::string fork_bomb_program(int forks);
+
 // Polls `done` every 100 ms until it holds or `limit` passes; returns whether it held.
 template <class Done>
 bool within(std::chrono::seconds limit, Done done)

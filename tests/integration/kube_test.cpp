@@ -7,6 +7,7 @@
 #include "common/files.hpp"
 #include "common/process.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/support/build_paths.hpp"
 #include "tests/support/cluster_env.hpp"
 
 #include <boost/json/parse.hpp>
@@ -19,6 +20,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace pybox;
@@ -114,7 +116,13 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     CHECK(receipt.at("capture").at("stderr") == "to stderr\n");
     CHECK(mechanism(run) == "TARGET_EXIT_OBSERVED");
     CHECK(receipt.at("observed").at("policy_verified_before_start") == true);
-    CHECK(receipt.at("observed").at("effective_policy").at("mismatches").as_array().empty());
+    const auto& effective = receipt.at("observed").at("effective_policy");
+    CHECK(effective.at("mismatches").as_array().empty());
+    // The image the node ran, as the kubelet reported it once the box ended: the pushed digest
+    // the Pod named.
+    const std::string image(effective.at("spec").at("containers").at(0).at("image").as_string());
+    const std::string ran(effective.at("image_id").as_string());
+    CHECK(ran.ends_with(image.substr(image.find('@'))));
     CHECK(receipt.at("cleanup").at("removed") == true);
     const std::string container_id(receipt.at("container_id").as_string());
     const std::string run_id(receipt.at("identity").at("run_id").as_string());
@@ -122,19 +130,34 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     CHECK(pods_of_run(run_id).empty());
 }
 
-TEST_CASE("A program past its deadline is stopped on the cluster, and the receipt does not claim more than it saw", "[kube]")
+TEST_CASE("A program past its deadline is stopped on the cluster, on the evidence of the feeder's record of the kill",
+          "[kube]")
 {
     auto& daemon = cluster_daemon();
     const auto run = daemon.run_json("print('start', flush=True)\nwhile True: pass\n", {"--timeout", "1"});
     INFO(run.process.output << run.process.error_output);
     CHECK(run.receipt.at("capture").at("stdout") == "start\n");
-    CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == true);
+    const auto& termination = run.receipt.at("observed").at("termination");
+    CHECK(termination.at("deadline_kill_sent") == true);
     // The container status says 137 to the second, with no kernel record and no sub-second
-    // clock to place the end after the kill: the cause is not established, and the exit code is
-    // the box's.
-    CHECK(mechanism(run) == "CAUSE_NOT_ESTABLISHED");
-    CHECK(run.process.exit_code == 137);
-    CHECK(run.receipt.at("unknown").at("exact_termination_cause") == true);
+    // clock; what settles it is the termination message: the kill's nonce, which only the
+    // box's feeder received, written before it killed.
+    CHECK(mechanism(run) == "DEADLINE_KILL");
+    CHECK(run.process.exit_code == 124);
+    CHECK(termination.at("exit_code") == 137);
+    CHECK(termination.at("signal") == 9);
+    CHECK(termination.at("signal_source") == "pybox_kill");
+    CHECK(run.receipt.at("unknown").at("exact_termination_cause") == false);
+    const json::object* deadline_kill = nullptr;
+    for (const auto& explanation : run.receipt.at("explanations").as_array())
+        if (explanation.at("code") == "DEADLINE_KILL") deadline_kill = &explanation.as_object();
+    REQUIRE(deadline_kill != nullptr);
+    const auto& acknowledgement = deadline_kill->at("evidence").at("kill_acknowledgement");
+    const std::string nonce(acknowledgement.at("kill_nonce").as_string());
+    CHECK(nonce.size() == 32);
+    const json::value record = json::value("pybox-kill " + nonce + "\n");
+    CHECK(acknowledgement.at("terminationMessage") == record);
+    CHECK(run.receipt.at("observed").at("engine_state").at("state").at("terminated").at("message") == record);
     CHECK(run.receipt.at("lifecycle").at("timing").at("total_s").to_number<double>() < 10.0);
     CHECK(run.receipt.at("cleanup").at("removed") == true);
 }
@@ -142,20 +165,7 @@ TEST_CASE("A program past its deadline is stopped on the cluster, and the receip
 TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
 {
     auto& daemon = cluster_daemon();
-    const auto run = daemon.run_json("import os, time\n"
-                                     "made = 0\n"
-                                     "for _ in range(64):\n"
-                                     "    try:\n"
-                                     "        if os.fork() == 0:\n"
-                                     "            time.sleep(1)\n"
-                                     "            os._exit(0)\n"
-                                     "        made += 1\n"
-                                     "    except OSError:\n"
-                                     "        pass\n"
-                                     "print(made, flush=True)\n"
-                                     "for _ in range(made):\n"
-                                     "    os.wait()\n",
-                                     {"--timeout", "5"});
+    const auto run = daemon.run_json(fork_bomb_program(64), {"--timeout", "5"});
     INFO(run.process.output << run.process.error_output);
     REQUIRE(run.process.exit_code == 0);
     // The node's podPidsLimit counts every process of the Pod (its first process, the feeder,
@@ -275,9 +285,17 @@ TEST_CASE("A pushed image whose recorded digest was tampered with is never run",
     std::string tampered = *original;
     for (auto found = tampered.find(digest); found != std::string::npos; found = tampered.find(digest))
         tampered.replace(found, digest.size(), forged);
-    REQUIRE(write_file_atomic(record_file, tampered).has_value());
+    // The daemon reads the record once and keeps it: a restart (and `vm status`, which checks
+    // the cluster again, as a restarted daemon needs before it sends runs there) takes the forgery.
+    const auto restart_with = [&](const std::string& record) {
+        REQUIRE(write_file_atomic(record_file, record).has_value());
+        daemon.kill_hard();
+        daemon.restart();
+        CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
+    };
+    restart_with(tampered);
     const auto run = daemon.run_json("print('must not run')\n");
-    REQUIRE(write_file_atomic(record_file, *original).has_value());
+    restart_with(*original);
     INFO(run.process.output << run.process.error_output);
     CHECK(run.process.exit_code != 0);
     CHECK(run.receipt.at("capture").at("stdout") == "");
@@ -285,4 +303,48 @@ TEST_CASE("A pushed image whose recorded digest was tampered with is never run",
     CHECK(run.receipt.at("cleanup").at("removed") == true);
     CHECK(pods_of_run(std::string(run.receipt.at("identity").at("run_id").as_string())).empty());
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
+}
+
+TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed once the apiserver is back", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const auto apiserver = (source_dir() / "tests" / "k8s" / "apiserver.sh").string();
+    auto pending = std::async(std::launch::async, [&daemon] {
+        return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"},
+                                "import time\nprint('begun', flush=True)\ntime.sleep(8)\nprint('done')\n");
+    });
+    // The run's Pod runs: then the apiserver goes away under it.
+    std::string pod;
+    for (int i = 0; i < 200 && pod.empty(); ++i) {
+        pod = kubectl({"get", "pods", "-n", cluster_env("K8S_NAMESPACE"), "-o", "name"});
+        if (pod.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE_FALSE(pod.empty());
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    const auto stopped = run_process({apiserver, "stop"});
+    const auto run = pending.get();
+    const auto started = run_process({apiserver, "start"});
+    REQUIRE(stopped.has_value());
+    CHECK(stopped->exit_code == 0);
+    REQUIRE(started.has_value());
+    REQUIRE(started->exit_code == 0);
+    REQUIRE(run.has_value());
+    INFO(run->output << run->error_output);
+    CHECK(run->exit_code == 125);
+    const auto receipt = answer_of(*run);
+    const std::string run_id(receipt.at("identity").at("run_id").as_string());
+    CHECK(receipt.at("capture").at("stdout") == "begun\n");
+    std::set<std::string> codes;
+    for (const auto& explanation : receipt.at("explanations").as_array())
+        codes.insert(std::string(explanation.at("code").as_string()));
+    CHECK(codes.contains("ENGINE_GONE"));
+    CHECK(codes.contains("REMOVAL_UNCONFIRMED"));
+    CHECK(receipt.at("cleanup").at("removed") == false);
+    CHECK(receipt.at("observed").at("termination").at("mechanism") == "ENGINE_LOST");
+
+    // The cluster is checked again, and the next run removes the Pod the lost run left.
+    const auto status = daemon.pybox({"vm", "status", "--json"});
+    CHECK(cluster_status(answer_of(status)).at("verified") == true);
+    CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
+    CHECK(pods_of_run(run_id).empty());
 }

@@ -133,21 +133,7 @@ TEST_CASE("A 2 s CPU spin at 0.5 core shows about 1 s of CPU time, throttled whe
 
 TEST_CASE("40 forks hit the pids limit and the receipt says so")
 {
-    const auto run = run_json(
-        "import os, time\n"
-        "made = 0\n"
-        "for _ in range(40):\n"
-        "    try:\n"
-        "        if os.fork() == 0:\n"
-        "            time.sleep(1)\n"
-        "            os._exit(0)\n"
-        "        made += 1\n"
-        "    except OSError:\n"
-        "        pass\n"
-        "print(made, flush=True)\n"
-        "for _ in range(made):\n"
-        "    os.wait()\n",
-        {"--timeout", "5"});
+    const auto run = run_json(fork_bomb_program(40), {"--timeout", "5"});
     REQUIRE(run.process.exit_code == 0);
     CHECK(std::stoi(std::string(run.receipt.at("capture").at("stdout").as_string())) < 40);
     CHECK(counter(run, "pids.events.max") > 0);

@@ -3,6 +3,7 @@
 // the colima VM's watcher host (macOS) reaching "the VM" directly, or through a stand-in for
 // `colima ssh` that runs its commands on this host.
 #include "common/process.hpp"
+#include "daemon/engine/docker_facts.hpp"
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/engine/ssh_session.hpp"
 #include "daemon/macos/colima_cgroup_host.hpp"
@@ -149,7 +150,7 @@ void check_same_readings_as_local(Fixture& fixture, boost::asio::io_context& io,
         co_await load_tiny_image(client, fixture);
         auto info = co_await client.info(k_call);
         REQUIRE(info.has_value());
-        auto facts = daemon::cgroup_facts_from_info(*info);
+        auto facts = engine::cgroup_facts_from_info(*info);
         REQUIRE(facts.has_value());
         auto run_cgroup = daemon::run_cgroup_for(*facts, "ssh-watch-test", random_run_id());
         REQUIRE(run_cgroup.has_value());

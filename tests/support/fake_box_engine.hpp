@@ -1,12 +1,14 @@
 // FakeBoxEngine: a BoxEngine (daemon/engine/box_engine.hpp) holding one scripted box in
-// memory, with fault injection by method, so run/'s phases and explanation codes are tested
-// without HTTP bytes or an engine's notation (leveldb's FaultInjectionTestEnv).
+// memory, and its EngineProbe (engine_probe.hpp), with fault injection by method, so run/'s
+// phases and explanation codes are tested without HTTP bytes or an engine's notation
+// (leveldb's FaultInjectionTestEnv).
 //
 // The box's program (`program`) starts with launch_box() and ends by itself after `runs_for`,
 // or at kill_box() when it runs `until_killed`: then its end is reported, the output gives its
 // chunks (stdout, then stderr) and ends, and inspect reports the exit. fail(method, code,
 // times, skip) makes the calls of one method after the first `skip` fail `times` times with
-// `code`; methods are named "ping", "info", "create", "inspect", "kill", "remove", "list", the
+// `code`; methods are named "ping" (the probe's prepare() and answers()), "info" (its
+// clock_offset() and cgroup_facts()), "create", "inspect", "kill", "remove", "list", the
 // launch's steps "attach" (the streams), "wait" (registering for the end) and "start", and
 // "wait_result" (the end's answer). slow(method, delay, times) makes the next `times`
 // calls of "remove" or "inspect" answer only after `delay` (an engine that is slow to answer).
@@ -15,6 +17,9 @@
 
 #include "common/clock.hpp"
 #include "daemon/engine/box_engine.hpp"
+#include "daemon/engine/docker_engine_probe.hpp"
+#include "daemon/engine/engine_clock.hpp"
+#include "daemon/engine/engine_probe.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/io_context.hpp>
@@ -45,7 +50,7 @@ struct FakeProgram {
     bool stream_stays_open = false;  // the output stream does not end when the box exits
 };
 
-class FakeBoxEngine final : public engine::BoxEngine {
+class FakeBoxEngine final : public engine::BoxEngine, public engine::EngineProbe {
 public:
     static constexpr const char* k_box_id = "fakebox1";
     static constexpr std::int64_t k_first_pid = 4242;
@@ -55,6 +60,8 @@ public:
     FakeProgram program;
     std::vector<std::string> create_warnings;
     std::vector<engine::SettingMismatch> mismatches;  // what check_settings reports
+    // What check_settings reports besides of a box that ended (a setting known once it ran).
+    std::vector<engine::SettingMismatch> mismatches_once_ended;
 
     void fail(std::string method, std::string code, int times = 1, int skip = 0)
     {
@@ -76,22 +83,37 @@ public:
     const engine::BoxSpec& spec() const { return m_spec; }
 
     std::string describe() const override { return "fake://box-engine"; }
-    std::string api_version() const override { return m_pinged ? "1.41" : ""; }
 
-    boost::asio::awaitable<Expected<engine::PingResult>> ping(engine::Timeout) override
+    boost::asio::awaitable<Expected<void>> prepare(engine::Timeout timeout) override
+    {
+        if (m_pinged) co_return Expected<void>{};
+        co_return co_await answers(timeout);
+    }
+
+    boost::asio::awaitable<Expected<void>> answers(engine::Timeout) override
     {
         if (auto fault = take("ping")) co_return *fault;
         m_pinged = true;
-        co_return engine::PingResult{"1.41", "1.41", "linux"};
+        co_return Expected<void>{};
     }
 
-    boost::asio::awaitable<Expected<engine::EngineInfo>> info(engine::Timeout) override
+    // The engine's clock is the daemon's.
+    boost::asio::awaitable<Expected<proto::ClockOffset>> clock_offset(engine::Timeout) override
     {
+        const std::int64_t before_ns = unix_nanoseconds(WallClock::now());
         if (auto fault = take("info")) co_return *fault;
         engine::EngineInfo info;
-        info.os_type = "linux";
         info.system_time = rfc3339_utc(WallClock::now());
-        co_return info;
+        co_return engine::engine_clock_offset(before_ns, info, unix_nanoseconds(WallClock::now()));
+    }
+
+    // A Docker engine's, so that its receipts read as a Docker run's.
+    proto::EngineClockNames clock_names() const override { return engine::docker_clock_names(); }
+
+    boost::asio::awaitable<Expected<engine::CgroupFacts>> cgroup_facts(engine::Timeout) override
+    {
+        if (auto fault = take("info")) co_return *fault;
+        co_return make_error("cgroup_unknown", "the fake engine has no cgroups");
     }
 
     boost::asio::awaitable<Expected<engine::CreatedBox>> create_box(const engine::BoxSpec& spec,
@@ -115,10 +137,14 @@ public:
         co_return inspection;
     }
 
-    engine::SettingsCheck check_settings(const engine::BoxSpec&, const engine::BoxInspection&) const override
+    engine::SettingsCheck check_settings(const engine::BoxSpec&, const engine::BoxInspection& inspection) const override
     {
-        return {mismatches, boost::json::object{{"checked_by", "fake"},
-                                                {"mismatches", static_cast<std::uint64_t>(mismatches.size())}}};
+        auto found = mismatches;
+        if (inspection.state.exit_code)
+            found.insert(found.end(), mismatches_once_ended.begin(), mismatches_once_ended.end());
+        return {found, boost::json::object{{"checked_by", "fake"},
+                                           {"ended", inspection.state.exit_code.has_value()},
+                                           {"mismatches", static_cast<std::uint64_t>(found.size())}}};
     }
 
     boost::asio::awaitable<boost::system::result<engine::LaunchedBox, engine::LaunchFailure>> launch_box(

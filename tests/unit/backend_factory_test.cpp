@@ -57,6 +57,7 @@ public:
     explicit NoWarmBoxes(EngineBackend& inner) : m_inner(inner) {}
     std::string describe() const override { return m_inner.describe(); }
     engine::BoxEngine& boxes() override { return m_inner.boxes(); }
+    engine::EngineProbe& probe() override { return m_inner.probe(); }
     daemon::EngineControl& control() override { return m_inner.control(); }
     net::awaitable<Expected<EngineImageState>> image_state(const images::ImageRecord& record) override
     {

@@ -4,6 +4,8 @@
 // Docker engine's HTTP answers.)
 #include "daemon/run/sealed_run.hpp"
 
+#include "daemon/kube/kube_engine_probe.hpp"
+
 #include "tests/support/fake_box_engine.hpp"
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/receipt_checks.hpp"
@@ -42,7 +44,7 @@ struct Fixture {
         daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
         };
-        service.emplace(io.get_executor(), engine, daemon::BoxRuntime{}, std::move(verify),
+        service.emplace(io.get_executor(), engine, engine, daemon::BoxRuntime{}, std::move(verify),
                         daemon::AttemptTracking{daemon::AttemptLog(runtime.paths)}, k_installation,
                         daemon::ReconciliationSummary{}, daemon::WatchSetup{});
     }
@@ -125,6 +127,22 @@ TEST_CASE("Through the box engine, a program that exits by itself passes every p
     CHECK(f.engine.stdin_received() == "print(6*7)\n");
 }
 
+TEST_CASE("Through the box engine, the receipt names the engine's clocks as its probe does")
+{
+    Fixture f;
+    const auto domains = proto::receipt_to_json(f.run(request())).at("clock_domains");
+    CHECK(domains.at("observed.engine_state").as_string() == f.engine.clock_names().engine_state);
+    CHECK(domains.at("observed.termination.engine_lifetime_s").as_string() == f.engine.clock_names().engine_lifetime);
+}
+
+TEST_CASE("A cluster's probe names its clocks as the cluster's, to the second, with no offset measured")
+{
+    const kube::KubeEngineProbe probe([] { return Expected<kube::KubeClient*>(make_error("config_invalid", "none")); });
+    CHECK(probe.clock_names().engine_state.find("to the second") != std::string::npos);
+    CHECK(probe.clock_names().engine_state.find("not measured") != std::string::npos);
+    CHECK(probe.clock_names().engine_lifetime.find("to the second") != std::string::npos);
+}
+
 TEST_CASE("Through the box engine, the box is made from the policy, the labels and the fixed command")
 {
     Fixture f;
@@ -193,6 +211,34 @@ TEST_CASE("Through the box engine, a mismatched setting is POLICY_MISMATCH namin
     CHECK_FALSE(receipt.observed.policy_verified_before_start);
     CHECK(receipt.observed.effective_policy.at("mismatches") == 1);
     check_not_started_and_removed(f, receipt);
+}
+
+TEST_CASE("Through the box engine, a setting the ended box reports differently is POLICY_MISMATCH_AFTER_RUN")
+{
+    Fixture f;
+    f.engine.program.out = "42\n";
+    f.engine.mismatches_once_ended = {{"status.containerStatuses[box].imageID", "registry/pybox/stdlib@sha256:a",
+                                       "docker-pullable://registry/pybox/stdlib@sha256:b"}};
+    const auto receipt = f.run(request());
+    REQUIRE(has_code(receipt, "POLICY_MISMATCH_AFTER_RUN"));
+    const auto& explanation = *std::find_if(receipt.explanations.begin(), receipt.explanations.end(),
+                                            [](const auto& e) { return e.code == "POLICY_MISMATCH_AFTER_RUN"; });
+    CHECK(explanation.evidence.at("fields") == json::array{"status.containerStatuses[box].imageID"});
+    // Verified before the start, and the record is the ended box's check.
+    CHECK(receipt.observed.policy_verified_before_start);
+    CHECK(receipt.observed.effective_policy.at("ended") == true);
+    CHECK(receipt.observed.effective_policy.at("mismatches") == 1);
+    CHECK(receipt.capture.stdout_stream.bytes == "42\n");
+    CHECK_FALSE(f.engine.box_exists());
+}
+
+TEST_CASE("Through the box engine, the ended box's check is the receipt's effective policy")
+{
+    Fixture f;
+    const auto receipt = f.run(request());
+    CHECK_FALSE(has_code(receipt, "POLICY_MISMATCH_AFTER_RUN"));
+    CHECK(receipt.observed.effective_policy.at("ended") == true);
+    CHECK(receipt.observed.effective_policy.at("mismatches") == 0);
 }
 
 TEST_CASE("Through the box engine, a failed attach is ATTACH_FAILED and the box never starts")

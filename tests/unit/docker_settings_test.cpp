@@ -58,6 +58,14 @@ TEST_CASE("A box created exactly as configured passes the policy check")
     CHECK(mismatches_found(policy, inspected_from_spec(policy)).empty());
 }
 
+TEST_CASE("The create body spells the cpu rate as NanoCpus and the tmpfs with its size and flags")
+{
+    const auto host = create_body(*proto::policy_for_image("stdlib")).at("HostConfig");
+    CHECK(host.at("NanoCpus") == 500'000'000);
+    CHECK(host.at("Tmpfs").at("/tmp") == "size=16777216,noexec,nodev,nosuid");
+    CHECK(host.at("LogConfig").at("Type") == "none");
+}
+
 TEST_CASE("A different memory limit is a mismatch naming the field")
 {
     const auto policy = *proto::policy_for_image("stdlib");

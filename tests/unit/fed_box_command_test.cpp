@@ -9,7 +9,12 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 using namespace pybox::proto;
@@ -36,13 +41,14 @@ exit(($? & 127) ? 128 + ($? & 127) : $? >> 8);
 )PL";
 
 // The fed command around `inner` after `prefix` (box-like), with `input` on a stdin that is
-// never closed.
+// never closed, and its termination log at `termination_log`.
 pybox::ProcessResult run_fed_stdin_open(const std::vector<std::string>& inner, const std::string& input,
-                                        const std::vector<std::string>& prefix = pybox::test::k_box_like)
+                                        const std::vector<std::string>& prefix = pybox::test::k_box_like,
+                                        std::string_view termination_log = k_fed_termination_log)
 {
     std::vector<std::string> argv = {"/usr/bin/perl", "-e", k_hold_stdin_open, input};
     argv.insert(argv.end(), prefix.begin(), prefix.end());
-    const auto command = fed_box_command(inner);
+    const auto command = fed_box_command(inner, termination_log);
     argv.insert(argv.end(), command.begin(), command.end());
     auto ran = pybox::test::run_with_input(argv, "");
     INFO("stderr: " << ran.error_output);
@@ -52,6 +58,32 @@ pybox::ProcessResult run_fed_stdin_open(const std::vector<std::string>& inner, c
 
 // An inner command that prints its stdin, then "end".
 const std::vector<std::string> k_cat_then_end = {"sh", "-c", "cat; echo end"};
+
+const std::string k_nonce = "0123456789abcdef0123456789abcdef";
+
+// A termination log of its own per test, holding "untouched\n" at first; removed at the end.
+struct TerminationLog {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("pybox-unit-termination-log-" +
+                                  std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    TerminationLog() { std::ofstream(path) << "untouched\n"; }
+    ~TerminationLog() { std::filesystem::remove(path); }
+    TerminationLog(const TerminationLog&) = delete;
+    TerminationLog& operator=(const TerminationLog&) = delete;
+    std::string text() const
+    {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+};
+
+// An inner command (PID 1, which the kill cannot reach) that reads its stdin, sleeps until the
+// kill ends the sleep, then prints the first line of `log` with its shell's builtins (a command
+// it started would be killed too) and exits 7.
+std::vector<std::string> print_log_after_kill(const TerminationLog& log)
+{
+    return {"sh", "-c", "cat >/dev/null; sleep 30; read -r line < '" + log.path.string() + "'; echo \"$line\"; exit 7"};
+}
 
 }  // namespace
 
@@ -145,6 +177,67 @@ TEST_CASE("The kill byte ends a fed cold box's program with 137, as a kill throu
                                                                k_fed_kill_byte);
     CHECK(ran.exit_code == 137);
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+}
+
+TEST_CASE("A kill line is the kill byte, the nonce and a newline; its record names the nonce", "[fed_box]")
+{
+    CHECK(fed_kill_line(k_nonce) == k_fed_kill_byte + k_nonce + "\n");
+    CHECK(fed_kill_record(k_nonce) == "pybox-kill " + k_nonce + "\n");
+}
+
+TEST_CASE("On a kill line the feeder records the nonce in the termination log before it kills", "[fed_box]")
+{
+    // The inner shell reads the log only once the kill ended its sleep: the record was there.
+    const TerminationLog log;
+    const auto started = std::chrono::steady_clock::now();
+    const auto ran = run_fed_stdin_open(print_log_after_kill(log), fed_program_frame("hello\n") + "extra" +
+                                                                       fed_kill_line(k_nonce),
+                                        pybox::test::k_box_like, log.path.string());
+    CHECK(ran.output == "pybox-kill " + k_nonce + "\n");
+    CHECK(ran.exit_code == 7);
+    CHECK(log.text() == fed_kill_record(k_nonce));
+    CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+}
+
+TEST_CASE("Bytes after a kill line do not spoil its record", "[fed_box]")
+{
+    const TerminationLog log;
+    const auto ran = run_fed_stdin_open(print_log_after_kill(log),
+                                        fed_program_frame("hello\n") + fed_kill_line(k_nonce) + "trailing bytes",
+                                        pybox::test::k_box_like, log.path.string());
+    CHECK(ran.output == "pybox-kill " + k_nonce + "\n");
+    CHECK(log.text() == fed_kill_record(k_nonce));
+}
+
+TEST_CASE("A malformed kill line still kills, and the feeder records nothing", "[fed_box]")
+{
+    for (const std::string& after_byte : {std::string("xyz\n"), k_nonce.substr(1) + "\n", std::string(32, 'A') + "\n",
+                                         k_nonce + "x", k_nonce, k_nonce.substr(0, 16) + "\n" + k_nonce.substr(16)}) {
+        INFO("after the kill byte: " << after_byte);
+        const TerminationLog log;
+        const auto started = std::chrono::steady_clock::now();
+        const auto ran = run_fed_stdin_open({"sh", "-c", "cat >/dev/null; sleep 30"},
+                                            fed_program_frame("hello\n") + k_fed_kill_byte + after_byte,
+                                            pybox::test::k_box_like, log.path.string());
+        CHECK(ran.exit_code == 137);
+        CHECK(log.text() == "untouched\n");
+        // A nonce that never ends waits 1 s for more.
+        CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+    }
+}
+
+TEST_CASE("A kill line whose termination log cannot be opened still kills", "[fed_box]")
+{
+    const auto ran = run_fed_stdin_open({"sh", "-c", "cat >/dev/null; sleep 30"},
+                                        fed_program_frame("hello\n") + fed_kill_line(k_nonce),
+                                        pybox::test::k_box_like, "/nonexistent-folder/termination-log");
+    CHECK(ran.exit_code == 137);
+}
+
+TEST_CASE("A fed box's termination log path must be quotable in Perl", "[fed_box]")
+{
+    CHECK_THROWS_AS(fed_box_command({"inner"}, "/tmp/it's"), std::invalid_argument);
+    CHECK_THROWS_AS(fed_box_command({"inner"}, "/tmp/back\\slash"), std::invalid_argument);
 }
 
 TEST_CASE("A fed cold box's program has a pipe for stdin, fds 0-2 only, and the policy's limits", "[fed_box]")

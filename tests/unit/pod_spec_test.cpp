@@ -127,6 +127,8 @@ TEST_CASE("The Pod for the stdlib policy has every field of the sealed Pod", "[p
         "readOnlyRootFilesystem":true,"allowPrivilegeEscalation":false,"privileged":false,
         "capabilities":{"drop":["ALL"]},"seccompProfile":{"type":"Localhost","localhostProfile":"pybox-seccomp-v2.json"}})"));
     CHECK(box.at("volumeMounts") == json::parse(R"([{"name":"tmp","mountPath":"/tmp"}])"));
+    CHECK(box.at("terminationMessagePath") == "/dev/termination-log");
+    CHECK(box.at("terminationMessagePolicy") == "File");
 }
 
 TEST_CASE("Every '$' of the command and the environment is doubled, so the kubelet's expansion gives it back", "[pod_spec]")
@@ -154,8 +156,8 @@ TEST_CASE("Quantities are written in Kubernetes' canonical notation and compared
     CHECK(kube::memory_quantity(128 * 1024 * 1024) == "128Mi");
     CHECK(kube::memory_quantity(1000) == "1000");
     CHECK(kube::memory_quantity(3 * 1024) == "3Ki");
-    CHECK(kube::cpu_quantity(500'000'000) == "500m");
-    CHECK(kube::cpu_quantity(2'000'000'000) == "2");
+    CHECK(kube::cpu_quantity(500) == "500m");
+    CHECK(kube::cpu_quantity(2000) == "2");
     CHECK(kube::cpu_quantity(1) == "1m");
     CHECK(kube::quantity_millis("128Mi") == kube::quantity_millis("134217728"));
     CHECK(kube::quantity_millis("0.5") == 500);
@@ -178,6 +180,44 @@ TEST_CASE("The asked Pod with the apiserver's defaults passes the check", "[pod_
     CHECK(check.record.at("metadata").at("uid") == "6f1c0d2e-4a5b-4c3d-9e8f-0a1b2c3d4e5f");
     CHECK(check.record.at("spec").at("containers").at(0).at("securityContext").at("seccompProfile").at(
               "localhostProfile") == "pybox-seccomp-v2.json");
+}
+
+// The Pod once its box ended, the kubelet's status naming `image_id` as the image its node ran.
+json::value ended(const json::object& asked, std::string image_id)
+{
+    json::value pod = admitted(asked);
+    pod.at("status").as_object()["phase"] = "Succeeded";
+    pod.at("status").as_object()["containerStatuses"] = json::array{json::object{
+        {"name", "box"},
+        {"state", {{"terminated", {{"exitCode", 0}, {"reason", "Completed"}}}}},
+        {"image", k_image},
+        {"imageID", std::move(image_id)}}};
+    return pod;
+}
+
+TEST_CASE("Before the box ran, the image it ran is not known", "[pod_spec]")
+{
+    const json::object asked = stdlib_pod();
+    CHECK(kube::check_pod(asked, admitted(asked)).record.at("image_id").is_null());
+}
+
+TEST_CASE("The ended box's image, named by the asked digest, passes; another one is a mismatch", "[pod_spec]")
+{
+    const json::object asked = stdlib_pod();
+    const std::string image(k_image);
+    const std::string digest = image.substr(image.find('@'));
+    const std::string same = "docker-pullable://registry.example:5000/pybox/stdlib" + digest;
+    auto check = kube::check_pod(asked, ended(asked, same));
+    CHECK(fields(check).empty());
+    CHECK(check.record.at("image_id").as_string() == same);
+
+    const std::string other = "docker-pullable://registry.example:5000/pybox/stdlib@sha256:" + std::string(64, 'e');
+    check = kube::check_pod(asked, ended(asked, other));
+    REQUIRE(fields(check) == std::vector<std::string>{std::string(kube::k_ran_image_field)});
+    CHECK(check.mismatches[0].expected == k_image);
+    CHECK(check.mismatches[0].observed == other);
+    CHECK(check.record.at("image_id").as_string() == other);
+    CHECK(check.record.at("mismatches").as_array().size() == 1);
 }
 
 TEST_CASE("A quantity the apiserver writes in another notation but of the same value passes", "[pod_spec]")
@@ -205,6 +245,16 @@ TEST_CASE("A larger memory limit is a mismatch", "[pod_spec]")
     json::value pod = admitted(stdlib_pod());
     box_of(pod)["resources"].as_object()["limits"].as_object()["memory"] = "256Mi";
     CHECK(only_mismatch(pod) == "spec.containers[0].resources.limits.memory");
+}
+
+TEST_CASE("A termination message kept elsewhere, or taken from the logs, is a mismatch", "[pod_spec]")
+{
+    json::value pod = admitted(stdlib_pod());
+    box_of(pod)["terminationMessagePath"] = "/tmp/termination-log";
+    CHECK(only_mismatch(pod) == "spec.containers[0].terminationMessagePath");
+    pod = admitted(stdlib_pod());
+    box_of(pod)["terminationMessagePolicy"] = "FallbackToLogsOnError";
+    CHECK(only_mismatch(pod) == "spec.containers[0].terminationMessagePolicy");
 }
 
 TEST_CASE("An extra container is a mismatch", "[pod_spec]")

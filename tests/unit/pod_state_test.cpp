@@ -1,8 +1,12 @@
 #include "daemon/kube/pod_state.hpp"
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include <catch2/catch.hpp>
+
+#include <string>
+#include <string_view>
 
 using namespace pybox;
 namespace json = boost::json;
@@ -99,6 +103,78 @@ TEST_CASE("A box container terminated as OOMKilled is oom_killed", "[pod_state]"
     const auto state = kube::box_container_state(pod(k_oom, "Failed"));
     CHECK(state.exit_code == 137);
     CHECK(state.oom_killed);
+}
+
+namespace {
+
+constexpr std::string_view k_nonce = "0123456789abcdef0123456789abcdef";
+
+// A box container that ended with 137 and the termination message `message` (JSON, or empty for
+// none).
+json::value killed_pod(std::string_view message)
+{
+    auto terminated = json::parse(R"({"exitCode":137,"reason":"Error","startedAt":"2026-12-04T10:00:01Z",
+                                      "finishedAt":"2026-12-04T10:00:02Z"})");
+    if (!message.empty()) terminated.as_object()["message"] = json::parse(message);
+    const json::value container{{"name", "box"}, {"state", {{"terminated", terminated}}}};
+    return pod(json::serialize(container), "Failed");
+}
+
+}  // namespace
+
+TEST_CASE("A box container whose termination message is the kill's record acknowledged the kill", "[pod_state]")
+{
+    const auto state = kube::box_container_state(killed_pod(R"("pybox-kill 0123456789abcdef0123456789abcdef\n")"), k_nonce);
+    REQUIRE(state.reported);
+    CHECK(state.kill_acknowledged == true);
+    CHECK(state.kill_acknowledgement_record ==
+          json::parse(R"({"terminationMessage":"pybox-kill 0123456789abcdef0123456789abcdef\n",
+                          "kill_nonce":"0123456789abcdef0123456789abcdef"})"));
+    CHECK(state.summary.size() == 3);
+}
+
+TEST_CASE("A termination message other than the kill's record, or none, acknowledged no kill", "[pod_state]")
+{
+    for (const char* message : {"", "null", R"("")", R"("pybox-kill 0123456789abcdef0123456789abcdee\n")",
+                                R"("pybox-kill 0123456789abcdef0123456789abcdef")",
+                                R"("pybox-kill 0123456789abcdef0123456789abcdef\nmore")",
+                                R"("written by the program")"}) {
+        INFO("message: " << message);
+        const auto state = kube::box_container_state(killed_pod(message), k_nonce);
+        REQUIRE(state.reported);
+        CHECK(state.exit_code == 137);
+        CHECK(state.kill_acknowledged == false);
+        CHECK(state.kill_acknowledgement_record.at("kill_nonce") == json::value(k_nonce));
+    }
+}
+
+TEST_CASE("Without a kill sent, even the record's form acknowledges nothing", "[pod_state]")
+{
+    const auto state = kube::box_container_state(killed_pod(R"("pybox-kill 0123456789abcdef0123456789abcdef\n")"));
+    CHECK(state.kill_acknowledged == false);
+    CHECK(state.kill_acknowledgement_record.at("kill_nonce").is_null());
+}
+
+TEST_CASE("A box container that has not ended says nothing of a kill's acknowledgement", "[pod_state]")
+{
+    for (const char* container : {k_waiting, k_running}) {
+        const auto state = kube::box_container_state(pod(container), k_nonce);
+        CHECK(state.reported);
+        CHECK(!state.kill_acknowledged);
+        CHECK(state.kill_acknowledgement_record.empty());
+    }
+}
+
+TEST_CASE("A termination message that is not a string, or beyond the kubelet's bound, is not reported", "[pod_state]")
+{
+    for (const std::string& message : {std::string("3"), std::string("{}"),
+                                      "\"" + std::string(kube::k_max_termination_message_bytes + 1, 'x') + "\""}) {
+        const auto state = kube::box_container_state(killed_pod(message), k_nonce);
+        CHECK(!state.reported);
+        CHECK(!state.exit_code);
+    }
+    const auto longest = "\"" + std::string(kube::k_max_termination_message_bytes, 'x') + "\"";
+    CHECK(kube::box_container_state(killed_pod(longest), k_nonce).kill_acknowledged == false);
 }
 
 TEST_CASE("A Pod past its activeDeadlineSeconds says DeadlineExceeded", "[pod_state]")

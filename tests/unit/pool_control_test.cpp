@@ -80,6 +80,7 @@ public:
 
     std::string describe() const override { return "unix:///images.sock"; }
     engine::BoxEngine& boxes() override { throw std::logic_error("no box in this test"); }
+    engine::EngineProbe& probe() override { throw std::logic_error("no run in this test"); }
     daemon::EngineControl& control() override { throw std::logic_error("the pool is given the control"); }
     net::awaitable<Expected<images::EngineImageState>> image_state(const images::ImageRecord&) override
     {

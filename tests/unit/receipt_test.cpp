@@ -124,6 +124,26 @@ TEST_CASE("Configured values mirror the policy, with swap equal to memory")
     CHECK(configured.at("command").as_array().size() == 9);
 }
 
+TEST_CASE("The tmpfs options and log driver are written as they always were")
+{
+    const auto configured = receipt_to_json(sample_receipt()).at("configured");
+    CHECK(configured.at("tmpfs").at("options") == "noexec,nodev,nosuid");
+    CHECK(configured.at("log_driver") == "none");
+}
+
+TEST_CASE("A cpu rate in parts of a millicore, tmpfs options out of order or another log driver are refused")
+{
+    auto fractional = receipt_to_json(sample_receipt());
+    fractional.at("configured").as_object()["nano_cpus"] = 500'000'001;
+    CHECK(from_json_error(fractional).find("configured.nano_cpus") != std::string::npos);
+    auto reordered = receipt_to_json(sample_receipt());
+    reordered.at("configured").at("tmpfs").as_object()["options"] = "nosuid,noexec,nodev";
+    CHECK(from_json_error(reordered).find("options") != std::string::npos);
+    auto logged = receipt_to_json(sample_receipt());
+    logged.at("configured").as_object()["log_driver"] = "json-file";
+    CHECK(from_json_error(logged).find("configured.log_driver") != std::string::npos);
+}
+
 TEST_CASE("Enums are written as upper snake case strings")
 {
     const auto document = receipt_to_json(sample_receipt());
@@ -185,6 +205,18 @@ TEST_CASE("A receipt survives a round trip through JSON text unchanged")
     CHECK(parsed->unknown == receipt.unknown);
     CHECK(parsed->explanations == receipt.explanations);
     CHECK(*parsed == receipt);
+}
+
+TEST_CASE("The engine's clocks are named as its backend names them, through a round trip")
+{
+    Receipt receipt = sample_receipt();
+    receipt.clock_domains.engine_clocks = {"the cluster's wall clock, to the second", "its lifetime, to the second"};
+    const auto domains = receipt_to_json(receipt).at("clock_domains");
+    CHECK(domains.at("observed.engine_state") == "the cluster's wall clock, to the second");
+    CHECK(domains.at("observed.termination.engine_lifetime_s") == "its lifetime, to the second");
+    const auto parsed = through_text(receipt);
+    REQUIRE(parsed.has_value());
+    CHECK(parsed->clock_domains == receipt.clock_domains);
 }
 
 TEST_CASE("A receipt with every optional value set survives a round trip")

@@ -2,7 +2,9 @@
 // API's connections and the run queue are the ones in common/limits.hpp (and so are those of
 // docs/api.md's limits table), its config.json table lists exactly the keys the daemon
 // accepts, the box's environment it states is the one the daemon sets plus the engine's
-// HOSTNAME, and its soak figures name the soak's defaults, which scripts/test.sh runs.
+// HOSTNAME, and its soak figures name the soak's defaults, which scripts/test.sh runs. The
+// figures docs/kubernetes.md states (the Pod's limits, the launch's allowance, budget and polling,
+// max_runs) are the code's too.
 #include "common/limits.hpp"
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/daemon_config.hpp"
@@ -11,6 +13,8 @@
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/engine/kept_connections.hpp"
 #include "daemon/engine/ssh_session.hpp"
+#include "daemon/kube/kube_box_engine.hpp"
+#include "daemon/kube/pod_spec.hpp"
 #include "daemon/repair/repair_prompt.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
@@ -375,6 +379,43 @@ TEST_CASE("How it works shows a Kubernetes box's fed first process exactly as th
     CHECK_THAT(guide, Catch::Contains("`sh -c '" + command[2] + "'"));
     CHECK_THAT(guide, Catch::Contains("```perl\n" + command[3] + "```\n"));
     CHECK_THAT(guide, Catch::Contains("A `" + std::string(1, proto::k_fed_kill_byte) + "` there is the daemon's kill"));
+}
+
+// Every figure in `text` that `pattern`'s first group captures; fails the test when there is none.
+std::vector<std::string> figures(const std::string& text, const std::string& pattern)
+{
+    std::vector<std::string> found;
+    const std::regex figure(pattern);
+    for (std::sregex_iterator it(text.begin(), text.end(), figure), end; it != end; ++it) found.push_back((*it)[1].str());
+    CHECK_FALSE(found.empty());
+    return found;
+}
+
+TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and max_runs from the code")
+{
+    const std::string doc = test::read_text(pybox::test::source_dir() / "docs" / "kubernetes.md");
+    const std::string allowance = std::to_string(kube::k_pod_start_allowance.count());
+    for (const auto& stated : figures(doc, R"(timer plus (\d+) s)")) CHECK(stated == allowance);
+    for (const auto& stated : figures(doc, R"(at least (\d+) s allowed)")) CHECK(stated == allowance);
+    for (const auto& stated : figures(doc, R"(every (\d+) ms until the kubelet)"))
+        CHECK(stated == std::to_string(kube::k_attach_retry_interval.count()));
+    for (const auto& stated : figures(doc, R"(after every (\d+) refused)"))
+        CHECK(stated == std::to_string(kube::k_attaches_per_pod_read));
+    for (const auto& stated : figures(doc, R"(the Pod \(?every (\d+) ms)"))
+        CHECK(stated == std::to_string(kube::k_pod_poll_interval.count()));
+    CHECK_THAT(doc_row("`max_runs`", "kubernetes.md"),
+               Catch::Contains("(1-" + std::to_string(engine::k_max_cluster_runs) + ", default " +
+                               std::to_string(engine::k_default_cluster_runs) + ")"));
+
+    const auto policy = *proto::policy_for_image("stdlib");
+    const auto memory = kube::memory_quantity(policy.memory_bytes);
+    const auto cpu = kube::cpu_quantity(policy.cpu_millis);
+    CHECK_THAT(doc, Catch::Contains("requests = limits: memory " + memory + ", cpu " + cpu + " (the policy's figures)"));
+    CHECK_THAT(doc, Catch::Contains("requests = limits, " + memory + " and " + cpu + " |"));
+    const auto uid = policy.user.substr(0, policy.user.find(':'));
+    CHECK(policy.user == uid + ":" + uid);  // the doc states one number for both
+    CHECK_THAT(doc, Catch::Contains("`runAsUser`/`runAsGroup` " + uid + ","));
+    CHECK_THAT(doc, Catch::Contains("open-files limit (" + std::to_string(policy.open_files) + ")"));
 }
 
 TEST_CASE("The repair loop's limits in repair.md and reference.md are the ones the loop keeps")

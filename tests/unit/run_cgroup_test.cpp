@@ -10,7 +10,7 @@ namespace json = boost::json;
 
 TEST_CASE("The engine's /info gives the cgroup version and driver")
 {
-    const auto facts = cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"({"CgroupVersion": "1", "CgroupDriver": "cgroupfs"})")));
+    const auto facts = pybox::engine::cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"({"CgroupVersion": "1", "CgroupDriver": "cgroupfs"})")));
     REQUIRE(facts.has_value());
     CHECK(facts->version == 1);
     CHECK(facts->driver == "cgroupfs");
@@ -18,9 +18,9 @@ TEST_CASE("The engine's /info gives the cgroup version and driver")
 
 TEST_CASE("An /info without a known cgroup version is an error, not a guess")
 {
-    CHECK_FALSE(cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"({"CgroupDriver": "cgroupfs"})"))).has_value());
-    CHECK_FALSE(cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"({"CgroupVersion": "3", "CgroupDriver": "cgroupfs"})"))).has_value());
-    CHECK_FALSE(cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"([])"))).has_value());
+    CHECK_FALSE(pybox::engine::cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"({"CgroupDriver": "cgroupfs"})"))).has_value());
+    CHECK_FALSE(pybox::engine::cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"({"CgroupVersion": "3", "CgroupDriver": "cgroupfs"})"))).has_value());
+    CHECK_FALSE(pybox::engine::cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"([])"))).has_value());
 }
 
 TEST_CASE("Each run gets its own parent under the installation's cgroup, and the box sits below it")

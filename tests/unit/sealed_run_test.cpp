@@ -4,6 +4,7 @@
 
 #include "common/clock.hpp"
 #include "common/limits.hpp"
+#include "daemon/engine/docker_engine_probe.hpp"
 #include "tests/support/engine_frames.hpp"
 #include "tests/support/fake_engine.hpp"
 #include "tests/support/receipt_checks.hpp"
@@ -44,6 +45,7 @@ struct RunFixture {
     FakeEngine* engine = nullptr;
     std::optional<engine::EngineClient> client;
     std::optional<engine::DockerBoxEngine> boxes;
+    std::optional<engine::DockerEngineProbe> probe;
     std::optional<daemon::SealedRunService> service;
 };
 
@@ -55,10 +57,11 @@ void make_service(RunFixture& f, int warm_boxes = 0)
     f.engine = fake.get();
     f.client.emplace(f.io.get_executor(), std::move(fake));
     f.boxes.emplace(*f.client);
+    f.probe.emplace(*f.client);
     daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
         co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
     };
-    f.service.emplace(f.io.get_executor(), *f.boxes, daemon::BoxRuntime{}, std::move(verify),
+    f.service.emplace(f.io.get_executor(), *f.boxes, *f.probe, daemon::BoxRuntime{}, std::move(verify),
                       daemon::AttemptTracking{daemon::AttemptLog(f.runtime.paths)}, k_installation, daemon::ReconciliationSummary{},
                       daemon::WatchSetup{}, daemon::RunQueueOptions{}, daemon::WarmSetup{warm_boxes});
 }

@@ -161,6 +161,96 @@ TEST_CASE("A kill sent because the client went away is not called a deadline kil
     CHECK(verdict.explanations.at(0).message.find("because the client went away") != std::string::npos);
 }
 
+namespace {
+
+// `state` with the box's first process's record of PyBox's kill read (or found missing), as a
+// Kubernetes box's termination message gives it.
+engine::BoxState acknowledged(engine::BoxState state, bool acknowledged = true)
+{
+    state.kill_acknowledged = acknowledged;
+    state.kill_acknowledgement_record = {
+        {"terminationMessage", acknowledged ? json::value("pybox-kill 0123456789abcdef0123456789abcdef\n") : nullptr},
+        {"kill_nonce", "0123456789abcdef0123456789abcdef"}};
+    return state;
+}
+
+// A kill sent while the box ran, on an engine whose clock offset is not measured (a cluster's).
+daemon::EndEvidence killed_on_cluster(const engine::BoxState& engine_state)
+{
+    auto input = killed(engine_state, KillAnswer::accepted, 5'000'000);
+    input.engine_clock_offset.reset();
+    return input;
+}
+
+}  // namespace
+
+TEST_CASE("Exit 137 after an accepted kill that the box's first process acknowledged is a deadline kill")
+{
+    const auto ended = acknowledged(exited_state(137));
+    const auto verdict = daemon::classify_end(killed_on_cluster(ended));
+    CHECK(verdict.termination.mechanism == TerminationMechanism::deadline_kill);
+    proto::Receipt receipt;
+    receipt.observed.termination = verdict.termination;
+    CHECK(proto::exit_code_for(receipt) == 124);
+    CHECK(verdict.termination.exit_code == 137);
+    CHECK(verdict.termination.signal == 9);
+    CHECK(verdict.termination.signal_source == SignalSource::pybox_kill);
+    CHECK_FALSE(verdict.termination.inferred_signal);
+    REQUIRE(has_code(verdict, "DEADLINE_KILL"));
+    const auto& explanation = verdict.explanations.back();
+    CHECK(explanation.message.find("one-time nonce") != std::string::npos);
+    CHECK(explanation.message.find("termination message") != std::string::npos);
+    CHECK(explanation.message.find("exit code 137") != std::string::npos);
+    CHECK(explanation.evidence.at("kill_acknowledgement") == json::value(ended.kill_acknowledgement_record));
+    for (const auto& [key, value] : ended.exit_code_record) CHECK(explanation.evidence.at(key) == value);
+    CHECK(unknown(verdict, "exact_termination_cause").empty());
+}
+
+TEST_CASE("An acknowledged kill sent because the client went away is a stop on disconnect")
+{
+    const auto ended = acknowledged(exited_state(137));
+    auto input = killed_on_cluster(ended);
+    input.client_gone = true;
+    const auto verdict = daemon::classify_end(input);
+    CHECK(verdict.termination.mechanism == TerminationMechanism::stopped_on_disconnect);
+    CHECK(verdict.termination.signal_source == SignalSource::pybox_kill);
+    CHECK(has_code(verdict, "STOPPED_ON_DISCONNECT"));
+    CHECK_FALSE(has_code(verdict, "DEADLINE_KILL"));
+    CHECK(unknown(verdict, "exact_termination_cause").empty());
+}
+
+TEST_CASE("Exit 137 after a kill the box's first process did not acknowledge leaves the cause not established")
+{
+    for (const auto& ended : {acknowledged(exited_state(137), false), exited_state(137)}) {
+        const auto verdict = daemon::classify_end(killed_on_cluster(ended));
+        CHECK(verdict.termination.mechanism == TerminationMechanism::cause_not_established);
+        CHECK_FALSE(verdict.termination.signal);
+        CHECK(has_code(verdict, "CAUSE_NOT_ESTABLISHED"));
+        CHECK_FALSE(unknown(verdict, "exact_termination_cause").empty());
+    }
+}
+
+TEST_CASE("An acknowledged kill with an exit code other than 137 is the program's own end")
+{
+    const auto ended = acknowledged(exited_state(3));
+    const auto verdict = daemon::classify_end(killed_on_cluster(ended));
+    CHECK(verdict.termination.mechanism == TerminationMechanism::target_exit_observed);
+    CHECK(verdict.termination.exit_code == 3);
+    CHECK_FALSE(verdict.termination.signal);
+    CHECK(has_code(verdict, "EXITED"));
+    CHECK(has_code(verdict, "ENDED_BEFORE_KILL_ARRIVED"));
+}
+
+TEST_CASE("An acknowledged kill with an OOM kill seen is not claimed to have ended the box")
+{
+    const auto ended = acknowledged(exited_state(137, true));
+    const auto verdict = daemon::classify_end(killed_on_cluster(ended));
+    CHECK(verdict.termination.mechanism == TerminationMechanism::cause_not_established);
+    CHECK_FALSE(verdict.termination.signal);
+    CHECK(has_code(verdict, "OOM_KILL_IN_BOX"));
+    CHECK_FALSE(has_code(verdict, "DEADLINE_KILL"));
+}
+
 TEST_CASE("Without the kernel's record, OOMKilled with exit 137 is out of memory without a claim of which process died")
 {
     const auto ended = exited_state(137, true);

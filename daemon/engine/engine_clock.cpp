@@ -1,13 +1,13 @@
-#include "daemon/run/engine_clock.hpp"
+#include "daemon/engine/engine_clock.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/clock.hpp"
 
 #include <string>
 
-namespace pybox::daemon {
+namespace pybox::engine {
 
-Expected<proto::ClockOffset> engine_clock_offset(std::int64_t before_ns, const engine::EngineInfo& info,
+Expected<proto::ClockOffset> engine_clock_offset(std::int64_t before_ns, const EngineInfo& info,
                                                  std::int64_t after_ns)
 {
     if (!info.system_time) return make_error(api_error::k_clock_unmeasured, "the engine's GET /info answer has no SystemTime");
@@ -20,4 +20,4 @@ Expected<proto::ClockOffset> engine_clock_offset(std::int64_t before_ns, const e
     return proto::ClockOffset{*engine_ns - after_ns, *engine_ns - before_ns};
 }
 
-}  // namespace pybox::daemon
+}  // namespace pybox::engine
