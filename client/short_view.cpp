@@ -383,7 +383,9 @@ std::string render_short_receipt(const Receipt& receipt, ViewerHost host)
     add_line(out, "Exit code", exit_code_text(receipt));
     add_line(out, "Settings checked", settings_text(receipt));
     add_line(out, host == ViewerHost::mac ? "Mac folders shared" : "Host folders shared", verified ? "none" : "not checked");
-    add_line(out, "Network", terminal_safe(receipt.configured.policy.network));
+    add_line(out, "Network", receipt.unknown.contains(std::string(proto::k_unknown_network_enforcement))
+                                 ? "a network of its own, denied by policy (the enforcement not observed)"
+                                 : terminal_safe(receipt.configured.policy.network));
     // Only a pool has engines to tell apart; the local engine's runs read as before.
     if (receipt.engine && receipt.engine->id != "local")
         add_line(out, "Engine", terminal_safe(receipt.engine->id + " (" + receipt.engine->address + ")"));

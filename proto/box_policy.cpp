@@ -171,7 +171,8 @@ exit 137;
 
 std::string warm_box_timer_line(double guest_timer_s) { return util::format_number(guest_timer_s) + "\n"; }
 
-std::vector<std::string> fed_box_command(const std::vector<std::string>& inner, std::string_view termination_log)
+std::vector<std::string> fed_box_command(const std::vector<std::string>& inner, std::int64_t file_bytes,
+                                         std::string_view termination_log)
 {
     if (termination_log.find_first_of("'\\") != std::string_view::npos)
         throw std::invalid_argument("a fed box's termination log path cannot be quoted in Perl");
@@ -185,7 +186,8 @@ std::vector<std::string> fed_box_command(const std::vector<std::string>& inner, 
     std::vector<std::string> command = {
         "sh", "-c",
         "ulimit -n " + std::to_string(defaults.open_files) + " && ulimit -c " +
-            std::to_string(defaults.core_dump_bytes) + " && exec perl -e \"$0\" \"$@\"",
+            std::to_string(defaults.core_dump_bytes) + " && ulimit -f " + std::to_string((file_bytes + 511) / 512) +
+            " && exec perl -e \"$0\" \"$@\"",
         undumpable_first_lines() + R"PL(if ($$ != 1) { print STDERR "pybox: the fed box command runs only as PID 1 of its box\n"; exit 1 }
 pipe(my $pr, my $pw) or exit 1;
 defined(my $feeder = fork) or exit 1;

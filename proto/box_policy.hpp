@@ -106,9 +106,12 @@ inline constexpr std::string_view k_fed_termination_log = "/dev/termination-log"
 // The first process of a box on Kubernetes, `sh -c <limits> <feeder> inner...`, for a cluster
 // whose attach websocket cannot close the box's stdin (v4.channel.k8s.io, Kubernetes 1.20-1.29)
 // and whose engine cannot set ulimits. `inner` is a box's own first process (box_command's).
-// - sh sets RLIMIT_NOFILE to BoxPolicy's open_files (128) and RLIMIT_CORE to its
-//   core_dump_bytes (0), each soft and hard (dash's `ulimit` without -H or -S), then execs
-//   perl; where a limit cannot be set it exits 2 and runs nothing.
+// - sh sets RLIMIT_NOFILE to BoxPolicy's open_files (128), RLIMIT_CORE to its core_dump_bytes
+//   (0) and RLIMIT_FSIZE to `file_bytes` (the policy's tmpfs size, rounded up to dash's 512-byte
+//   blocks), each soft and hard (dash's `ulimit` without -H or -S), then execs perl; where a
+//   limit cannot be set it exits 2 and runs nothing. No file in /tmp can outgrow the tmpfs
+//   anyway; the file size limit bounds the one file the box may write elsewhere, the kubelet's
+//   termination log, which lies on the node's disk and which every uid may write.
 // - The Perl program makes itself undumpable (as the box timer does, and exits 1 where it
 //   cannot); unless it is PID 1 it exits 1 and runs nothing (not in a PID namespace of its own,
 //   as in a Pod sharing its process namespace, where kill(-1) would reach more than the box).
@@ -133,13 +136,14 @@ inline constexpr std::string_view k_fed_termination_log = "/dev/termination-log"
 //   waits for the feeder (it stays a zombie of PID 1 once it exits).
 // The program (box_command's interpreter) sees: stdin a pipe holding exactly the program, then
 // end of file (even though the attach never closes the real stdin); fds 0-2 only;
-// RLIMIT_NOFILE 128 and RLIMIT_CORE 0, soft and hard; one process more in the box (the feeder,
+// RLIMIT_NOFILE 128, RLIMIT_CORE 0 and RLIMIT_FSIZE `file_bytes`, soft and hard (a write past
+// it fails with EFBIG: Python ignores SIGXFSZ); one process more in the box (the feeder,
 // which it can kill, being of its uid: the kill byte is then lost, and the box timer in PID 1
 // and the Pod's deletion remain). It never sees the kill's nonce (only the undumpable feeder
 // holds the real stdin), so it can overwrite or erase the record (the kubelet's termination
 // log is writable by every uid) but not forge it.
 // `termination_log` must not contain ' or \ (std::invalid_argument otherwise).
-std::vector<std::string> fed_box_command(const std::vector<std::string>& inner,
+std::vector<std::string> fed_box_command(const std::vector<std::string>& inner, std::int64_t file_bytes,
                                          std::string_view termination_log = k_fed_termination_log);
 // The frame the daemon writes first on a fed box's stdin: the program's byte count in decimal,
 // a newline, then the program.

@@ -34,6 +34,9 @@ inline constexpr std::array<std::string_view, 3> k_seed_unknown_keys = {
 // The `unknown` key of a removal that confirmed only the box's API object gone (a Pod's 404),
 // not its containers on the node: the short view then says no more than that.
 inline constexpr std::string_view k_unknown_node_cleanup = "node_cleanup";
+// The `unknown` key of a box whose network is not `none` but a network of its own that a policy
+// denies (a Pod's, with PyBox's deny-all NetworkPolicy), whose enforcement is not observable.
+inline constexpr std::string_view k_unknown_network_enforcement = "network_enforcement";
 
 // Every enum below has a last member `unrecognized`: only the tolerant reader sets it, for a
 // name this build does not know (a newer daemon's), and keeps that name in

@@ -61,6 +61,7 @@ MadeBackend make_kube_backend(const EngineEntry& entry, const BackendContext& co
                                                        context.paths.pushed_images_file(entry.id),
                                                        context.recorded_images);
     made.max_runs = std::get<KubeEngine>(entry.where).max_runs;
+    made.unwatched = std::string(kube::k_pods_unwatched);
     return made;
 }
 

@@ -44,6 +44,8 @@ struct MadeBackend {
     std::unique_ptr<watcher::CgroupHost> cgroups;  // null: that engine's runs are not watched
     bool cgroups_elsewhere = false;                // read on another machine (ssh)
     std::size_t max_runs = 1;                      // runs it takes at once
+    // Why its boxes cannot be watched at all, as the receipt says it (a cluster); empty: they can.
+    std::string unwatched;
 };
 
 // Fails only when the entry's transport cannot be made.

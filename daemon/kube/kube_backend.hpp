@@ -39,6 +39,12 @@
 
 namespace pybox::kube {
 
+// Why a cluster's boxes are not watched, as the receipt says it (unknown.resources,
+// unknown.program_end): no PyBox agent runs on its nodes.
+inline constexpr std::string_view k_pods_unwatched =
+    "the box is a Pod on a cluster's node, where no PyBox agent reads the kernel's counters or its record of "
+    "process ends";
+
 class KubeBackend final : public engine::EngineBackend {
 public:
     // `images_file`: where the record of the images pushed for this entry is kept.

@@ -221,7 +221,7 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
     auto network_problem = co_await check_network_policy(**client, owner, timeout);
     if (!network_problem) co_return network_problem.error();
     engine::BoxSpec fed = spec;
-    fed.command = proto::fed_box_command(spec.command);
+    fed.command = proto::fed_box_command(spec.command, spec.policy.tmpfs_bytes);
     const auto box_timer = std::chrono::ceil<std::chrono::seconds>(std::chrono::duration<double>(spec.box_timer_s));
     PodSettings settings{image->reference, m_settings.seccomp_localhost ? spec.policy.seccomp + ".json" : std::string(),
                          (box_timer + k_pod_start_allowance).count(), m_settings.node};
@@ -266,6 +266,13 @@ engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
                                                   {"deny_all", !network.network_problem.has_value()}};
     if (network.network_problem)
         check.mismatches.push_back({"NetworkPolicy " + network.network_policy, "deny all", *network.network_problem});
+    // The node's podPidsLimit as its kubelet's configz gave it, once read (node_problem()).
+    const std::string node = pod_facts(inspection.raw).node_name;
+    const auto pids = m_node_pids.find(node);
+    check.record["node_pids_limit"] = json::object{
+        {"node", node},
+        {"read", pids != m_node_pids.end()},
+        {"pod_pids_limit", pids != m_node_pids.end() && pids->second ? json::value(*pids->second) : json::value(nullptr)}};
     return check;
 }
 
@@ -342,14 +349,14 @@ net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, co
 net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClient& client, const std::string& node,
                                                                       std::int64_t pids)
 {
-    if (m_settings.accept_node_pids_limit) co_return std::nullopt;
     if (!m_node_pids.contains(node)) {
         auto limit = co_await read_pod_pids_limit(client, node, limits::k_query_timeout);
         if (!limit) co_return std::nullopt;  // not readable (no nodes/proxy access): not a reason
         m_node_pids[node] = *limit;
     }
+    // Read even when the entry accepts the node's: the receipt says the figure.
     const auto& limit = m_node_pids[node];
-    if (limit && *limit > 0 && *limit <= pids) co_return std::nullopt;
+    if (m_settings.accept_node_pids_limit || (limit && *limit > 0 && *limit <= pids)) co_return std::nullopt;
     co_return "the node " + node + " lets a Pod have " + (limit && *limit > 0 ? std::to_string(*limit) : "any number of") +
         " processes (its kubelet's podPidsLimit), more than the policy's " + std::to_string(pids) +
         "; set the node's podPidsLimit to at most that, or the entry's \"pids_limit\": \"node\" to accept the node's";
@@ -452,13 +459,14 @@ std::vector<std::pair<std::string, std::string>> sealed_pod_unknowns()
     return {
         {"tmpfs_noexec", "/tmp is a memory-backed emptyDir with the policy's size limit, which Kubernetes cannot mount "
                          "noexec, nodev or nosuid"},
-        {"network_enforcement", "the Pod has a network of its own (Kubernetes gives every Pod one); PyBox's deny-all "
+        {std::string(proto::k_unknown_network_enforcement), "the Pod has a network of its own (Kubernetes gives every Pod one); PyBox's deny-all "
                                 "NetworkPolicy selects it, but whether the cluster's network plugin enforces it is not "
                                 "observable from the API"},
         {"masked_paths", "the node's container runtime masks its own default /proc and /sys paths, not the policy's "
                          "longer list (a Pod cannot name paths to mask)"},
-        {"pids_limit", "a Pod's process limit is its node's podPidsLimit, which the Pod cannot set; this run did not "
-                       "read it"},
+        {"pids_limit", "a Pod's process limit is its node's podPidsLimit, which the Pod cannot set; the figure the "
+                       "node's kubelet gave (configz) is observed.effective_policy.node_pids_limit, and whether the "
+                       "node enforces it on this Pod is not observed"},
         {std::string(proto::k_unknown_node_cleanup),
          "the Pod was deleted and the API no longer has it (404); the node's removal of its containers (the kubelet's "
          "garbage collection, up to a minute later) is not observed"},

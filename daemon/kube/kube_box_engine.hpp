@@ -148,7 +148,8 @@ private:
     net::awaitable<Expected<std::optional<std::string>>> check_network_policy(KubeClient& client, std::string_view owner,
                                                                               engine::Timeout timeout);
     // Why the Pod's node may not run it: a podPidsLimit above `pids` (read once per node through
-    // the node proxy; a limit that cannot be read is not a reason), or nullopt.
+    // the node proxy, also when the entry accepts the node's, for the receipt; a limit that
+    // cannot be read is not a reason), or nullopt.
     net::awaitable<std::optional<std::string>> node_problem(KubeClient& client, const std::string& node,
                                                             std::int64_t pids);
     net::awaitable<Expected<void>> delete_pod(KubeClient& client, std::string_view id, engine::Timeout timeout);

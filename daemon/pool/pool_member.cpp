@@ -111,6 +111,7 @@ Expected<EngineSeat> make_engine_seat(net::any_io_executor executor, const engin
     seat.cgroups = seat.own_cgroups.get();
     seat.cgroups_elsewhere = made->cgroups_elsewhere;
     seat.max_runs = made->max_runs;
+    seat.unwatched = std::move(made->unwatched);
     seat.warm = warm_setup_for(*seat.backend, seat.takes_runs, context.warm);
     return seat;
 }
@@ -130,7 +131,8 @@ PoolMember::PoolMember(net::any_io_executor executor, EngineSeat seat, const Poo
     : m_seat(std::move(seat)),
       m_watch(engine_watch_setup(context.config.watcher, m_seat.cgroups, context.watch_script,
                                  m_seat.cgroups_elsewhere ? ProcessEnds{nullptr, std::string(k_ends_elsewhere)}
-                                                          : context.process_ends)),
+                                                          : context.process_ends,
+                                 m_seat.unwatched)),
       m_sweeper(m_seat.backend->boxes(), AttemptLog(context.paths), AttemptJournal(context.paths), context.installation_id,
                 SweepSettings{context.config.settle_after_expiry_s, &context.runs_in_progress,
                               m_seat.cgroups ? run_parent_releaser(*m_seat.cgroups, context.installation_id)

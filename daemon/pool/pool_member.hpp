@@ -78,6 +78,7 @@ struct EngineSeat {
     bool cgroups_elsewhere = false;  // read on another machine (an ssh engine's host, the colima VM)
     bool takes_runs = true;          // EnginePool::Member::takes_runs
     std::size_t max_runs = 1;        // runs at once (a cluster's "max_runs"; one on a Docker engine)
+    std::string unwatched;           // MadeBackend::unwatched
     WarmSetup warm;
     bool check_at_start = false;  // the daemon asks control().status() once when it starts
 };

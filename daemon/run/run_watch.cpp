@@ -39,11 +39,13 @@ std::optional<std::int64_t> known_count(const json::object& resources, std::stri
 }  // namespace
 
 WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
-                              ProcessEnds process_ends)
+                              ProcessEnds process_ends, std::string_view unwatched)
 {
     if (!watcher_in_config)
         return WatchSetup{nullptr, std::move(script), std::string(k_watcher_off_in_config),
                           ProcessEnds{nullptr, std::string(k_watcher_off_in_config)}};
+    if (!unwatched.empty())
+        return WatchSetup{nullptr, std::move(script), std::string(unwatched), ProcessEnds{nullptr, std::string(unwatched)}};
     return WatchSetup{host, std::move(script), std::string(k_watcher_off_in_config), std::move(process_ends)};
 }
 

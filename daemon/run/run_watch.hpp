@@ -53,9 +53,11 @@ struct WatchSetup {
     ProcessEnds process_ends = {};
 };
 
-// An engine's WatchSetup: `host` and `process_ends` unless config.json switches the watcher off.
+// An engine's WatchSetup: `host` and `process_ends` unless config.json switches the watcher off,
+// or the engine's boxes cannot be watched at all (`unwatched`, why, as the receipt says it: a
+// cluster's nodes run no PyBox agent); an empty `unwatched` says they can.
 WatchSetup engine_watch_setup(bool watcher_in_config, watcher::CgroupHost* host, std::string script,
-                              ProcessEnds process_ends);
+                              ProcessEnds process_ends, std::string_view unwatched);
 
 class RunWatch {
 public:

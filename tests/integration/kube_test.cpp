@@ -124,6 +124,13 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     const std::string ran(effective.at("image_id").as_string());
     CHECK(ran.ends_with(image.substr(image.find('@'))));
     CHECK(receipt.at("cleanup").at("removed") == true);
+    // What a cluster cannot show is named for what it is, never as a Docker engine's gap.
+    const auto& reasons = receipt.at("unknown_reasons");
+    for (const char* key : {"resources", "program_end"})
+        CHECK_THAT(std::string(reasons.at(key).as_string()), Catch::Contains("where no PyBox agent reads"));
+    CHECK(effective.at("node_pids_limit").at("node").as_string() == cluster_env("K8S_NODE"));
+    CHECK(effective.at("node_pids_limit").at("read") == true);
+    CHECK(effective.at("node_pids_limit").at("pod_pids_limit") == 32);
     const std::string container_id(receipt.at("container_id").as_string());
     const std::string run_id(receipt.at("identity").at("run_id").as_string());
     CHECK(container_id.starts_with("pybox-" + run_id + "/"));
@@ -347,4 +354,23 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
     CHECK(cluster_status(answer_of(status)).at("verified") == true);
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
     CHECK(pods_of_run(run_id).empty());
+}
+
+TEST_CASE("A program cannot fill its node's disk through the kubelet's termination log", "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    // The one file a Pod's container may write outside its memory-backed /tmp: every uid may
+    // write it, and it lies on the node's disk. The first process's file size limit (the tmpfs's
+    // 16 MiB) stops the write; Python ignores SIGXFSZ, so it sees EFBIG (27).
+    const auto run = daemon.run_json("try:\n"
+                                     "    with open('/dev/termination-log', 'wb') as log:\n"
+                                     "        for _ in range(64):\n"
+                                     "            log.write(b'x' * (1 << 19))\n"
+                                     "    print('wrote 32 MiB')\n"
+                                     "except OSError as error:\n"
+                                     "    print('stopped', error.errno)\n",
+                                     {"--timeout", "10"});
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.receipt.at("capture").at("stdout") == "stopped 27\n");
+    CHECK(run.process.exit_code == 0);
 }

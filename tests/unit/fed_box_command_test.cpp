@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -21,10 +22,13 @@ using namespace pybox::proto;
 
 namespace {
 
+// The file size limit the tests' fed commands set: 8 of dash's 512-byte blocks.
+constexpr std::int64_t k_file_bytes = 4096;
+
 // The fed command box-like, around `inner`, with `input` on stdin, then stdin closed.
 pybox::ProcessResult run_fed(const std::vector<std::string>& inner, const std::string& input)
 {
-    return pybox::test::run_box_like(fed_box_command(inner), input);
+    return pybox::test::run_box_like(fed_box_command(inner, k_file_bytes), input);
 }
 
 // Runs `argv` (its first element found on PATH by perl) with `input` on a stdin that stays open
@@ -48,7 +52,7 @@ pybox::ProcessResult run_fed_stdin_open(const std::vector<std::string>& inner, c
 {
     std::vector<std::string> argv = {"/usr/bin/perl", "-e", k_hold_stdin_open, input};
     argv.insert(argv.end(), prefix.begin(), prefix.end());
-    const auto command = fed_box_command(inner, termination_log);
+    const auto command = fed_box_command(inner, k_file_bytes, termination_log);
     argv.insert(argv.end(), command.begin(), command.end());
     auto ran = pybox::test::run_with_input(argv, "");
     INFO("stderr: " << ran.error_output);
@@ -99,12 +103,13 @@ TEST_CASE("The fed box command sets the policy's limits in sh, then runs its Per
           "[fed_box]")
 {
     const BoxPolicy defaults;
-    const auto command = fed_box_command({"inner", "-x"});
+    const auto command = fed_box_command({"inner", "-x"}, defaults.tmpfs_bytes);
     REQUIRE(command.size() == 6);
     CHECK(command[0] == "sh");
     CHECK(command[1] == "-c");
     CHECK(command[2] == "ulimit -n " + std::to_string(defaults.open_files) + " && ulimit -c " +
-                           std::to_string(defaults.core_dump_bytes) + " && exec perl -e \"$0\" \"$@\"");
+                           std::to_string(defaults.core_dump_bytes) + " && ulimit -f " +
+                           std::to_string(defaults.tmpfs_bytes / 512) + " && exec perl -e \"$0\" \"$@\"");
     CHECK(command[4] == "inner");
     CHECK(command[5] == "-x");
 }
@@ -117,6 +122,16 @@ TEST_CASE("A fed box's inner command reads exactly the program, then end of file
                              fed_program_frame("hello\n") + "extra");
     CHECK(ran.output == "hello\n128\n128\n0\n0\n");
     CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("A fed box's files stop growing at its file size limit, soft and hard", "[fed_box]")
+{
+    const auto ran = run_fed({"sh", "-c", "cat > /dev/null; ulimit -f; ulimit -Hf; head -c 20000 /dev/zero > \"$0\" 2> /dev/null; "
+                                          "wc -c < \"$0\"; rm -f \"$0\"",
+                              (std::filesystem::temp_directory_path() / "pybox-fed-fsize").string()},
+                             fed_program_frame(""));
+    // k_file_bytes is 8 blocks of 512 bytes.
+    CHECK(ran.output == "8\n8\n4096\n");
 }
 
 TEST_CASE("A kill byte inside the program is the program's", "[fed_box]")
@@ -236,8 +251,8 @@ TEST_CASE("A kill line whose termination log cannot be opened still kills", "[fe
 
 TEST_CASE("A fed box's termination log path must be quotable in Perl", "[fed_box]")
 {
-    CHECK_THROWS_AS(fed_box_command({"inner"}, "/tmp/it's"), std::invalid_argument);
-    CHECK_THROWS_AS(fed_box_command({"inner"}, "/tmp/back\\slash"), std::invalid_argument);
+    CHECK_THROWS_AS(fed_box_command({"inner"}, k_file_bytes, "/tmp/it's"), std::invalid_argument);
+    CHECK_THROWS_AS(fed_box_command({"inner"}, k_file_bytes, "/tmp/back\\slash"), std::invalid_argument);
 }
 
 TEST_CASE("A fed cold box's program has a pipe for stdin, fds 0-2 only, and the policy's limits", "[fed_box]")
@@ -282,7 +297,7 @@ TEST_CASE("The fed box command runs nothing unless it is PID 1, where kill(-1) w
           "[fed_box]")
 {
     // Run as an ordinary process of this host (the input holds no kill byte).
-    auto command = fed_box_command({"sh", "-c", "echo ran"});
+    auto command = fed_box_command({"sh", "-c", "echo ran"}, k_file_bytes);
     command.front() = "/bin/sh";
     const auto ran = pybox::test::run_with_input(command, fed_program_frame("x"));
     CHECK(ran.output.empty());

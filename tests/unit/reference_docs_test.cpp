@@ -373,7 +373,7 @@ TEST_CASE("How it works shows a cold and a warm box's first process exactly as t
 
 TEST_CASE("How it works shows a Kubernetes box's fed first process exactly as the code sets it")
 {
-    const auto command = proto::fed_box_command({"inner"});
+    const auto command = proto::fed_box_command({"inner"}, proto::BoxPolicy{}.tmpfs_bytes);
     REQUIRE(command.size() == 5);
     const std::string guide = test::read_text(pybox::test::source_dir() / "docs" / "how-it-works.md");
     CHECK_THAT(guide, Catch::Contains("`sh -c '" + command[2] + "'"));

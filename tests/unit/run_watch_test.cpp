@@ -36,14 +36,26 @@ TEST_CASE("config.json's \"watcher\": false switches the local watcher off, sayi
     net::io_context io;
     watcher::LocalCgroupHost host(io.get_executor());
     watcher::ProcessEndLog log;
-    const auto setup = engine_watch_setup(false, &host, "script", ProcessEnds{&log, ""});
+    const auto setup = engine_watch_setup(false, &host, "script", ProcessEnds{&log, ""}, "");
     CHECK(setup.host == nullptr);
     CHECK(setup.off_reason == k_watcher_off_in_config);
     CHECK(setup.process_ends.log == nullptr);
     CHECK(setup.process_ends.unread == k_watcher_off_in_config);
-    const auto on = engine_watch_setup(true, &host, "script", ProcessEnds{&log, ""});
+    const auto on = engine_watch_setup(true, &host, "script", ProcessEnds{&log, ""}, "");
     CHECK(on.host == &host);
     CHECK(on.process_ends.log == &log);
+}
+
+TEST_CASE("An engine whose boxes cannot be watched says why, for the resources and the process ends")
+{
+    const std::string why = "no agent on the nodes";
+    const auto setup = engine_watch_setup(true, nullptr, "script", ProcessEnds{nullptr, ""}, why);
+    CHECK(setup.host == nullptr);
+    CHECK(setup.off_reason == why);
+    CHECK(setup.process_ends.log == nullptr);
+    CHECK(setup.process_ends.unread == why);
+    // config.json's switch still says itself.
+    CHECK(engine_watch_setup(false, nullptr, "script", ProcessEnds{nullptr, ""}, why).off_reason == k_watcher_off_in_config);
 }
 
 TEST_CASE("A run follows its box's first process in the kernel's record and takes both ends when it finishes")

@@ -54,6 +54,19 @@ TEST_CASE("A normal run renders like the seed's first sealed run")
           "  stderr                0 bytes\n");
 }
 
+TEST_CASE("A cluster's run says what its network and removal were, no more")
+{
+    auto receipt = normal_run();
+    receipt.unknown[std::string(proto::k_unknown_network_enforcement)] = "not observable from the API";
+    receipt.unknown[std::string(proto::k_unknown_node_cleanup)] = "not observed";
+    const auto view = render_short_receipt(receipt, ViewerHost::linux_host);
+    CHECK_THAT(view, Catch::Contains(
+                         "  Network               a network of its own, denied by policy (the enforcement not observed)\n"));
+    CHECK_THAT(view, Catch::Contains("  Box                   deleted, its API object confirmed gone (the node's cleanup of "
+                                     "its containers not observed)\n"));
+    CHECK_THAT(view, !Catch::Contains("removed and confirmed gone"));
+}
+
 TEST_CASE("On macOS the short view says Mac folders shared, as the seed does; on Linux Host folders shared")
 {
     const auto mac = render_short_receipt(normal_run(), ViewerHost::mac);
