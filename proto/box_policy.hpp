@@ -97,6 +97,8 @@ std::vector<std::string> warm_box_command();
 // The line the daemon writes first at delivery: the box timer (deadline + 1 s) and a newline.
 std::string warm_box_timer_line(double guest_timer_s);
 
+// The first word of a fed box's environment report (fed_box_command()).
+inline constexpr std::string_view k_fed_environment_marker = "pybox-environment";
 // The byte that starts the daemon's kill on a fed box's stdin (fed_kill_line()).
 inline constexpr char k_fed_kill_byte = 'K';
 // Where a Pod's container writes its last message, which the kubelet reports in the container's
