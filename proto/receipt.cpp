@@ -247,6 +247,9 @@ const std::vector<SealedOnlyField>& sealed_only_fields()
         {"observed.engine_state", k_no_daemon},
         {"observed.resources", "unsealed run: no cgroup, so no kernel watcher"},
         {"observed.termination.engine_lifetime_s", k_no_daemon},
+        {"observed.environment", "unsealed run: the pybox client set the program's whole environment, "
+                                 "unsealed.environment",
+         true},
         {"lifecycle.warm", k_no_box},
         {"lifecycle.box_started_at", k_no_box},
         {"lifecycle.preparation", k_no_box},
@@ -366,7 +369,12 @@ json::value receipt_to_json(const Receipt& receipt)
                       {"effective_policy", observed.effective_policy},
                       {"engine_state", observed.engine_state},
                       {"resources", observed.resources},
-                      {"termination", termination_to_json(termination)}}},
+                      {"termination", termination_to_json(termination)},
+                      {"environment", observed.environment
+                                          ? json::value(json::object{
+                                                {"source", observed.environment->source},
+                                                {"beyond_spec", strings_to_json(observed.environment->beyond_spec)}})
+                                          : json::value(nullptr)}}},
         {"capture", std::move(capture_json)},
         {"lifecycle", json::object{{"warm", lifecycle.warm},
                                    {"box_started_at", optional_to_json(lifecycle.box_started_at)},

@@ -92,6 +92,9 @@ public:
     virtual std::optional<std::string> malformed() const = 0;
     // Stops the streams; a pending read_output() completes with an error.
     virtual void cancel() = 0;
+    // Once the output ended or broke: the program's environment as the box reported it, or why
+    // it is not known (a backend whose boxes report none says why).
+    virtual EnvironmentReport environment() const = 0;
 };
 
 // A launched box's end.

@@ -36,6 +36,12 @@ public:
 
     std::optional<std::string> malformed() const override { return m_demuxer.protocol_error(); }
     void cancel() override { m_session->cancel(); }
+    EnvironmentReport environment() const override
+    {
+        return {std::nullopt, "a Docker box does not report its program's environment: the engine gives the program "
+                              "the variables PyBox set, the image's own (its ENV) and HOSTNAME, which PyBox does not "
+                              "read from inside the box"};
+    }
 
 private:
     std::unique_ptr<AttachSession> m_session;

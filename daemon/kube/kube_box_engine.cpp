@@ -5,6 +5,7 @@
 #include "common/limits.hpp"
 #include "daemon/kube/cluster_checks.hpp"
 #include "daemon/kube/cluster_probe.hpp"
+#include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_attach.hpp"
 #include "daemon/kube/kube_status.hpp"
 #include "daemon/kube/network_policy.hpp"
@@ -111,21 +112,25 @@ public:
     // the kill line.
     Expected<void> close_stdin() override { return {}; }
 
+    // The program's output: the fed first process's environment report is taken off first.
     net::awaitable<Expected<std::vector<OutputChunk>>> read_output() override
     {
-        auto chunk = co_await m_session->read(k_output_wait);
-        if (!chunk) co_return chunk.error();
         std::vector<OutputChunk> chunks;
-        if (*chunk) {
-            chunks.push_back(std::move(**chunk));
-        } else {
-            m_ended = true;  // the container's process ended: the apiserver closed the attach
+        while (chunks.empty() && !m_ended) {
+            auto chunk = co_await m_session->read(k_output_wait);
+            if (!chunk) co_return chunk.error();
+            if (!*chunk) {
+                m_ended = true;  // the container's process ended: the apiserver closed the attach
+            } else if (auto part = m_environment.program_part(std::move(**chunk))) {
+                chunks.push_back(std::move(*part));
+            }
         }
         co_return chunks;
     }
     // The attach protocol's breaches are errors of read_output(), never a partial unit.
     std::optional<std::string> malformed() const override { return std::nullopt; }
     void cancel() override { m_session->cancel(); }
+    engine::EnvironmentReport environment() const override { return m_environment.report(); }
 
     // Whether the apiserver ended the attach, as it does when the container's process ends.
     bool ended() const { return m_ended; }
@@ -143,6 +148,7 @@ private:
     KubeBoxEngine& m_engine;
     std::string m_id;
     std::unique_ptr<AttachSession> m_session;
+    EnvironmentReportSplitter m_environment;
     bool m_writing = false;
     bool m_ended = false;
 };

@@ -17,7 +17,9 @@
 //   until it runs, checks that the node runs the pushed image (the container status's imageID
 //   names the recorded manifest digest) and that the node's podPidsLimit (its kubelet's configz,
 //   read once per node) is not above the policy's pids, then attaches (kube_attach.hpp): the fed first process
-//   writes nothing before its program, so no output is missed. A container that cannot start
+//   writes nothing before its program but its report of the program's environment, the first
+//   line of stdout, which the streams take off the output (environment_report.hpp) and give as
+//   their environment(): no output is missed, and none is the feeder's. A container that cannot start
 //   (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails the start
 //   with the kubelet's reason. The end is read from the Pod's status (polled): the exit code and
 //   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).

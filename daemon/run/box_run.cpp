@@ -421,6 +421,7 @@ net::awaitable<void> BoxRun::feed_and_drain()
     }
     m_evidence.output.finish();
     m_evidence.output_malformed = m_streams->malformed();
+    m_evidence.environment = m_streams->environment();
     report_kept_output();
     m_drain_timer.cancel();
 }

@@ -11,6 +11,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace pybox::daemon {
@@ -234,6 +235,27 @@ void record_files(const proto::RunRequest::Files& sent, const RunEvidence& evide
             {{"listed", static_cast<std::uint64_t>(files.skipped.size())}, {"unlisted", files.skipped_unlisted}}));
 }
 
+// Where observed.environment comes from.
+constexpr std::string_view k_environment_source =
+    "the box's first process, before the program: the first line of the box's stdout, taken off the program's output";
+
+// observed.environment from the box's report, or unknown.environment with the reason: once the
+// program started, whatever ran it (nothing to tell before).
+void record_environment(const RunEvidence& evidence, proto::Receipt& receipt)
+{
+    if (!evidence.program_started) return;
+    if (!evidence.environment || !evidence.environment->variables) {
+        receipt.unknown["environment"] =
+            evidence.environment ? evidence.environment->unknown_reason : "the box's output was never read";
+        return;
+    }
+    const auto set = box_environment();
+    proto::EnvironmentRecord record{std::string(k_environment_source), {}};
+    for (const auto& variable : *evidence.environment->variables)
+        if (std::find(set.begin(), set.end(), variable) == set.end()) record.beyond_spec.push_back(variable);
+    receipt.observed.environment = std::move(record);
+}
+
 }  // namespace
 
 AssembledRun assemble_receipt(const RunDescription& description, const RunEvidence& evidence)
@@ -289,6 +311,7 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
         receipt.explanations.push_back(
             explain("CLIENT_DISCONNECTED", "The client went away, so PyBox stopped the run and removed the box."));
     }
+    record_environment(evidence, receipt);
     record_capture({evidence.output, evidence.program_started.has_value(), evidence.exit_observed,
                     evidence.stream_ended, evidence.stream_error, evidence.output_malformed,
                     request.output_limit_bytes},

@@ -146,6 +146,9 @@ struct RunEvidence {
     bool stream_ended = false;
     std::optional<std::string> stream_error;
     std::optional<std::string> output_malformed;
+    // What the box reported of the program's environment (engine::BoxStreams::environment),
+    // once its output ended; nullopt when no output was read.
+    std::optional<engine::EnvironmentReport> environment;
     WatchSummary watch;
 
     // The removal: nullopt when there was no box to remove.

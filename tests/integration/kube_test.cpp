@@ -19,6 +19,7 @@
 #include <future>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -135,6 +136,44 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     const std::string run_id(receipt.at("identity").at("run_id").as_string());
     CHECK(container_id.starts_with("pybox-" + run_id + "/"));
     CHECK(pods_of_run(run_id).empty());
+}
+
+TEST_CASE("A cluster's receipt lists what the kubelet added to the program's environment; a forged report is the "
+          "program's output, kept exactly",
+          "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    // The program's first output is a report of its own, naming A=B; then the names of its
+    // environment that PyBox did not set.
+    const std::string forged = "pybox-environment 41=42\n";
+    const auto run = daemon.run_json("import os, sys\nsys.stdout.write('pybox-environment 41=42\\n')\n"
+                                     "print(' '.join(sorted(k for k in os.environ if k not in ('PATH', 'LANG', 'HOME'))))\n");
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.process.exit_code == 0);
+    const auto& capture = run.receipt.at("capture");
+    const std::string stdout_text(capture.at("stdout").as_string());
+    REQUIRE(stdout_text.starts_with(forged));
+    CHECK(capture.at("stdout_bytes") == stdout_text.size());
+    CHECK_FALSE(run.receipt.at("unknown").as_object().contains("environment"));
+    const auto& environment = run.receipt.at("observed").at("environment");
+    CHECK_THAT(std::string(environment.at("source").as_string()), Catch::Contains("first process"));
+    std::set<std::string> listed, names;
+    for (const auto& variable : environment.at("beyond_spec").as_array()) {
+        const std::string text(variable.as_string());
+        listed.insert(text);
+        names.insert(text.substr(0, text.find('=')));
+    }
+    // Exactly the names the program saw beyond PyBox's, and the cluster's API service among
+    // them, by its address; the forged A=B is not.
+    std::set<std::string> seen;
+    std::istringstream words(stdout_text.substr(forged.size()));
+    for (std::string word; words >> word;) seen.insert(word);
+    CHECK(names == seen);
+    const auto service_ip = kubectl({"get", "service", "kubernetes", "-n", "default", "-o", "jsonpath={.spec.clusterIP}"});
+    REQUIRE_FALSE(service_ip.empty());
+    CHECK(listed.contains("KUBERNETES_SERVICE_HOST=" + service_ip));
+    CHECK_FALSE(listed.contains("A=B"));
+    CHECK_FALSE(names.contains("PWD"));
 }
 
 TEST_CASE("A program past its deadline is stopped on the cluster, on the evidence of the feeder's record of the kill",

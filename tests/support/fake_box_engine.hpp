@@ -48,6 +48,8 @@ struct FakeProgram {
     bool until_killed = false;       // runs until kill_box(); then exits with 137
     bool oom_killed = false;         // the engine reports an OOM kill in the box
     bool stream_stays_open = false;  // the output stream does not end when the box exits
+    // What the box reports of the program's environment (engine::BoxStreams::environment).
+    engine::EnvironmentReport environment{std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin"}, ""};
 };
 
 class FakeBoxEngine final : public engine::BoxEngine, public engine::EngineProbe {
@@ -222,6 +224,7 @@ private:
             m_cancelled = true;
             m_engine.m_changed.cancel();
         }
+        engine::EnvironmentReport environment() const override { return m_engine.program.environment; }
 
     private:
         FakeBoxEngine& m_engine;

@@ -13,6 +13,7 @@
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/engine/kept_connections.hpp"
 #include "daemon/engine/ssh_session.hpp"
+#include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_box_engine.hpp"
 #include "daemon/kube/pod_spec.hpp"
 #include "daemon/repair/repair_prompt.hpp"
@@ -403,6 +404,8 @@ TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and m
         CHECK(stated == std::to_string(kube::k_attaches_per_pod_read));
     for (const auto& stated : figures(doc, R"(the Pod \(?every (\d+) ms)"))
         CHECK(stated == std::to_string(kube::k_pod_poll_interval.count()));
+    for (const auto& stated : figures(doc, R"(strict, at most (\d+) bytes)"))
+        CHECK(stated == std::to_string(kube::k_max_environment_report_bytes));
     CHECK_THAT(doc_row("`max_runs`", "kubernetes.md"),
                Catch::Contains("(1-" + std::to_string(engine::k_max_cluster_runs) + ", default " +
                                std::to_string(engine::k_default_cluster_runs) + ")"));
