@@ -67,6 +67,9 @@ struct SettingsCheck {
     // What was read and compared, as the engine reported it, plus the mismatches: the receipt's
     // observed.effective_policy. A seccomp profile is named by the SHA-256 of its text.
     boost::json::object record;
+    // What the settings read back leave unknown though they match the spec (a Pod under its
+    // runtime's default seccomp profile): the receipt's `unknown` keys with their reasons.
+    std::vector<std::pair<std::string, std::string>> unknown;
 };
 
 struct CreatedBox {
@@ -124,6 +127,12 @@ struct LaunchFailure {
     };
     Step step;
     Error error;
+    // The box cannot start as it was made, but a box made again from the same spec can: the
+    // engine recognised why from its own report and makes the next box otherwise (a Kubernetes
+    // node without PyBox's seccomp profile: the next Pod asks for the runtime's default, and its
+    // check_settings() says so). run/ then removes this box, confirms it is gone and makes the box
+    // once more; a second failure is the run's.
+    bool remake = false;
 };
 
 // The time budgets of a launch: of connecting the streams and registering for the end, each,

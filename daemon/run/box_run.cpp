@@ -190,19 +190,47 @@ Expected<void> BoxRun::write_attempt()
 
 net::awaitable<void> BoxRun::execute()
 {
-    // One co_await per statement: GCC 12 miscompiles co_await inside && and ?:.
-    bool ready = co_await create_box();
-    if (ready) ready = co_await verify_box();
-    if (ready) ready = co_await launch_box();
+    const bool ready = co_await make_box();
     if (ready) co_await run_program();
     co_await cleanup();
 }
 
-net::awaitable<bool> BoxRun::prepare()
+net::awaitable<bool> BoxRun::make_box()
 {
+    // One co_await per statement: GCC 12 miscompiles co_await inside && and ?:.
     bool ready = co_await create_box();
     if (ready) ready = co_await verify_box();
-    if (ready) ready = co_await launch_box();
+    if (ready) ready = co_await launch_box(true);
+    if (ready || !m_remake_asked) co_return ready;
+    co_return co_await remake_box();
+}
+
+net::awaitable<bool> BoxRun::remake_box()
+{
+    PhaseTimer phase(*this, "remove");
+    const std::vector<std::string> first{m_evidence.container_id};
+    const RemovalOutcome removal = co_await remove_boxes(m_engine, first, limits::k_cleanup_budget);
+    Error why = *std::exchange(m_remake_asked, std::nullopt);
+    if (!removal.all_gone) {
+        // The box stays the run's: the cleanup tries its removal again.
+        phase.done(removal.timed_out ? "timeout" : "failed");
+        note_problem(Kind::start_failed, std::move(why));
+        co_return false;
+    }
+    phase.done("ok");
+    m_evidence.remade = RemadeBox{std::exchange(m_evidence.container_id, {}), std::move(why)};
+    m_evidence.effective_policy = nullptr;
+    m_evidence.settings_unknown.clear();
+    m_evidence.policy_verified = false;
+    bool ready = co_await create_box();
+    if (ready) ready = co_await verify_box();
+    if (ready) ready = co_await launch_box(false);
+    co_return ready;
+}
+
+net::awaitable<bool> BoxRun::prepare()
+{
+    const bool ready = co_await make_box();
     if (ready) {
         co_await measure_engine_clock();
         co_await find_first_process();
@@ -293,6 +321,7 @@ net::awaitable<bool> BoxRun::verify_box()
     }
     auto check = m_engine.check_settings(m_spec, *inspected);
     m_evidence.effective_policy = std::move(check.record);
+    m_evidence.settings_unknown = std::move(check.unknown);
     if (!check.mismatches.empty()) {
         phase.done("failed");
         m_evidence.problems.push_back(Problem{Kind::policy_mismatch, {}, mismatched_fields(check)});
@@ -308,11 +337,12 @@ void BoxRun::check_ended_box(const engine::BoxInspection& ended)
     if (!m_evidence.policy_verified) return;
     auto check = m_engine.check_settings(m_spec, ended);
     m_evidence.effective_policy = std::move(check.record);
+    m_evidence.settings_unknown = std::move(check.unknown);
     if (!check.mismatches.empty())
         m_evidence.problems.push_back(Problem{Kind::policy_mismatch_after_run, {}, mismatched_fields(check)});
 }
 
-net::awaitable<bool> BoxRun::launch_box()
+net::awaitable<bool> BoxRun::launch_box(bool may_remake)
 {
     PhaseTimer phase(*this, "start");
     const auto& id = m_evidence.container_id;
@@ -322,7 +352,11 @@ net::awaitable<bool> BoxRun::launch_box()
     if (!launched) {
         const auto& failure = launched.error();
         phase.done(outcome_of(failure.error));
-        note_problem(launch_problem(failure.step), failure.error);
+        if (failure.remake && may_remake && !m_evidence.cancelled) {
+            m_remake_asked = failure.error;
+        } else {
+            note_problem(launch_problem(failure.step), failure.error);
+        }
         co_return false;
     }
     m_streams = std::move(launched->streams);

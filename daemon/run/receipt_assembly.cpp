@@ -179,6 +179,16 @@ void record_end(const RunEvidence& evidence, AssembledRun& run)
     for (const auto& [key, why] : verdict.unknown) receipt.unknown[key] = why;
 }
 
+proto::Explanation explain_remade_box(const RemadeBox& remade)
+{
+    return explain("BOX_REMADE",
+                   "The first box could not start as it was made (" + remade.start_failure.message +
+                       "); it was removed and confirmed gone, and the run went on in a box the engine made again "
+                       "otherwise (observed.effective_policy says how).",
+                   json::object{{"first_container_id", remade.container_id},
+                                {"start_failure", error_evidence(remade.start_failure)}});
+}
+
 proto::Explanation explain_engine_gone(const EngineGone& gone)
 {
     json::object evidence{{"final_inspect", error_evidence(gone.final_inspect)}, {"ping", error_evidence(gone.ping)}};
@@ -294,6 +304,7 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
     receipt.clock_domains.engine_offset = evidence.engine_clock_offset;
     receipt.clock_domains.engine_clocks = evidence.engine_clocks;
 
+    if (evidence.remade) receipt.explanations.push_back(explain_remade_box(*evidence.remade));
     for (const auto& problem : evidence.problems) receipt.explanations.push_back(explain_problem(problem));
     record_cleanup(description, evidence, receipt);
     receipt.cleanup.reconciliation = evidence.reconciliation;
@@ -306,6 +317,7 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
     for (const auto& [key, why] : evidence.watch.unknown) receipt.unknown[key] = why;
     if (!evidence.container_id.empty())
         for (const auto& [key, why] : evidence.engine_unknown) receipt.unknown[key] = why;
+    for (const auto& [key, why] : evidence.settings_unknown) receipt.unknown[key] = why;
     if (evidence.cancelled) {
         receipt.lifecycle.cancelled = true;
         receipt.explanations.push_back(

@@ -86,6 +86,12 @@ struct Problem {
     std::vector<std::string> names = {};
 };
 
+// The first box of a run that the engine asked to make again, and why it could not start.
+struct RemadeBox {
+    std::string container_id;
+    Error start_failure;
+};
+
 // The engine stopped answering mid-run: the exit was never reported, the final inspect failed
 // and a ping failed too.
 struct EngineGone {
@@ -125,7 +131,12 @@ struct RunEvidence {
     // The box, before its start.
     std::string container_id;  // empty: none was created
     boost::json::value effective_policy;  // the engine's settings as read back and compared
+    // What those settings leave unknown (engine::SettingsCheck::unknown), as the last check said.
+    std::vector<std::pair<std::string, std::string>> settings_unknown;
     bool policy_verified = false;
+    // A first box that could not start as made, removed and confirmed gone before the box was
+    // made once more (engine::LaunchFailure::remake).
+    std::optional<RemadeBox> remade;
     std::vector<Problem> problems;  // in the order they were met
 
     // The run and its end.

@@ -413,3 +413,90 @@ TEST_CASE("A program cannot fill its node's disk through the kubelet's terminati
     CHECK(run.receipt.at("capture").at("stdout") == "stopped 27\n");
     CHECK(run.process.exit_code == 0);
 }
+
+namespace {
+
+// Moves PyBox's seccomp profile out of the node's kubelet's seccomp root, and puts it back at
+// the end of its scope (also when the case fails).
+class ProfileMovedAway {
+public:
+    ProfileMovedAway()
+        : m_profile(std::filesystem::path(cluster_env("K8S_SECCOMP_ROOT")) / cluster_env("K8S_SECCOMP_PROFILE")),
+          m_aside(m_profile.string() + ".moved-away")
+    {
+        std::filesystem::rename(m_profile, m_aside);
+    }
+    ~ProfileMovedAway() { put_back(); }
+    ProfileMovedAway(const ProfileMovedAway&) = delete;
+    ProfileMovedAway& operator=(const ProfileMovedAway&) = delete;
+
+    void put_back()
+    {
+        std::error_code ignored;
+        if (std::filesystem::exists(m_aside)) std::filesystem::rename(m_aside, m_profile, ignored);
+    }
+
+private:
+    std::filesystem::path m_profile;
+    std::filesystem::path m_aside;
+};
+
+std::set<std::string> codes_of(const json::value& receipt)
+{
+    std::set<std::string> codes;
+    for (const auto& explanation : receipt.at("explanations").as_array())
+        codes.insert(std::string(explanation.at("code").as_string()));
+    return codes;
+}
+
+// The seccomp profile type of the box container as the apiserver held it.
+std::string seccomp_type(const json::value& receipt)
+{
+    const auto& container = receipt.at("observed").at("effective_policy").at("spec").at("containers").at(0);
+    return std::string(container.at("securityContext").at("seccompProfile").at("type").as_string());
+}
+
+}  // namespace
+
+TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the runtime's default, and says so",
+          "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    ProfileMovedAway moved;
+
+    // The first run meets the node without the profile: its Pod is deleted, and a Pod asking for
+    // RuntimeDefault runs the program.
+    const auto first = daemon.run_json("print(6*7)\n");
+    INFO(first.process.output << first.process.error_output);
+    CHECK(first.process.exit_code == 0);
+    CHECK(first.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(seccomp_type(first.receipt) == "RuntimeDefault");
+    CHECK(first.receipt.at("observed").at("effective_policy").at("mismatches").as_array().empty());
+    CHECK(first.receipt.at("unknown").at("seccomp_profile") == true);
+    CHECK_THAT(std::string(first.receipt.at("unknown_reasons").at("seccomp_profile").as_string()),
+               Catch::Contains("allows system calls PyBox's profile denies"));
+    const auto& fallback = first.receipt.at("observed").at("effective_policy").at("seccomp_fallback");
+    CHECK(fallback.at("node").as_string() == cluster_env("K8S_NODE"));
+    CHECK_THAT(std::string(fallback.at("kubelet").as_string()),
+               Catch::StartsWith("CreateContainerError: ") && Catch::EndsWith("no such file or directory"));
+    CHECK(codes_of(first.receipt).contains("BOX_REMADE"));
+    CHECK(first.receipt.at("cleanup").at("removed") == true);
+    CHECK(pods_of_run(std::string(first.receipt.at("identity").at("run_id").as_string())).empty());
+
+    // The node is remembered: the next run asks for RuntimeDefault at once.
+    const auto second = daemon.run_json("print(6*7)\n");
+    CHECK(second.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(seccomp_type(second.receipt) == "RuntimeDefault");
+    CHECK(second.receipt.at("unknown").at("seccomp_profile") == true);
+    CHECK_FALSE(codes_of(second.receipt).contains("BOX_REMADE"));
+
+    // With the profile back, `vm status` makes the daemon look again: Localhost.
+    moved.put_back();
+    CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
+    const auto third = daemon.run_json("print(6*7)\n");
+    CHECK(third.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(seccomp_type(third.receipt) == "Localhost");
+    CHECK_FALSE(third.receipt.at("unknown").as_object().contains("seccomp_profile"));
+    CHECK(third.receipt.at("observed").at("effective_policy").at("seccomp_fallback").is_null());
+    CHECK_FALSE(codes_of(third.receipt).contains("BOX_REMADE"));
+}

@@ -151,6 +151,26 @@ TEST_CASE("Without a Localhost profile the Pod asks for the runtime's default se
           json::parse(R"({"type":"RuntimeDefault"})"));
 }
 
+TEST_CASE("A Pod under PyBox's Localhost profile leaves nothing of its seccomp profile unknown", "[pod_spec]")
+{
+    const json::object asked = stdlib_pod();
+    CHECK(kube::check_pod(asked, admitted(asked)).unknown.empty());
+}
+
+TEST_CASE("A Pod under the runtime's default seccomp profile passes as asked, and which calls it allows is unknown",
+          "[pod_spec]")
+{
+    const json::object asked = kube::make_pod(stdlib_spec(), settings(""));
+    json::value read_back = admitted(asked);
+    read_back.at("metadata").at("annotations").as_object()["container.seccomp.security.alpha.kubernetes.io/box"] =
+        "runtime/default";
+    const auto check = kube::check_pod(asked, read_back);
+    CHECK(fields(check).empty());
+    REQUIRE(check.unknown.size() == 1);
+    CHECK(check.unknown[0].first == "seccomp_profile");
+    CHECK_THAT(check.unknown[0].second, Catch::Contains("RuntimeDefault") && Catch::Contains("allows system calls"));
+}
+
 TEST_CASE("Quantities are written in Kubernetes' canonical notation and compared by value", "[pod_spec]")
 {
     CHECK(kube::memory_quantity(128 * 1024 * 1024) == "128Mi");
