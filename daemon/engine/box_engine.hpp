@@ -10,7 +10,7 @@
 // DockerBoxEngine (docker_box_engine.hpp) is the implementation over the Docker Engine API;
 // tests/support/fake_box_engine.hpp is a scripted fake with fault injection for run/'s unit
 // tests. Implementations run their calls as coroutines on the executor of whoever built them,
-// are not thread-safe, and fail with the Error codes of engine_client.hpp ("engine_unreachable",
+// are not thread-safe, and fail with the Error codes of engine_call.hpp ("engine_unreachable",
 // "engine_timeout", "engine_protocol", "engine_no_such_object", "engine_error"). Every call takes
 // the timeout of its whole exchange.
 #pragma once
@@ -18,7 +18,7 @@
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "daemon/engine/box_output.hpp"
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/engine_call.hpp"
 #include "daemon/engine/engine_facts.hpp"
 #include "proto/box_policy.hpp"
 
@@ -45,7 +45,6 @@ struct BoxSpec {
     std::vector<std::string> environment;  // exactly this, nothing from the host
     std::string hostname;
     proto::BoxPolicy policy;
-    std::string runtime;        // the OCI runtime, e.g. "runc"
     std::string cgroup_parent;  // the run parent PyBox owns; empty = the engine's default
     std::vector<std::pair<std::string, std::string>> labels;
     // How long the first process may run once it has its program: the box timer (the deadline

@@ -73,7 +73,7 @@ std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> se
 
 net::awaitable<Expected<CreatedBox>> DockerBoxEngine::create_box(const BoxSpec& spec, Timeout timeout)
 {
-    auto created = co_await m_client.create_container(docker_create_body(spec), spec.name, timeout);
+    auto created = co_await m_client.create_container(docker_create_body(spec, m_runtime), spec.name, timeout);
     if (!created) co_return created.error();
     co_return CreatedBox{std::move(created->id), std::move(created->warnings)};
 }
@@ -85,7 +85,7 @@ net::awaitable<Expected<BoxInspection>> DockerBoxEngine::inspect_box(std::string
 
 SettingsCheck DockerBoxEngine::check_settings(const BoxSpec& spec, const BoxInspection& inspection) const
 {
-    return check_docker_settings(spec, inspection.raw);
+    return check_docker_settings(spec, m_runtime, inspection.raw);
 }
 
 net::awaitable<boost::system::result<LaunchedBox, LaunchFailure>> DockerBoxEngine::launch_box(std::string_view id,

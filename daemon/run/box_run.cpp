@@ -84,9 +84,9 @@ private:
 
 BoxRun::BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
                const AttemptTracking& attempts,
-               proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
+               proto::RunRequest request, proto::BoxPolicy policy, const WatchSetup& watch,
                BoxKind kind)
-    : m_executor(std::move(executor)), m_engine(engine), m_probe(probe), m_attempts(attempts), m_runtime(std::move(runtime)),
+    : m_executor(std::move(executor)), m_engine(engine), m_probe(probe), m_attempts(attempts),
       m_watch(watch), m_deadline_timer(m_executor), m_drain_timer(m_executor)
 {
     m_description.kind = kind;
@@ -288,7 +288,7 @@ void BoxRun::note_problem(Kind kind, Error error)
 net::awaitable<bool> BoxRun::create_box()
 {
     PhaseTimer phase(*this, "create");
-    m_spec = make_box_spec(m_description.policy, m_runtime, m_description.image.image_id, m_description.command,
+    m_spec = make_box_spec(m_description.policy, m_description.image.image_id, m_description.command,
                            m_description.box);
     if (m_description.kind == BoxKind::cold) m_spec.box_timer_s = m_description.guest_timer_s();
     auto created = co_await m_engine.create_box(m_spec, limits::k_create_timeout);

@@ -66,7 +66,7 @@ public:
     // request is replaced by adopt()). `policy` is the image's, as the request will get it.
     BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
            const AttemptTracking& attempts,
-           proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
+           proto::RunRequest request, proto::BoxPolicy policy, const WatchSetup& watch,
            BoxKind kind);
     ~BoxRun();
     BoxRun(const BoxRun&) = delete;
@@ -162,7 +162,6 @@ private:
     engine::BoxEngine& m_engine;
     engine::EngineProbe& m_probe;
     const AttemptTracking& m_attempts;
-    BoxRuntime m_runtime;
     RunDescription m_description;
     RunEvidence m_evidence;
     engine::BoxSpec m_spec;  // what the box was made from (create_box)

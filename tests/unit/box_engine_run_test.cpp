@@ -44,7 +44,7 @@ struct Fixture {
         daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
         };
-        service.emplace(io.get_executor(), engine, engine, daemon::BoxRuntime{}, std::move(verify),
+        service.emplace(io.get_executor(), engine, engine, std::move(verify),
                         daemon::AttemptTracking{daemon::AttemptLog(runtime.paths)}, k_installation,
                         daemon::ReconciliationSummary{}, daemon::WatchSetup{});
     }
@@ -152,7 +152,6 @@ TEST_CASE("Through the box engine, the box is made from the policy, the labels a
     CHECK(spec.image_id == receipt.identity.image_id);
     CHECK(spec.command == receipt.configured.command);
     CHECK(spec.policy.memory_bytes == proto::policy_for_image("stdlib")->memory_bytes);
-    CHECK(spec.runtime == "runc");
     const engine::ListedBox as_listed{"x", spec.labels};
     CHECK(as_listed.label(daemon::k_label_owner) == k_installation);
     CHECK(as_listed.label(daemon::k_label_run) == receipt.identity.run_id);

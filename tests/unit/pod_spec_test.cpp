@@ -20,7 +20,7 @@ engine::BoxSpec stdlib_spec()
 {
     const daemon::BoxIdentity identity{"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210",
                                        1900000000, "", 1001};
-    return daemon::make_box_spec(*proto::policy_for_image("stdlib"), daemon::BoxRuntime{}, "sha256:unused",
+    return daemon::make_box_spec(*proto::policy_for_image("stdlib"), "sha256:unused",
                                  proto::box_command(2.0), identity);
 }
 

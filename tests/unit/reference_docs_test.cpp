@@ -348,7 +348,7 @@ TEST_CASE("The reference's stopping row and warm start budget state what the cod
 {
     const auto policy = *proto::policy_for_image("stdlib");
     const auto spec =
-        engine::docker_create_body(daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), {}));
+        engine::docker_create_body(daemon::make_box_spec(policy, "sha256:abc", proto::box_command(2.0), {}), "runc");
     CHECK_THAT(reference_row("Stopping"),
                Catch::Contains("`StopSignal: " + std::string(spec.at("StopSignal").as_string()) + "`"));
     CHECK_THAT(reference_row("Start"),
