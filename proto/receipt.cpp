@@ -19,8 +19,6 @@ namespace {
 using detail::k_encoding_base64;
 using detail::k_encoding_utf8;
 
-constexpr std::string_view k_capture_provenance =
-    "target byte streams via bounded Docker attach; untrusted content";
 constexpr std::string_view k_unsealed_capture_provenance =
     "target byte streams via bounded pipes of the pybox client; untrusted content";
 
@@ -298,7 +296,7 @@ json::value receipt_to_json(const Receipt& receipt)
     capture_json["output_complete"] = capture.output_complete;
     capture_json["stream_error"] = optional_to_json(capture.stream_error);
     capture_json["output_limit_bytes"] = configured.output_limit_bytes;
-    capture_json["provenance"] = receipt.sealed() ? k_capture_provenance : k_unsealed_capture_provenance;
+    capture_json["provenance"] = receipt.sealed() ? std::string_view(capture.provenance) : k_unsealed_capture_provenance;
 
     json::value preparation = nullptr;
     if (lifecycle.preparation)

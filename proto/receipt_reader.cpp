@@ -483,7 +483,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode 
     if (capture.int64("output_limit_bytes") != receipt.configured.output_limit_bytes) {
         capture.fail("output_limit_bytes", "must equal configured.output_limit_bytes");
     }
-    capture.string("provenance");
+    receipt.capture.provenance = capture.string("provenance");
     capture.finish();
 
     auto lifecycle = root.object("lifecycle");

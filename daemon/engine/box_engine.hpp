@@ -179,6 +179,10 @@ public:
     // attach would count against the program.
     virtual bool starts_before_delivery() const { return false; }
 
+    // How a box's output reaches PyBox, for the receipt's capture.provenance, e.g. "target byte
+    // streams via bounded Docker attach; untrusted content".
+    virtual std::string output_provenance() const = 0;
+
     // What this engine cannot express in a box or observe of it, whatever the run: the
     // receipt's `unknown` keys (docs/receipt.md "unknown") with their reasons. None for an
     // engine that keeps the whole policy and whose boxes PyBox watches.

@@ -71,6 +71,11 @@ std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> se
     return std::make_unique<DockerBoxStreams>(std::move(session));
 }
 
+std::string DockerBoxEngine::output_provenance() const
+{
+    return "target byte streams via bounded Docker attach; untrusted content";
+}
+
 net::awaitable<Expected<CreatedBox>> DockerBoxEngine::create_box(const BoxSpec& spec, Timeout timeout)
 {
     auto created = co_await m_client.create_container(docker_create_body(spec, m_runtime), spec.name, timeout);

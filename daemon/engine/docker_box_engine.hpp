@@ -23,6 +23,7 @@ public:
     std::string describe() const override { return m_client.dialer().describe(); }
     EngineClient& client() { return m_client; }
 
+    std::string output_provenance() const override;
     net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) override;
     net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) override;
     SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const override;

@@ -492,6 +492,12 @@ net::awaitable<Expected<std::vector<engine::ListedBox>>> KubeBoxEngine::list_box
     co_return listed_pods(*list);
 }
 
+std::string KubeBoxEngine::output_provenance() const
+{
+    return "target byte streams via the apiserver's bounded attach websocket (its stdout and stderr channels, the "
+           "feeder's environment report taken off the front of stdout); untrusted content";
+}
+
 std::vector<std::pair<std::string, std::string>> sealed_pod_unknowns()
 {
     return {

@@ -122,6 +122,7 @@ public:
     net::awaitable<Expected<void>> remove_box(std::string_view id, engine::Timeout timeout) override;
     net::awaitable<Expected<std::vector<engine::ListedBox>>> list_boxes(const std::vector<std::string>& labels,
                                                                        engine::Timeout timeout) override;
+    std::string output_provenance() const override;
     std::vector<std::pair<std::string, std::string>> always_unknown() const override { return sealed_pod_unknowns(); }
     // The kubelet starts a Pod's container on its own, before the attach delivers the program.
     bool starts_before_delivery() const override { return true; }

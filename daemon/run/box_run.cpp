@@ -152,6 +152,7 @@ void BoxRun::identify(const std::string& installation_id, std::uint32_t owner_ui
     m_description.created_at = rfc3339_utc(now);
     m_description.engine = proto::EngineRef{m_attempts.engine_id, m_engine.describe()};
     m_evidence.engine_unknown = m_engine.always_unknown();
+    m_evidence.output_provenance = m_engine.output_provenance();
     const auto& request = m_description.request;
     if (m_description.kind == BoxKind::warm || timer_at_delivery()) {
         m_description.command = proto::warm_box_command();

@@ -326,7 +326,7 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
     record_environment(evidence, receipt);
     record_capture({evidence.output, evidence.program_started.has_value(), evidence.exit_observed,
                     evidence.stream_ended, evidence.stream_error, evidence.output_malformed,
-                    request.output_limit_bytes},
+                    request.output_limit_bytes, evidence.output_provenance},
                    receipt);
     if (request.files) record_files(*request.files, evidence, answer);
     return answer;

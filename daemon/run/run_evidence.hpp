@@ -125,8 +125,10 @@ struct RunEvidence {
     std::optional<WallClock::time_point> box_started_wall;  // ...on the wall clock
     std::optional<MonoClock::time_point> program_started;   // its delivery (a cold box: the start)
 
-    // What the engine can never observe or express (BoxEngine::always_unknown()).
+    // What the engine can never observe or express (BoxEngine::always_unknown()), and how it
+    // carries a box's output (BoxEngine::output_provenance()).
     std::vector<std::pair<std::string, std::string>> engine_unknown;
+    std::string output_provenance;
 
     // The box, before its start.
     std::string container_id;  // empty: none was created

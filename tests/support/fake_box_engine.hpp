@@ -88,6 +88,7 @@ public:
     const engine::BoxSpec& spec() const { return m_spec; }
 
     std::string describe() const override { return "fake://box-engine"; }
+    std::string output_provenance() const override { return "target byte streams via the fake engine; untrusted content"; }
 
     boost::asio::awaitable<Expected<void>> prepare(engine::Timeout timeout) override
     {
