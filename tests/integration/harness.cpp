@@ -4,6 +4,7 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -95,6 +96,28 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
     REQUIRE_FALSE(ec);
     REQUIRE(run.receipt.is_object());
     return run;
+}
+
+std::string captured(const json::value& receipt, const std::string& stream)
+{
+    const auto& capture = receipt.at("capture");
+    const std::string text(capture.at(stream).as_string());
+    if (capture.at(stream + "_encoding") == "utf-8") return text;
+    REQUIRE(capture.at(stream + "_encoding") == "base64");
+    auto bytes = util::base64_decode(text);
+    REQUIRE(bytes.has_value());
+    return *bytes;
+}
+
+json::value program_json(const JsonRun& run)
+{
+    const auto text = captured(run.receipt, "stdout");
+    INFO("program stdout: " << text);
+    INFO("program stderr: " << captured(run.receipt, "stderr"));
+    boost::system::error_code ec;
+    auto parsed = json::parse(text, ec);
+    REQUIRE_FALSE(ec);
+    return parsed;
 }
 
 namespace {
