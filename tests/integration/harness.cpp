@@ -340,8 +340,18 @@ SideDaemon::~SideDaemon()
 void SideDaemon::kill_hard()
 {
     REQUIRE(send_signal(m_pid, k_signal_kill));
-    for (int i = 0; i < 200 && process_alive(m_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    REQUIRE_FALSE(process_alive(m_pid));
+    // Ended, and no thread of it left: a killed process's leader is a zombie while its other
+    // threads still exit, and they hold its files (the runtime folder's lock among them) until
+    // the last one has.
+    const auto threads = std::filesystem::path("/proc") / std::to_string(m_pid) / "task";
+    const auto gone = [&] {
+        if (process_alive(m_pid)) return false;
+        std::error_code ended;
+        auto listed = std::filesystem::directory_iterator(threads, ended);
+        return ended || std::distance(listed, std::filesystem::directory_iterator()) <= 1;
+    };
+    for (int i = 0; i < 200 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    REQUIRE(gone());
 }
 
 void SideDaemon::restart() { start(); }
