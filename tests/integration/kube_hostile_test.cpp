@@ -317,7 +317,7 @@ while True:
     CHECK(run.receipt.at("cleanup").at("removed") == true);
 }
 
-// docs/hostile.md case 50, and the kill's nonce (docs/kubernetes.md "The run").
+// docs/hostile.md case 54, and the kill's nonce (docs/kubernetes.md "The run").
 TEST_CASE("A program in a Pod cannot read its feeder's or PID 1's memory or stdin, sees its own stdin end, and never "
           "sees the kill's nonce",
           "[kube]")
@@ -362,7 +362,7 @@ while True:
     check_stopped_at_deadline(run);
 }
 
-// docs/hostile.md cases 21-23: the bytes through the attach websocket's channels.
+// docs/hostile.md cases 21 and 23: the bytes through the attach websocket's channels.
 TEST_CASE("Invalid UTF-8, NUL and escape bytes come from a Pod exactly, stdout apart from a stderr flood", "[kube]")
 {
     constexpr char k_bytes[] = "\xff\xfe\x00\x1b[31mred\x1b[0m\xc3\x28 \xed\xa0\x80 \xf0\x9f\x98";

@@ -12,12 +12,16 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -146,6 +150,7 @@ TEST_CASE("Files go in and come back from a Pod", "[kube]")
 TEST_CASE("Eight programs at once on the cluster all run, as many at once as the entry's max_runs", "[kube]")
 {
     auto& daemon = cluster_daemon();
+    const PodWatch watch;
     // try_pybox asserts nothing, so the clients run on threads of their own; the checks follow.
     std::vector<std::future<Expected<ProcessResult>>> runs;
     for (int i = 0; i < 8; ++i)
@@ -153,17 +158,29 @@ TEST_CASE("Eight programs at once on the cluster all run, as many at once as the
             return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"},
                                     "import time\ntime.sleep(1)\nprint(" + std::to_string(i) + ")\n");
         }));
-    std::set<std::string> containers;
+    std::set<std::string> uids;
     for (int i = 0; i < 8; ++i) {
         const auto run = runs[static_cast<std::size_t>(i)].get();
         REQUIRE(run.has_value());
         INFO(run->output << run->error_output);
         CHECK(run->exit_code == 0);
-        const auto receipt = answer_of(*run);
-        CHECK(receipt.at("capture").at("stdout").as_string() == std::to_string(i) + "\n");
-        containers.insert(std::string(receipt.at("container_id").as_string()));
+        const JsonRun watched{*run, answer_of(*run)};
+        CHECK(watched.receipt.at("capture").at("stdout").as_string() == std::to_string(i) + "\n");
+        const std::string container_id(watched.receipt.at("container_id").as_string());
+        const auto uid = container_id.substr(container_id.find('/') + 1);
+        uids.insert(uid);
+        check_receipt_against_pod_history(watched, watch.history(uid));
     }
-    CHECK(containers.size() == 8);
+    REQUIRE(uids.size() == 8);
+    // The Pods the apiserver held at once, by the watch: the entry's max_runs, never more.
+    int held = 0;
+    int most = 0;
+    for (const auto& event : watch.events()) {
+        if (!uids.contains(std::string(event.pod.at("metadata").at("uid").as_string()))) continue;
+        if (event.type == "ADDED") most = std::max(most, ++held);
+        if (event.type == "DELETED") --held;
+    }
+    CHECK(most == cluster_entry().at("max_runs").as_int64());
 }
 
 TEST_CASE("A program over its memory is OOM-killed on the cluster, as the Pod's status says", "[kube]")
@@ -246,17 +263,25 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
 {
     auto& daemon = cluster_daemon();
     const auto apiserver = (source_dir() / "tests" / "k8s" / "apiserver.sh").string();
+    std::optional<PodWatch> watch(std::in_place);
     auto pending = std::async(std::launch::async, [&daemon] {
         return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"},
                                 "import time\nprint('begun', flush=True)\ntime.sleep(8)\nprint('done')\n");
     });
-    // The run's Pod runs: then the apiserver goes away under it.
-    std::string pod;
-    for (int i = 0; i < 200 && pod.empty(); ++i) {
-        pod = kubectl({"get", "pods", "-n", cluster_env("K8S_NAMESPACE"), "-o", "name"});
-        if (pod.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    REQUIRE_FALSE(pod.empty());
+    // The run's container runs, as the kubelet reported it (the program is delivered as soon as
+    // the runtime runs it, about when the kubelet reports it): then the apiserver goes away
+    // under it, 2 s later. A Pod merely made may still be starting for seconds on a loaded node.
+    const auto container_runs = [&] {
+        for (const auto& event : watch->events()) {
+            const auto* statuses = event.pod.at("status").as_object().if_contains("containerStatuses");
+            if (statuses != nullptr && statuses->is_array() && !statuses->as_array().empty() &&
+                statuses->as_array().at(0).at("state").as_object().contains("running"))
+                return true;
+        }
+        return false;
+    };
+    REQUIRE(within(std::chrono::seconds(60), container_runs));
+    watch.reset();  // its open watch would hold up the apiserver's graceful stop
     std::this_thread::sleep_for(std::chrono::seconds(2));
     const auto stopped = run_process({apiserver, "stop"});
     const auto run = pending.get();
@@ -303,4 +328,40 @@ TEST_CASE("A program cannot fill its node's disk through the kubelet's terminati
     INFO(run.process.output << run.process.error_output);
     CHECK(run.receipt.at("capture").at("stdout") == "stopped 27\n");
     CHECK(run.process.exit_code == 0);
+}
+
+// The observer itself: receipts changed in what they conclude are contradicted by the record of
+// the Pod they came from.
+TEST_CASE("The independent observer contradicts a receipt whose exit code, end or deletion is not the Pod's", "[kube]")
+{
+    const auto watched = run_watched("import sys\nsys.exit(3)\n");
+    REQUIRE(pod_history_contradictions(watched.run.receipt, watched.pod_history).empty());
+    const auto changed = [&](const std::function<void(json::object&)>& change) {
+        auto receipt = watched.run.receipt;
+        change(receipt.as_object());
+        return pod_history_contradictions(receipt, watched.pod_history);
+    };
+    // Exactly one contradiction, in these words.
+    const auto check_finds = [](const std::vector<std::string>& found, const std::string& words) {
+        INFO("contradictions: " << json::serialize(json::value_from(found)));
+        CHECK(found.size() == 1);
+        if (!found.empty()) CHECK_THAT(found.front(), Catch::Contains(words));
+    };
+    check_finds(changed([](json::object& r) { r["observed"].as_object()["termination"].as_object()["exit_code"] = 0; }),
+                "exit code is not the Pod's");
+    check_finds(changed([](json::object& r) {
+                    r["observed"].as_object()["termination"].as_object()["mechanism"] = "OUT_OF_MEMORY";
+                }),
+                "OUT_OF_MEMORY without OOMKilled");
+    check_finds(changed([](json::object& r) {
+                    auto& state = r["observed"].as_object()["engine_state"].as_object()["state"].as_object();
+                    state["terminated"].as_object()["finishedAt"] = "2000-01-01T00:00:00Z";
+                }),
+                "engine_state.state.terminated is not the Pod's");
+    check_finds(changed([](json::object& r) { r["cleanup"].as_object()["removed"] = false; }), "cleanup.removed false");
+    const auto elsewhere = changed([](json::object& r) {
+        r["observed"].as_object()["effective_policy"].as_object()["spec"].as_object()["nodeName"] = "elsewhere";
+    });
+    CHECK(elsewhere.size() == watched.pod_history.size());
+    for (const auto& finding : elsewhere) CHECK_THAT(finding, Catch::Contains("the spec is not effective_policy.spec"));
 }

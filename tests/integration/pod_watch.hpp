@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <filesystem>
+#include <boost/json/value.hpp>
+
 #include <string>
 #include <vector>
 
@@ -34,9 +36,11 @@ public:
     PodWatch(const PodWatch&) = delete;
     PodWatch& operator=(const PodWatch&) = delete;
 
-    // Every event of the Pod whose UID is `uid`, in the apiserver's order, once its DELETED
-    // event has arrived (waiting up to `limit`; after that, the events so far). A line that is
-    // not a watch event of a Pod (an ERROR event, kubectl's complaint) fails the test.
+    // Every event so far, of every Pod, in the apiserver's order. A line that is not a watch
+    // event of a Pod (an ERROR event, kubectl's complaint) fails the test.
+    std::vector<PodEvent> events() const;
+    // The events of the Pod whose UID is `uid`, once its DELETED event has arrived (waiting up
+    // to `limit`; after that, the events so far).
     std::vector<PodEvent> history(const std::string& uid, std::chrono::seconds limit = std::chrono::seconds(10)) const;
 
 private:
@@ -44,7 +48,8 @@ private:
     int m_pid = -1;
 };
 
-// The receipt of a run on the cluster held against the watch's record of its Pod; checked:
+// What in the watch's record of a run's Pod contradicts the run's receipt, one sentence each
+// (none: nothing does); a receipt or Pod without the documented fields fails the test. Held:
 // - the history is the Pod's whole life: first ADDED, and DELETED last exactly when the receipt
 //   says the Pod was removed, deleted with grace 0 as docs/kubernetes.md says, and not before
 //   the container's end was in the Pod's status (the receipt's engine_state is from that end);
@@ -60,7 +65,10 @@ private:
 // - nothing contradicts the receipt's conclusion: its exit code is the status's; OUT_OF_MEMORY
 //   only where the status says OOMKilled, and an OOMKilled status is never called the program's
 //   own end; DEADLINE_KILL (or STOPPED_ON_DISCONNECT) exactly when the termination message is
-//   the feeder's record of this run's kill nonce and the exit code 137.
+//   the feeder's record of a kill nonce the receipt names and the exit code 137.
+std::vector<std::string> pod_history_contradictions(const boost::json::value& receipt,
+                                                    const std::vector<PodEvent>& history);
+// A test failure for each of them, with the watch's events and the receipt.
 void check_receipt_against_pod_history(const JsonRun& run, const std::vector<PodEvent>& history);
 
 }  // namespace pybox::test
