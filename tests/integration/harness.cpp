@@ -4,6 +4,7 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -95,6 +96,28 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
     REQUIRE_FALSE(ec);
     REQUIRE(run.receipt.is_object());
     return run;
+}
+
+std::string captured(const json::value& receipt, const std::string& stream)
+{
+    const auto& capture = receipt.at("capture");
+    const std::string text(capture.at(stream).as_string());
+    if (capture.at(stream + "_encoding") == "utf-8") return text;
+    REQUIRE(capture.at(stream + "_encoding") == "base64");
+    auto bytes = util::base64_decode(text);
+    REQUIRE(bytes.has_value());
+    return *bytes;
+}
+
+json::value program_json(const JsonRun& run)
+{
+    const auto text = captured(run.receipt, "stdout");
+    INFO("program stdout: " << text);
+    INFO("program stderr: " << captured(run.receipt, "stderr"));
+    boost::system::error_code ec;
+    auto parsed = json::parse(text, ec);
+    REQUIRE_FALSE(ec);
+    return parsed;
 }
 
 namespace {
@@ -317,8 +340,18 @@ SideDaemon::~SideDaemon()
 void SideDaemon::kill_hard()
 {
     REQUIRE(send_signal(m_pid, k_signal_kill));
-    for (int i = 0; i < 200 && process_alive(m_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    REQUIRE_FALSE(process_alive(m_pid));
+    // Ended, and no thread of it left: a killed process's leader is a zombie while its other
+    // threads still exit, and they hold its files (the runtime folder's lock among them) until
+    // the last one has.
+    const auto threads = std::filesystem::path("/proc") / std::to_string(m_pid) / "task";
+    const auto gone = [&] {
+        if (process_alive(m_pid)) return false;
+        std::error_code ended;
+        auto listed = std::filesystem::directory_iterator(threads, ended);
+        return ended || std::distance(listed, std::filesystem::directory_iterator()) <= 1;
+    };
+    for (int i = 0; i < 200 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    REQUIRE(gone());
 }
 
 void SideDaemon::restart() { start(); }

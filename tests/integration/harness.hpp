@@ -49,6 +49,10 @@ boost::json::value answer_of(const ProcessResult& process);
 
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {},
                  const std::vector<std::pair<std::string, std::string>>& env = {});
+// The exact bytes the program wrote to "stdout" or "stderr", decoded from the receipt.
+std::string captured(const boost::json::value& receipt, const std::string& stream);
+// The program's stdout parsed as one JSON document (probes print their findings so).
+boost::json::value program_json(const JsonRun& run);
 
 // The boxes the daemon of `home` keeps warm (config.json warm_boxes, issue 10): the unsettled
 // attempts of `pybox attempts --json` marked in_progress and warm. Waits up to 5 s while one of
