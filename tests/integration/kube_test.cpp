@@ -66,6 +66,12 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     const auto& reasons = receipt.at("unknown_reasons");
     for (const char* key : {"resources", "program_end"})
         CHECK_THAT(std::string(reasons.at(key).as_string()), Catch::Contains("where no PyBox agent reads"));
+    const auto& resources = receipt.at("observed").at("resources");
+    CHECK(resources.at("source") == "none: no cgroup file of the box was read");
+    CHECK_FALSE(resources.as_object().contains("cgroup_version"));
+    // The bytes came through the apiserver's attach websocket, and the receipt says so.
+    const std::string provenance(receipt.at("capture").at("provenance").as_string());
+    CHECK_THAT(provenance, Catch::Contains("attach websocket") && !Catch::Contains("Docker"));
     CHECK(effective.at("node_pids_limit").at("node").as_string() == cluster_env("K8S_NODE"));
     CHECK(effective.at("node_pids_limit").at("read") == true);
     CHECK(effective.at("node_pids_limit").at("pod_pids_limit") == 32);
