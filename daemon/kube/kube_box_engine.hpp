@@ -17,18 +17,24 @@
 //   is kept until the box is removed, for check_settings(), which compares the Pod the apiserver
 //   read back (after admission) with it, and records why a Pod asked for RuntimeDefault
 //   (effective_policy.seccomp_fallback).
-// - launch_box(): the kubelet starts the container by itself; the launch waits (polling the Pod)
-//   until it runs, checks that the node runs the pushed image (the container status's imageID
-//   names the recorded manifest digest) and that the node's podPidsLimit (its kubelet's configz,
-//   read once per node) is not above the policy's pids, then attaches (kube_attach.hpp): the fed first process
-//   writes nothing before its program but its report of the program's environment, the first
-//   line of stdout, which the streams take off the output (environment_report.hpp) and give as
-//   their environment(): no output is missed, and none is the feeder's. A container that cannot start
-//   (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails the start
-//   with the kubelet's reason; one whose node has no file for the Localhost profile (recognised
-//   from its status: node_seccomp.hpp) fails it asking for the box to be made again
-//   (LaunchFailure::remake), and the node is remembered. The end is read from the Pod's status (polled): the exit code and
-//   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
+// - launch_box(): the kubelet starts the container by itself. The launch asks to attach
+//   (kube_attach.hpp) every k_attach_retry_interval from the Pod's admission, without waiting
+//   for the Pod's status to say the container runs: the kubelet refuses (500 "container box not
+//   found", 404 "pod does not exist", 400 "does not have a host assigned") until its runtime runs
+//   it. After every k_attaches_per_pod_read refusals it reads the Pod, so that a container that
+//   cannot start (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails
+//   the start with the kubelet's reason; one whose node has no file for the Localhost profile
+//   (recognised from its status: node_seccomp.hpp) fails it asking for the box to be made again
+//   (LaunchFailure::remake), and the node is remembered. Once attached, the node's podPidsLimit
+//   (its kubelet's configz, read once per node) must not be above the policy's pids. The fed
+//   first process writes nothing before its program but its report of the program's
+//   environment, the first line of stdout, which the streams take off the output
+//   (environment_report.hpp) and give as their environment(): no output is missed, and none is
+//   the feeder's. The image the node ran (the container status's imageID, which the kubelet
+//   names only once the container runs) is checked against the recorded manifest digest by
+//   check_settings() on the ended box. The end is read from the Pod's status (polled every
+//   k_pod_poll_interval): the exit code and OOMKilled come from there, never from the attach's
+//   status channel (attach_channels.hpp).
 // - kill_box() first looks at the box's attach, without an API call: one that ended (its process
 //   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
 //   box was already ended; an open one gets the kill line: the kill byte and a nonce of 128

@@ -72,7 +72,7 @@ TEST_CASE("The create body spells the cpu rate as NanoCpus and the tmpfs with it
 TEST_CASE("The create body names the engine's runtime, and a box under another runtime is a mismatch")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    CHECK(create_body(policy).at("HostConfig").at("Runtime") == k_runtime);
+    CHECK(create_body(policy).at("HostConfig").at("Runtime").as_string() == k_runtime);
     auto inspected = inspected_from_spec(policy);
     inspected.at("HostConfig").as_object()["Runtime"] = "runc";
     const auto mismatches = mismatches_found(policy, inspected);
