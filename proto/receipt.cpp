@@ -19,9 +19,6 @@ namespace {
 using detail::k_encoding_base64;
 using detail::k_encoding_utf8;
 
-constexpr std::string_view k_unsealed_capture_provenance =
-    "target byte streams via bounded pipes of the pybox client; untrusted content";
-
 constexpr std::array<std::pair<TerminationMechanism, std::string_view>, 7> k_mechanism_names{{
     {TerminationMechanism::target_exit_observed, "TARGET_EXIT_OBSERVED"},
     {TerminationMechanism::deadline_kill, "DEADLINE_KILL"},
@@ -296,7 +293,7 @@ json::value receipt_to_json(const Receipt& receipt)
     capture_json["output_complete"] = capture.output_complete;
     capture_json["stream_error"] = optional_to_json(capture.stream_error);
     capture_json["output_limit_bytes"] = configured.output_limit_bytes;
-    capture_json["provenance"] = receipt.sealed() ? std::string_view(capture.provenance) : k_unsealed_capture_provenance;
+    capture_json["provenance"] = capture.provenance;
 
     json::value preparation = nullptr;
     if (lifecycle.preparation)

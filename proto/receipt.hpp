@@ -190,8 +190,8 @@ struct Capture {
     StreamRecord stderr_stream;
     bool output_complete = false;  // the stream ended cleanly and nothing was dropped
     std::optional<std::string> stream_error;  // a framing error or a broken connection
-    // How the output reached PyBox, a sealed run's engine's means (BoxEngine::output_provenance);
-    // an unsealed receipt names the client's pipes instead.
+    // How the output reached PyBox: a sealed run's engine's means (BoxEngine::output_provenance),
+    // an unsealed run's the client's pipes.
     std::string provenance;
 
     friend bool operator==(const Capture&, const Capture&) = default;

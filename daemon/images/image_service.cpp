@@ -257,8 +257,10 @@ net::awaitable<Expected<proto::SetupImage>> RecipeImageService::build_and_record
     result.status = cached_tar ? proto::k_setup_from_cache : proto::k_setup_built;
     result.seconds = seconds_between(started, MonoClock::now());
     result.lock_refreshed = plan.rewrite_source_lock;
-    co_return co_await record({name, *image_id, recipe_sha, rfc3339_utc(WallClock::now()), built->tar_sha256}, spec,
-                              plan.previous, std::move(result));
+    // Named, not a temporary of the co_await's expression: GCC 12 destroys such a temporary twice.
+    const ImageRecord built_record{name, *image_id, recipe_sha, rfc3339_utc(WallClock::now()), built->tar_sha256};
+    auto recorded = co_await record(built_record, spec, plan.previous, std::move(result));
+    co_return recorded;
 }
 
 net::awaitable<Expected<std::optional<proto::SetupImage>>> RecipeImageService::recorded_up_to_date(
@@ -310,8 +312,10 @@ net::awaitable<Expected<proto::SetupImage>> RecipeImageService::pull_and_record(
     result.seconds = seconds_between(started, MonoClock::now());
     // A pulled image has no tar: the manifest digest it was pulled by names its bytes instead.
     const std::string manifest_sha = m_stdlib_image->digest.substr(std::string_view("sha256:").size());
-    co_return co_await record({name, pulled->image_id, sha256_hex(spec), rfc3339_utc(WallClock::now()), manifest_sha},
-                              spec, previous, std::move(result));
+    const ImageRecord pulled_record{name, pulled->image_id, sha256_hex(spec), rfc3339_utc(WallClock::now()),
+                                    manifest_sha};
+    auto recorded = co_await record(pulled_record, spec, previous, std::move(result));
+    co_return recorded;
 }
 
 net::awaitable<Expected<proto::SetupImage>> RecipeImageService::record(const ImageRecord& record, const std::string& spec,
