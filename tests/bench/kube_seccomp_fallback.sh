@@ -5,7 +5,7 @@
 # start, is deleted, and a Pod asking for RuntimeDefault runs the program: BOX_REMADE), and of the
 # run after it (the node remembered: RuntimeDefault at once). Each round puts the profile back
 # and asks `vm status` (which makes the daemon look at the node again) before its Localhost run.
-# - A pyboxd of its own (home $PYBOX_HOME-seccomp-bench) whose only engine taking runs is the
+# - A pyboxd of its own (home $PYBOX_HOME-bench-cluster, tests/bench/side_daemons.sh) whose only engine taking runs is the
 #   cluster, its images pushed by its own `pybox vm start`; its local engine is the suite's
 #   ($PYBOX_HOME, tests/integration/env_up.sh). Every run must print 42, and its receipt name the
 #   profile the round expects and BOX_REMADE only for the first run without the profile.
@@ -19,31 +19,19 @@ export PYBOX_K8S_HOME=${PYBOX_K8S_HOME:-/tmp/pybox-k8s}
 # shellcheck source=/dev/null
 . "$PYBOX_K8S_HOME/cluster.env"
 
-home=$PYBOX_HOME-seccomp-bench
 profile=$K8S_SECCOMP_ROOT/$K8S_SECCOMP_PROFILE
 aside=$profile.moved-away
+# shellcheck source=tests/bench/side_daemons.sh
+. "$(dirname "$0")/side_daemons.sh"
 times=$(mktemp -d)
-daemon_pid=
 cleanup() {
   [ ! -f "$aside" ] || mv "$aside" "$profile"
   rm -rf "$times"
-  [ -z "$daemon_pid" ] || { kill "$daemon_pid" 2> /dev/null || true; wait "$daemon_pid" 2> /dev/null || true; }
+  stop_daemons
 }
 trap cleanup EXIT
-
-rm -rf "$home" && mkdir -m 700 "$home"
-cp "$PYBOX_HOME/images.json" "$PYBOX_HOME/images.lock" "$home/"
-cp -r "$PYBOX_HOME/recipes" "$home/recipes"
-cat > "$home/config.json" << EOF
-{"engine_socket": "$PYBOX_HOME/engine/docker.sock", "local_engine": false,
- "engines": [{"id": "cluster", "kind": "kubernetes", "kubeconfig": "$K8S_ADMIN_KUBECONFIG",
-              "namespace": "$K8S_NAMESPACE", "image_registry": "$K8S_REGISTRY/pybox",
-              "node": "$K8S_NODE", "max_runs": 4}]}
-EOF
-PYBOX_HOME=$home "$PYBOX_BIN/pyboxd" > "$home/pyboxd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 100); do [ -S "$home/pyboxd.sock" ] && break; sleep 0.05; done
-PYBOX_HOME=$home "$PYBOX_BIN/pybox" vm start > /dev/null
+start_daemon cluster "$(cluster_only_config)"
+home=$PYBOX_HOME-bench-cluster
 
 run() {  # KIND PROFILE_TYPE REMADE: appends the client's wall time to $times/KIND, checking the receipt
   local begun ended receipt

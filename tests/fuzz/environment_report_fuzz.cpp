@@ -7,6 +7,8 @@
 #include "proto/box_policy.hpp"
 #include "tests/fuzz/fuzz_check.hpp"
 
+#include "util/text.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,18 +19,8 @@ namespace {
 using pybox::fuzz::check;
 
 using namespace pybox::kube;
+using pybox::util::hex_encode;
 
-std::string hex(std::string_view bytes)
-{
-    static constexpr char k_digits[] = "0123456789abcdef";
-    std::string text;
-    for (const char c : bytes) {
-        const auto byte = static_cast<unsigned char>(c);
-        text += k_digits[byte >> 4];
-        text += k_digits[byte & 15];
-    }
-    return text;
-}
 
 }  // namespace
 
@@ -63,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const auto& variable : *report.variables) {
         const auto equals = variable.find('=');
         check(equals != std::string::npos && equals > 0);
-        again += " " + hex(variable.substr(0, equals)) + "=" + hex(variable.substr(equals + 1));
+        again += " " + hex_encode(variable.substr(0, equals)) + "=" + hex_encode(variable.substr(equals + 1));
     }
     check(again == line);
     return 0;

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
@@ -197,6 +198,35 @@ Expected<ProcessResult> docker(std::vector<std::string> args, ProcessOptions opt
     args.insert(args.begin(), {"/usr/bin/docker", "-H", engine_host()});
     options.separate_stderr = true;
     return run_process(args, options);
+}
+
+std::string daemonizing_child_program(const std::string& marker)
+{
+    return R"PY(
+import os, signal, sys, time
+if os.fork() == 0:
+    os.setsid()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, '-c',
+                 'import signal, time\nfor s in (1, 2, 15): signal.signal(s, signal.SIG_IGN)\ntime.sleep(60)',
+                 ')PY" + marker + R"PY('])
+    os._exit(0)
+os.wait()
+time.sleep(0.3)
+alive = [p for p in os.listdir('/proc') if p.isdigit() and ')PY" + marker + R"PY(' in open('/proc/%s/cmdline' % p).read()]
+print('daemon running' if alive else 'daemon missing', flush=True)
+)PY";
+}
+
+std::size_t processes_with_argument(const std::string& marker)
+{
+    std::size_t found = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        auto cmdline = read_file_capped(entry.path() / "cmdline", 1 << 20);
+        if (cmdline && cmdline->find(marker) != std::string::npos) ++found;
+    }
+    return found;
 }
 
 std::string fork_bomb_program(int forks)

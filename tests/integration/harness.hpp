@@ -107,6 +107,13 @@ std::filesystem::path make_side_home(const std::string& name, boost::json::objec
 // 1 s), prints how many the limit let it make, and waits for them.
 std::string fork_bomb_program(int forks);
 
+// The hostile tests' daemonizing child: a Python program whose child double-forks into a new
+// session, ignores SIGHUP, SIGINT and SIGTERM and sleeps 60 s with `marker` among its arguments;
+// it prints "daemon running" once that process exists (seen in the box's /proc).
+std::string daemonizing_child_program(const std::string& marker);
+// How many processes of this host have `marker` in their command line (/proc/PID/cmdline).
+std::size_t processes_with_argument(const std::string& marker);
+
 // Polls `done` every 100 ms until it holds or `limit` passes; returns whether it held.
 template <class Done>
 bool within(std::chrono::seconds limit, Done done)

@@ -484,33 +484,11 @@ print(json.dumps({'service': service,
 TEST_CASE("A child that daemonizes in a Pod does not outlive the run", "[kube]")
 {
     const std::string marker = "pybox-kube-daemon-" + random_id_128();
-    const auto run = run_watched(R"PY(
-import os, signal, sys, time
-if os.fork() == 0:
-    os.setsid()
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    if os.fork() == 0:
-        os.execv(sys.executable, [sys.executable, '-c',
-                 'import signal, time\nfor s in (1, 2, 15): signal.signal(s, signal.SIG_IGN)\ntime.sleep(60)',
-                 ')PY" + marker + R"PY('])
-    os._exit(0)
-os.wait()
-time.sleep(0.3)
-alive = [p for p in os.listdir('/proc') if p.isdigit() and ')PY" + marker + R"PY(' in open('/proc/%s/cmdline' % p).read()]
-print('daemon running' if alive else 'daemon missing', flush=True)
-)PY")
+    const auto run = run_watched(daemonizing_child_program(marker))
                          .run;
     CHECK(run.process.exit_code == 0);
     CHECK(captured(run.receipt, "stdout") == "daemon running\n");
     // The node's processes are this host's (the test cluster runs here): the box's PID 1 ended
     // with the program, and with it every process of its PID namespace.
-    const auto survivors = [&] {
-        std::size_t found = 0;
-        for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-            auto cmdline = read_file_capped(entry.path() / "cmdline", 1 << 20);
-            if (cmdline && cmdline->find(marker) != std::string::npos) ++found;
-        }
-        return found;
-    };
-    CHECK(within(std::chrono::seconds(5), [&] { return survivors() == 0; }));
+    CHECK(within(std::chrono::seconds(5), [&] { return processes_with_argument(marker) == 0; }));
 }

@@ -268,28 +268,34 @@ TEST_CASE("pybox setup takes the stdlib image by the pinned digest config.json n
     const std::string reference = pushed.reference.text();
     // A daemon of its own on the suite's engine, with the suite's records (the built stdlib image).
     const SideDaemon daemon("pinned-stdlib", {{"stdlib_image", reference}, {"warm_boxes", 0}});
-    const auto taken = daemon.pybox({"setup", "stdlib", "--json"});
+    const auto taken = daemon.pybox({"setup", "--image", "stdlib", "--quiet"});
     INFO(taken.output << taken.error_output);
     REQUIRE(taken.exit_code == 0);
-    const auto answer = boost::json::parse(taken.output).at("images").at(0).as_object();
-    CHECK(answer.at("status").as_string() == "pulled");
-    CHECK(answer.at("image_id").as_string() == setup.image_id);  // the same bytes: the same image
-    CHECK(answer.at("tar_sha256").as_string() == pushed.reference.digest.substr(7));
-    CHECK_FALSE(answer.contains("previous_image_id"));  // the built image it replaced was this one
+    CHECK_THAT(taken.output, Catch::StartsWith("stdlib: pulled by its pinned digest in ") &&
+                                 Catch::EndsWith(" s (" + setup.image_id + ")\n"));  // the same bytes: the same image
+    const auto records = pybox::read_file_capped(daemon.home() / "images.json", 1 << 20);
+    REQUIRE(records.has_value());
+    const auto recorded = boost::json::parse(*records);
+    boost::json::object record;
+    for (const auto& image : recorded.at("images").as_array())
+        if (image.at("name").as_string() == "stdlib") record = image.as_object();
+    REQUIRE_FALSE(record.empty());
+    CHECK(record.at("image_id").as_string() == setup.image_id);
+    CHECK(record.at("tar_sha256").as_string() == pushed.reference.digest.substr(7));
     const auto recipe = pybox::read_file_capped(daemon.home() / "recipes/stdlib.lock", 4096);
     REQUIRE(recipe.has_value());
     CHECK_THAT(*recipe, Catch::Contains("reference=" + reference));
-    CHECK(answer.at("recipe_sha256").as_string() == pybox::sha256_hex(*recipe));
+    CHECK(record.at("recipe_sha256").as_string() == pybox::sha256_hex(*recipe));
 
-    const auto again = daemon.pybox({"setup", "stdlib", "--json"});
+    const auto again = daemon.pybox({"setup", "--image", "stdlib", "--quiet"});
     REQUIRE(again.exit_code == 0);
-    CHECK(boost::json::parse(again.output).at("images").at(0).at("status").as_string() == "up_to_date");
+    CHECK(again.output == "stdlib: up to date (" + setup.image_id + ")\n");
 
     const auto ran = daemon.run_json("print(6*7)");
     CHECK(ran.process.exit_code == 0);
-    CHECK(ran.process.output == "42\n");
+    CHECK(ran.receipt.at("capture").at("stdout") == "42\n");
     CHECK(ran.receipt.at("identity").at("image_id").as_string() == setup.image_id);
-    CHECK(ran.receipt.at("identity").at("recipe_sha256").as_string() == answer.at("recipe_sha256").as_string());
+    CHECK(ran.receipt.at("identity").at("recipe_sha256").as_string() == record.at("recipe_sha256").as_string());
 }
 
 TEST_CASE("pybox setup refuses a pinned stdlib image whose registry serves other bytes, and records nothing")
@@ -301,9 +307,10 @@ TEST_CASE("pybox setup refuses a pinned stdlib image whose registry serves other
     const SideDaemon daemon("pinned-stdlib-tampered", {{"stdlib_image", pushed.reference.text()}, {"warm_boxes", 0}});
     const auto records_before = pybox::read_file_capped(daemon.home() / "images.json", 1 << 20);
     REQUIRE(records_before.has_value());
-    const auto refused = daemon.pybox({"setup", "stdlib", "--json"});
+    const auto refused = daemon.pybox({"setup", "--image", "stdlib", "--quiet"});
+    INFO(refused.output << refused.error_output);
     CHECK(refused.exit_code != 0);
-    CHECK_THAT(refused.error_output, Catch::Contains(std::string(api_error::k_image_digest_mismatch)));
+    CHECK_THAT(refused.error_output, Catch::Contains("tampered or wrong digest"));
     const auto records_after = pybox::read_file_capped(daemon.home() / "images.json", 1 << 20);
     REQUIRE(records_after.has_value());
     CHECK(*records_after == *records_before);

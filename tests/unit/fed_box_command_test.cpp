@@ -6,6 +6,8 @@
 #include "common/process.hpp"
 #include "tests/support/box_like.hpp"
 
+#include "util/text.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <vector>
 
 using namespace pybox::proto;
+using pybox::util::hex_encode;
 
 namespace {
 
@@ -70,18 +73,6 @@ std::string program_output(const pybox::ProcessResult& ran)
     return ran.output.substr(newline + 1);
 }
 
-// `bytes` in lower-case hex, as the feeder's environment report spells names and values.
-std::string hex(std::string_view bytes)
-{
-    static constexpr char k_digits[] = "0123456789abcdef";
-    std::string text;
-    for (const char c : bytes) {
-        const auto byte = static_cast<unsigned char>(c);
-        text += k_digits[byte >> 4];
-        text += k_digits[byte & 15];
-    }
-    return text;
-}
 
 // An inner command that prints its stdin, then "end".
 const std::vector<std::string> k_cat_then_end = {"sh", "-c", "cat; echo end"};
@@ -171,10 +162,11 @@ TEST_CASE("A fed box's first stdout line reports, before the program's output, e
                                                           "print(' '.join(k.hex() + '=' + v.hex() "
                                                           "for k, v in sorted(os.environb.items())))\n"),
                                         prefix);
-    const std::string expected = hex("EMPTY") + "= " + hex("HOME") + "=" + hex("/tmp") + " " + hex("HOSTNAME") + "=" +
-                                 hex("pybox") + " " + hex("LANG") + "=" + hex("C.UTF-8") + " " + hex("PATH") + "=" +
-                                 hex("/usr/local/bin:/usr/bin:/bin") + " " + hex("ZZ") + "=" +
-                                 hex(std::string("a b=c\x01\xff"));
+    const std::string expected = hex_encode("EMPTY") + "= " + hex_encode("HOME") + "=" + hex_encode("/tmp") + " " +
+                                 hex_encode("HOSTNAME") + "=" + hex_encode("pybox") + " " + hex_encode("LANG") + "=" +
+                                 hex_encode("C.UTF-8") + " " + hex_encode("PATH") + "=" +
+                                 hex_encode("/usr/local/bin:/usr/bin:/bin") + " " + hex_encode("ZZ") + "=" +
+                                 hex_encode(std::string("a b=c\x01\xff"));
     CHECK(ran.output == std::string(k_fed_environment_marker) + " " + expected + "\n" + expected + "\n");
     CHECK(ran.exit_code == 0);
 }
