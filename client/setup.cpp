@@ -101,6 +101,8 @@ Rendered render_setup(const proto::SetupAnswer& answer)
             text += image.name + ": up to date (" + id + ")\n";
         else if (image.status == proto::k_setup_from_cache)
             text += image.name + ": imported from the tar cache in " + seconds_text(image.seconds) + " s (" + id + ")\n";
+        else if (image.status == proto::k_setup_pulled)
+            text += image.name + ": pulled by its pinned digest in " + seconds_text(image.seconds) + " s (" + id + ")\n";
         else if (image.status == proto::k_setup_built)
             text += image.name + ": built in " + seconds_text(image.seconds) + " s (" + id + ")\n";
         else

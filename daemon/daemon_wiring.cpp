@@ -179,7 +179,8 @@ Daemon::Daemon(const DaemonOptions& options, std::optional<ActivatedSocket> acti
           m_io.get_executor(),
           PoolContext{m_serving.paths, m_config, m_installation_id, m_registry, m_runs_in_progress, m_watch_script,
                       m_process_ends.ends, run_queue(m_options), warm_setup(m_options, m_config)}))),
-      m_image_service(m_serving.paths, local().local_docker().client(), m_recipes_dir, m_config.image_tar_cache_dir),
+      m_image_service(m_serving.paths, local().local_docker().client(), m_recipes_dir, m_config.image_tar_cache_dir,
+                      m_config.stdlib_image),
       m_pool(m_config.engines.empty()
                  ? nullptr
                  : std::make_unique<PoolServices>(m_members, m_image_service, m_registry, m_serving.paths.build_dir())),

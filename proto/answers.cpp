@@ -29,7 +29,7 @@ bool is_one_of(std::string_view value, std::initializer_list<std::string_view> k
 
 void check_json(util::ObjectReader& reader, const SetupImage& image)
 {
-    if (reader.mode() == util::ReadMode::strict && !is_one_of(image.status, {k_setup_built, k_setup_up_to_date, k_setup_from_cache}))
+    if (reader.mode() == util::ReadMode::strict && !is_one_of(image.status, {k_setup_built, k_setup_up_to_date, k_setup_from_cache, k_setup_pulled}))
         reader.fail("status", "is not a known value");
     if (image.previous_image_removed && !image.previous_image_id)
         reader.fail("previous_image_removed", "comes only with previous_image_id");

@@ -114,6 +114,7 @@ BOOST_DESCRIBE_STRUCT(EngineStopAnswer, (), (running, stopped, forced, engine_so
 inline constexpr std::string_view k_setup_built = "built";
 inline constexpr std::string_view k_setup_up_to_date = "up_to_date";
 inline constexpr std::string_view k_setup_from_cache = "from_cache";
+inline constexpr std::string_view k_setup_pulled = "pulled";  // taken by its pinned reference (config's stdlib_image)
 
 // One image of POST /v1/setup.
 struct SetupImage {

@@ -179,21 +179,22 @@ std::vector<std::string> fed_box_command(const std::vector<std::string>& inner, 
     // sh sets the limits the engine cannot, then execs perl with the feeder as its program
     // ($0) and `inner` as its arguments. The Perl program, after the undumpable lines: PID 1
     // or nothing; forks the feeder; execs `inner` on the pipe. The feeder reads the header
-    // byte by byte, copies exactly n bytes (never more: what follows is not the program's),
-    // closes the pipe, and waits on stdin for the kill byte or its end. On the kill byte it
-    // reads the nonce strictly (33 bytes at most, 1 s for each read), records it, then kills.
+    // byte by byte, writes the environment report on stdout (all of it, or it exits before the
+    // program has a byte) and closes stdout, copies exactly n bytes (never more: what follows is
+    // not the program's), closes the pipe, and waits on stdin for the kill byte or its end. On
+    // the kill byte it reads the nonce strictly (33 bytes at most, 1 s for each read), records
+    // it, then kills.
     const BoxPolicy defaults;
     std::vector<std::string> command = {
         "sh", "-c",
         "ulimit -n " + std::to_string(defaults.open_files) + " && ulimit -c " +
             std::to_string(defaults.core_dump_bytes) + " && ulimit -f " + std::to_string((file_bytes + 511) / 512) +
-            " && exec perl -e \"$0\" \"$@\"",
+            " && unset PWD && exec perl -e \"$0\" \"$@\"",
         undumpable_first_lines() + R"PL(if ($$ != 1) { print STDERR "pybox: the fed box command runs only as PID 1 of its box\n"; exit 1 }
 pipe(my $pr, my $pw) or exit 1;
 defined(my $feeder = fork) or exit 1;
 if ($feeder) { open(STDIN, '<&', $pr) or exit 1; close $pr; close $pw; exec @ARGV; exit 127 }
 close $pr;
-close STDOUT;
 close STDERR;
 $SIG{PIPE} = 'IGNORE';
 my ($n, $c) = ('', '');
@@ -202,6 +203,15 @@ while (sysread(STDIN, $c, 1)) {
   exit 1 if $c lt '0' || $c gt '9' || length($n .= $c) > 12;
 }
 exit 1 if $c ne "\n" || !length $n;
+my $report = ')PL" + std::string(k_fed_environment_marker) + R"PL(';
+$report .= ' ' . unpack('H*', $_) . '=' . unpack('H*', $ENV{$_}) for sort keys %ENV;
+$report .= "\n";
+while (length $report) {
+  my $k = syswrite(STDOUT, $report);
+  exit 1 unless $k;
+  substr($report, 0, $k) = '';
+}
+close STDOUT;
 my $buf;
 while ($n > 0) {
   my $got = sysread(STDIN, $buf, $n < 65536 ? $n : 65536);

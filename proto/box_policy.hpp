@@ -97,6 +97,8 @@ std::vector<std::string> warm_box_command();
 // The line the daemon writes first at delivery: the box timer (deadline + 1 s) and a newline.
 std::string warm_box_timer_line(double guest_timer_s);
 
+// The first word of a fed box's environment report (fed_box_command()).
+inline constexpr std::string_view k_fed_environment_marker = "pybox-environment";
 // The byte that starts the daemon's kill on a fed box's stdin (fed_kill_line()).
 inline constexpr char k_fed_kill_byte = 'K';
 // Where a Pod's container writes its last message, which the kubelet reports in the container's
@@ -108,8 +110,9 @@ inline constexpr std::string_view k_fed_termination_log = "/dev/termination-log"
 // and whose engine cannot set ulimits. `inner` is a box's own first process (box_command's).
 // - sh sets RLIMIT_NOFILE to BoxPolicy's open_files (128), RLIMIT_CORE to its core_dump_bytes
 //   (0) and RLIMIT_FSIZE to `file_bytes` (the policy's tmpfs size, rounded up to dash's 512-byte
-//   blocks), each soft and hard (dash's `ulimit` without -H or -S), then execs perl; where a
-//   limit cannot be set it exits 2 and runs nothing. No file in /tmp can outgrow the tmpfs
+//   blocks), each soft and hard (dash's `ulimit` without -H or -S), unsets the PWD that dash
+//   exports (the program's environment is the box's, as a Docker box's), then execs perl;
+//   where a limit cannot be set it exits 2 and runs nothing. No file in /tmp can outgrow the tmpfs
 //   anyway; the file size limit bounds the one file the box may write elsewhere, the kubelet's
 //   termination log, which lies on the node's disk and which every uid may write.
 // - The Perl program makes itself undumpable (as the box timer does, and exits 1 where it
@@ -119,11 +122,16 @@ inline constexpr std::string_view k_fed_termination_log = "/dev/termination-log"
 //   everything else it opened, and execs `inner`, which so stays PID 1 (nothing in the box can
 //   signal it), with the inner's exit status as the box's: 128 + N when box_command's child
 //   dies of signal N, so 137 for the kill below, as for a Docker kill.
-// - The FEEDER, undumpable too (it does not exec), SIGPIPE ignored, stdout and stderr closed,
-//   reads the frame fed_program_frame() wrote from the real stdin: the header a byte at a time
-//   (1 to 12 digits, then a newline; anything else, or stdin ending first, and it exits 1
-//   having written nothing), then exactly that many bytes, which it passes into the pipe,
-//   which it then closes. Bytes it cannot pass (the interpreter gone) are read and dropped;
+// - The FEEDER, undumpable too (it does not exec), SIGPIPE ignored, stderr closed, reads the
+//   frame fed_program_frame() wrote from the real stdin: the header a byte at a time (1 to 12
+//   digits, then a newline; anything else, or stdin ending first, and it exits 1 having
+//   written nothing). Then it writes the ENVIRONMENT REPORT on the box's stdout, the first
+//   bytes there: k_fed_environment_marker, then for each variable of its environment (the one
+//   `inner` and so the program get: exec passes it on), in ascending byte order of the names,
+//   a space, the name's bytes in lower-case hex, '=', the value's bytes in lower-case hex
+//   (none for an empty value), and a newline. Where it cannot write all of it, it exits 1
+//   and the program gets no byte. It closes stdout, then reads exactly the header's count of
+//   bytes, which it passes into the pipe, which it then closes. Bytes it cannot pass (the interpreter gone) are read and dropped;
 //   stdin ending early closes the pipe after what arrived. Then it reads the rest of stdin:
 //   at end of stdin it exits 0; any other byte is ignored, except k_fed_kill_byte, on which it
 //   reads the kill's nonce (fed_kill_line(): the 33 bytes after the byte, waiting at most 1 s
@@ -134,6 +142,9 @@ inline constexpr std::string_view k_fed_termination_log = "/dev/termination-log"
 //   until the box ends, so that a process started after the byte dies too. The record comes
 //   before the kill because the box ends with PID 1, which the kill makes exit. No process
 //   waits for the feeder (it stays a zombie of PID 1 once it exits).
+// So every stdout byte up to the report's newline is the feeder's, and every later one is
+// written by the box's other processes (the program's): nothing of the box writes on stdout
+// before its program starts, and the program starts only after the report.
 // The program (box_command's interpreter) sees: stdin a pipe holding exactly the program, then
 // end of file (even though the attach never closes the real stdin); fds 0-2 only;
 // RLIMIT_NOFILE 128, RLIMIT_CORE 0 and RLIMIT_FSIZE `file_bytes`, soft and hard (a write past

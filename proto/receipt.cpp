@@ -19,11 +19,6 @@ namespace {
 using detail::k_encoding_base64;
 using detail::k_encoding_utf8;
 
-constexpr std::string_view k_capture_provenance =
-    "target byte streams via bounded Docker attach; untrusted content";
-constexpr std::string_view k_unsealed_capture_provenance =
-    "target byte streams via bounded pipes of the pybox client; untrusted content";
-
 constexpr std::array<std::pair<TerminationMechanism, std::string_view>, 7> k_mechanism_names{{
     {TerminationMechanism::target_exit_observed, "TARGET_EXIT_OBSERVED"},
     {TerminationMechanism::deadline_kill, "DEADLINE_KILL"},
@@ -247,6 +242,9 @@ const std::vector<SealedOnlyField>& sealed_only_fields()
         {"observed.engine_state", k_no_daemon},
         {"observed.resources", "unsealed run: no cgroup, so no kernel watcher"},
         {"observed.termination.engine_lifetime_s", k_no_daemon},
+        {"observed.environment", "unsealed run: the pybox client set the program's whole environment, "
+                                 "unsealed.environment",
+         true},
         {"lifecycle.warm", k_no_box},
         {"lifecycle.box_started_at", k_no_box},
         {"lifecycle.preparation", k_no_box},
@@ -295,7 +293,7 @@ json::value receipt_to_json(const Receipt& receipt)
     capture_json["output_complete"] = capture.output_complete;
     capture_json["stream_error"] = optional_to_json(capture.stream_error);
     capture_json["output_limit_bytes"] = configured.output_limit_bytes;
-    capture_json["provenance"] = receipt.sealed() ? k_capture_provenance : k_unsealed_capture_provenance;
+    capture_json["provenance"] = capture.provenance;
 
     json::value preparation = nullptr;
     if (lifecycle.preparation)
@@ -366,7 +364,12 @@ json::value receipt_to_json(const Receipt& receipt)
                       {"effective_policy", observed.effective_policy},
                       {"engine_state", observed.engine_state},
                       {"resources", observed.resources},
-                      {"termination", termination_to_json(termination)}}},
+                      {"termination", termination_to_json(termination)},
+                      {"environment", observed.environment
+                                          ? json::value(json::object{
+                                                {"source", observed.environment->source},
+                                                {"beyond_spec", strings_to_json(observed.environment->beyond_spec)}})
+                                          : json::value(nullptr)}}},
         {"capture", std::move(capture_json)},
         {"lifecycle", json::object{{"warm", lifecycle.warm},
                                    {"box_started_at", optional_to_json(lifecycle.box_started_at)},

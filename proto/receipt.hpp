@@ -153,12 +153,25 @@ struct Termination {
     friend bool operator==(const Termination&, const Termination&) = default;
 };
 
+// What the program's environment held beyond what PyBox set (observed.environment): where the
+// fact comes from, and every variable PyBox did not set or set to another value, "NAME=value",
+// in ascending byte order of the names.
+struct EnvironmentRecord {
+    std::string source;
+    std::vector<std::string> beyond_spec;
+
+    friend bool operator==(const EnvironmentRecord&, const EnvironmentRecord&) = default;
+};
+
 struct Observed {
     bool policy_verified_before_start = false;
     boost::json::value effective_policy;  // HostConfig fields as read back, plus "mismatches"
     boost::json::value engine_state;      // State fields from the final inspect, or null
     boost::json::value resources;         // {"status": "UNKNOWN", "reason": ...} until the watcher lands
     Termination termination;
+    // nullopt: not observed (unknown.environment says why, once the program started). Receipts
+    // of daemons before it have none.
+    std::optional<EnvironmentRecord> environment = {};
 
     friend bool operator==(const Observed&, const Observed&) = default;
 };
@@ -177,6 +190,9 @@ struct Capture {
     StreamRecord stderr_stream;
     bool output_complete = false;  // the stream ended cleanly and nothing was dropped
     std::optional<std::string> stream_error;  // a framing error or a broken connection
+    // How the output reached PyBox: a sealed run's engine's means (BoxEngine::output_provenance),
+    // an unsealed run's the client's pipes.
+    std::string provenance;
 
     friend bool operator==(const Capture&, const Capture&) = default;
 };
@@ -393,6 +409,9 @@ private:
 struct SealedOnlyField {
     std::string_view path;
     std::string_view reason;
+    // Added after unsealed runs: receipts of clients before it have neither the field nor its
+    // entry in not_applicable, which both readers accept.
+    bool may_be_absent = false;
 };
 const std::vector<SealedOnlyField>& sealed_only_fields();
 

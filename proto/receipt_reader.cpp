@@ -280,8 +280,11 @@ Expected<json::value> fill_not_applicable(const json::value& document, util::Rea
     json::value filled = document;
     const auto* named = document.as_object().if_contains("not_applicable");
     if (named == nullptr || !named->is_object()) return invalid("not_applicable: must be an object");
+    std::size_t named_fields = 0;
     for (const auto& field : sealed_only_fields()) {
         auto* value = at_path(filled, field.path);
+        if (value == nullptr && field.may_be_absent && !named->as_object().contains(field.path)) continue;
+        ++named_fields;
         if (value == nullptr || !value->is_null())
             return invalid(std::string(field.path) + ": must be null in an unsealed run's receipt");
         const auto* reason = named->as_object().if_contains(field.path);
@@ -289,7 +292,7 @@ Expected<json::value> fill_not_applicable(const json::value& document, util::Rea
             return invalid("not_applicable: must name " + std::string(field.path) + " with a reason");
         *value = *at_path(sealed_defaults(), field.path);
     }
-    if (mode == util::ReadMode::strict && named->as_object().size() != sealed_only_fields().size())
+    if (mode == util::ReadMode::strict && named->as_object().size() != named_fields)
         return invalid("not_applicable: must name exactly the sealed-only fields");
     return filled;
 }
@@ -463,6 +466,13 @@ Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode 
     auto termination = observed.object("termination");
     read_termination(termination, receipt);
     termination.finish();
+    // Absent from receipts of daemons before it.
+    if (const auto* environment = observed.if_present("environment"); environment != nullptr && !environment->is_null()) {
+        auto environment_reader = observed.object("environment");
+        receipt.observed.environment =
+            EnvironmentRecord{environment_reader.string("source"), environment_reader.strings("beyond_spec")};
+        environment_reader.finish();
+    }
     observed.finish();
 
     auto capture = root.object("capture");
@@ -473,7 +483,7 @@ Expected<Receipt> receipt_from_json(const json::value& original, util::ReadMode 
     if (capture.int64("output_limit_bytes") != receipt.configured.output_limit_bytes) {
         capture.fail("output_limit_bytes", "must equal configured.output_limit_bytes");
     }
-    capture.string("provenance");
+    receipt.capture.provenance = capture.string("provenance");
     capture.finish();
 
     auto lifecycle = root.object("lifecycle");

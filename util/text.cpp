@@ -158,6 +158,19 @@ std::string format_number(double value)
     return std::string(buffer.data(), result.ptr);
 }
 
+std::string hex_encode(std::string_view bytes)
+{
+    constexpr std::string_view hex = "0123456789abcdef";
+    std::string out;
+    out.reserve(bytes.size() * 2);
+    for (const char c : bytes) {
+        const auto byte = static_cast<unsigned char>(c);
+        out += hex[byte >> 4];
+        out += hex[byte & 0x0F];
+    }
+    return out;
+}
+
 std::string printable_excerpt(std::string_view text, std::size_t max_bytes)
 {
     constexpr std::string_view hex = "0123456789abcdef";

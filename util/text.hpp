@@ -1,4 +1,4 @@
-// Small text helpers: UTF-8 validation, strict base64, the shortest decimal form of a number,
+// Small text helpers: UTF-8 validation, hex, strict base64, the shortest decimal form of a number,
 // and safe excerpts of untrusted text for messages and terminals.
 // Pure functions; no allocation beyond the returned strings; no failure other than
 // base64_decode's nullopt.
@@ -15,6 +15,9 @@ namespace pybox::util {
 bool is_valid_utf8(std::string_view bytes);
 // The bytes as UTF-8 text: each byte that does not begin a well-formed sequence becomes U+FFFD.
 std::string utf8_lossy(std::string_view bytes);
+
+// Each byte as two lower-case hex digits.
+std::string hex_encode(std::string_view bytes);
 
 // Standard base64 (RFC 4648 section 4) with '=' padding.
 std::string base64_encode(std::string_view bytes);

@@ -170,6 +170,7 @@ proto::Receipt unsealed_receipt(const UnsealedEvidence& evidence)
 
     const auto& result = evidence.result;
     auto& capture = receipt.capture;
+    capture.provenance = "target byte streams via bounded pipes of the pybox client; untrusted content";
     capture.stdout_stream = stream_record(result.stdout_stream);
     capture.stderr_stream = stream_record(result.stderr_stream);
     for (const auto* stream : {&capture.stdout_stream, &capture.stderr_stream}) {

@@ -22,6 +22,8 @@ constexpr std::array k_keys{
               "The folder of image recipes (NAME/recipe, NAME/lock) instead of the installed ones"},
     ConfigKey{k_top, "image_tar_cache_dir", KeyType::path, "none",
               "A folder keeping built image tars by recipe SHA-256, imported instead of building again"},
+    ConfigKey{k_top, "stdlib_image", KeyType::text, "none (macOS: the seed's python@sha256:...)",
+              "A pinned REGISTRY/REPO@sha256:DIGEST that pybox setup takes the stdlib image from instead of building it"},
     ConfigKey{k_top, "watcher", KeyType::boolean, "true", "Whether the kernel watcher samples each box's cgroup"},
     ConfigKey{k_top, "watcher_script", KeyType::path, "none",
               "A watcher script to run instead of the built-in one (tests, debugging)"},

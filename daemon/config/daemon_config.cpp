@@ -13,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <stdexcept>
 
 namespace pybox::config {
 
@@ -119,6 +120,16 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
             auto cache = absolute_path(value, file, key, k_max_path_bytes);
             if (!cache) return cache.error();
             config.image_tar_cache_dir = std::move(*cache);
+        } else if (key == "stdlib_image") {
+            const auto* reference_text = value.if_string();
+            if (reference_text == nullptr) return invalid_key(file, key, "must be a string");
+            auto reference = registry::parse_pinned_reference(*reference_text);
+            if (!reference) {
+                std::string why = reference.error().message;
+                if (why.ends_with('.')) why.pop_back();
+                return invalid_key(file, key, "is not a pinned REGISTRY/REPO@sha256:DIGEST: " + why);
+            }
+            config.stdlib_image = std::move(*reference);
         } else if (key == "watcher_script") {
             auto script = absolute_path(value, file, key, k_max_path_bytes);
             if (!script) return script.error();
@@ -156,6 +167,17 @@ Expected<DaemonConfig> parse_daemon_config(std::string_view text, const std::fil
     if (!config.local_engine && config.engines.empty())
         return make_error(api_error::k_config_invalid, file.string() + ": \"local_engine\": false needs at least one entry in \"engines\".");
     return config;
+}
+
+std::optional<registry::PinnedReference> platform_stdlib_image()
+{
+#if defined(__APPLE__)
+    auto seed = registry::parse_pinned_reference(registry::k_seed_stdlib_image);
+    if (!seed) throw std::logic_error("the seed's stdlib image reference does not parse: " + seed.error().message);
+    return *seed;
+#else
+    return std::nullopt;
+#endif
 }
 
 Expected<DaemonConfig> load_daemon_config(const RuntimePaths& paths)

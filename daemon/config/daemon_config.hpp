@@ -13,6 +13,7 @@
 #include "common/paths.hpp"
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/model/model_config.hpp"
+#include "daemon/registry/pinned_reference.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,6 +26,10 @@
 namespace pybox::config {
 
 inline constexpr std::size_t k_max_config_bytes = 64 * 1024;
+
+// The stdlib image this platform takes by its pinned digest when config.json names none:
+// macOS's seed image, nothing on Linux.
+std::optional<registry::PinnedReference> platform_stdlib_image();
 
 struct DaemonConfig {
     // An existing engine to use instead of the private one (the same checks apply).
@@ -39,6 +44,11 @@ struct DaemonConfig {
     // (in another runtime folder, e.g. the next CI run) imports the tar of the same recipe and
     // lock instead of building it again; a changed recipe or lock has another name, so it builds.
     std::optional<std::filesystem::path> image_tar_cache_dir;
+    // Where `pybox setup` takes the stdlib image from instead of building it: an image pinned
+    // by its manifest digest (daemon/registry/pinned_reference.hpp), pulled by the engine and
+    // checked (daemon/registry/image_pull.hpp). None on Linux, where it is built; on macOS,
+    // where nothing can be built, the seed's (registry::k_seed_stdlib_image).
+    std::optional<registry::PinnedReference> stdlib_image = platform_stdlib_image();
     // Whether the kernel watcher samples each box's cgroup (observed.resources). Off only to
     // measure what it costs: a run without it reports its resources as UNKNOWN.
     bool watcher = true;

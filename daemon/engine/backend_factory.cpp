@@ -49,7 +49,7 @@ MadeBackend make_docker_backend(net::any_io_executor executor, const EngineEntry
     made.backend = std::make_unique<DockerBackend>(executor, std::move(dialer), [&](EngineClient& client) {
         return std::make_unique<vm::PrivateEngine>(executor, client, context.paths, context.installation_id,
                                                    checks_config(context.config, entry), context.recorded_images);
-    });
+    }, context.config.runtime);
     return made;
 }
 

@@ -10,7 +10,7 @@
 // DockerBoxEngine (docker_box_engine.hpp) is the implementation over the Docker Engine API;
 // tests/support/fake_box_engine.hpp is a scripted fake with fault injection for run/'s unit
 // tests. Implementations run their calls as coroutines on the executor of whoever built them,
-// are not thread-safe, and fail with the Error codes of engine_client.hpp ("engine_unreachable",
+// are not thread-safe, and fail with the Error codes of engine_call.hpp ("engine_unreachable",
 // "engine_timeout", "engine_protocol", "engine_no_such_object", "engine_error"). Every call takes
 // the timeout of its whole exchange.
 #pragma once
@@ -18,7 +18,7 @@
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "daemon/engine/box_output.hpp"
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/engine_call.hpp"
 #include "daemon/engine/engine_facts.hpp"
 #include "proto/box_policy.hpp"
 
@@ -45,7 +45,6 @@ struct BoxSpec {
     std::vector<std::string> environment;  // exactly this, nothing from the host
     std::string hostname;
     proto::BoxPolicy policy;
-    std::string runtime;        // the OCI runtime, e.g. "runc"
     std::string cgroup_parent;  // the run parent PyBox owns; empty = the engine's default
     std::vector<std::pair<std::string, std::string>> labels;
     // How long the first process may run once it has its program: the box timer (the deadline
@@ -67,6 +66,9 @@ struct SettingsCheck {
     // What was read and compared, as the engine reported it, plus the mismatches: the receipt's
     // observed.effective_policy. A seccomp profile is named by the SHA-256 of its text.
     boost::json::object record;
+    // What the settings read back leave unknown though they match the spec (a Pod under its
+    // runtime's default seccomp profile): the receipt's `unknown` keys with their reasons.
+    std::vector<std::pair<std::string, std::string>> unknown;
 };
 
 struct CreatedBox {
@@ -92,6 +94,9 @@ public:
     virtual std::optional<std::string> malformed() const = 0;
     // Stops the streams; a pending read_output() completes with an error.
     virtual void cancel() = 0;
+    // Once the output ended or broke: the program's environment as the box reported it, or why
+    // it is not known (a backend whose boxes report none says why).
+    virtual EnvironmentReport environment() const = 0;
 };
 
 // A launched box's end.
@@ -121,6 +126,12 @@ struct LaunchFailure {
     };
     Step step;
     Error error;
+    // The box cannot start as it was made, but a box made again from the same spec can: the
+    // engine recognised why from its own report and makes the next box otherwise (a Kubernetes
+    // node without PyBox's seccomp profile: the next Pod asks for the runtime's default, and its
+    // check_settings() says so). run/ then removes this box, confirms it is gone and makes the box
+    // once more; a second failure is the run's.
+    bool remake = false;
 };
 
 // The time budgets of a launch: of connecting the streams and registering for the end, each,
@@ -167,6 +178,10 @@ public:
     // start at delivery, as a warm box's does (proto::warm_box_command), or the wait for the
     // attach would count against the program.
     virtual bool starts_before_delivery() const { return false; }
+
+    // How a box's output reaches PyBox, for the receipt's capture.provenance, e.g. "target byte
+    // streams via bounded Docker attach; untrusted content".
+    virtual std::string output_provenance() const = 0;
 
     // What this engine cannot express in a box or observe of it, whatever the run: the
     // receipt's `unknown` keys (docs/receipt.md "unknown") with their reasons. None for an

@@ -5,7 +5,9 @@
 
 #include "proto/run_events.hpp"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace pybox::engine {
 
@@ -13,6 +15,16 @@ struct OutputChunk {
     proto::OutputStream stream = proto::OutputStream::stdout_stream;
     std::string bytes;
     friend bool operator==(const OutputChunk&, const OutputChunk&) = default;
+};
+
+// The program's environment as the box reported it before the program started (a cluster's
+// fed box does: proto::fed_box_command), taken off its output by the backend: every variable
+// ("NAME=value", in ascending byte order of the names), or why it is not known (one sentence).
+struct EnvironmentReport {
+    std::optional<std::vector<std::string>> variables;
+    std::string unknown_reason;  // when `variables` is nullopt
+
+    friend bool operator==(const EnvironmentReport&, const EnvironmentReport&) = default;
 };
 
 }  // namespace pybox::engine

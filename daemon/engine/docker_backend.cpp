@@ -9,8 +9,11 @@
 namespace pybox::engine {
 
 DockerBackend::DockerBackend(net::any_io_executor executor, std::unique_ptr<EngineDialer> dialer,
-                             const ControlMaker& make_control)
-    : m_client(std::move(executor), std::move(dialer)), m_boxes(m_client), m_probe(m_client), m_control(make_control(m_client))
+                             const ControlMaker& make_control, std::string runtime)
+    : m_client(std::move(executor), std::move(dialer)),
+      m_boxes(m_client, std::move(runtime)),
+      m_probe(m_client),
+      m_control(make_control(m_client))
 {
     if (!m_control) throw std::logic_error("DockerBackend: the engine's checks were not made");
 }

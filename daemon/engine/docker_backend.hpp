@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace pybox::engine {
 
@@ -28,7 +29,9 @@ public:
     // Makes the engine's checks over the backend's client (which outlives them).
     using ControlMaker = std::function<std::unique_ptr<daemon::EngineControl>(EngineClient&)>;
 
-    DockerBackend(net::any_io_executor executor, std::unique_ptr<EngineDialer> dialer, const ControlMaker& make_control);
+    // `runtime`: the OCI runtime of its boxes (config.json's "runtime").
+    DockerBackend(net::any_io_executor executor, std::unique_ptr<EngineDialer> dialer, const ControlMaker& make_control,
+                  std::string runtime);
     DockerBackend(const DockerBackend&) = delete;
     DockerBackend& operator=(const DockerBackend&) = delete;
 

@@ -36,6 +36,12 @@ public:
 
     std::optional<std::string> malformed() const override { return m_demuxer.protocol_error(); }
     void cancel() override { m_session->cancel(); }
+    EnvironmentReport environment() const override
+    {
+        return {std::nullopt, "a Docker box does not report its program's environment: the engine gives the program "
+                              "the variables PyBox set, the image's own (its ENV) and HOSTNAME, which PyBox does not "
+                              "read from inside the box"};
+    }
 
 private:
     std::unique_ptr<AttachSession> m_session;
@@ -65,9 +71,14 @@ std::unique_ptr<BoxStreams> docker_box_streams(std::unique_ptr<AttachSession> se
     return std::make_unique<DockerBoxStreams>(std::move(session));
 }
 
+std::string DockerBoxEngine::output_provenance() const
+{
+    return "target byte streams via bounded Docker attach; untrusted content";
+}
+
 net::awaitable<Expected<CreatedBox>> DockerBoxEngine::create_box(const BoxSpec& spec, Timeout timeout)
 {
-    auto created = co_await m_client.create_container(docker_create_body(spec), spec.name, timeout);
+    auto created = co_await m_client.create_container(docker_create_body(spec, m_runtime), spec.name, timeout);
     if (!created) co_return created.error();
     co_return CreatedBox{std::move(created->id), std::move(created->warnings)};
 }
@@ -79,7 +90,7 @@ net::awaitable<Expected<BoxInspection>> DockerBoxEngine::inspect_box(std::string
 
 SettingsCheck DockerBoxEngine::check_settings(const BoxSpec& spec, const BoxInspection& inspection) const
 {
-    return check_docker_settings(spec, inspection.raw);
+    return check_docker_settings(spec, m_runtime, inspection.raw);
 }
 
 net::awaitable<boost::system::result<LaunchedBox, LaunchFailure>> DockerBoxEngine::launch_box(std::string_view id,

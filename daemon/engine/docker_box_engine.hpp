@@ -9,15 +9,21 @@
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/engine/engine_client.hpp"
 
+#include <string>
+#include <utility>
+
 namespace pybox::engine {
 
 class DockerBoxEngine final : public BoxEngine {
 public:
-    explicit DockerBoxEngine(EngineClient& client) : m_client(client) {}
+    // `runtime`: the OCI runtime its boxes run under (config.json's "runtime"), which the engine
+    // must list.
+    DockerBoxEngine(EngineClient& client, std::string runtime) : m_client(client), m_runtime(std::move(runtime)) {}
 
     std::string describe() const override { return m_client.dialer().describe(); }
     EngineClient& client() { return m_client; }
 
+    std::string output_provenance() const override;
     net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) override;
     net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) override;
     SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const override;
@@ -32,6 +38,7 @@ public:
 
 private:
     EngineClient& m_client;
+    std::string m_runtime;
 };
 
 // A Docker attach connection as a box's streams: its frames parsed into chunks as they arrive.

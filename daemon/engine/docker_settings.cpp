@@ -136,7 +136,7 @@ private:
     std::vector<SettingMismatch> m_mismatches;
 };
 
-std::vector<SettingMismatch> mismatches_of(const BoxSpec& spec, const json::value& inspected)
+std::vector<SettingMismatch> mismatches_of(const BoxSpec& spec, std::string_view runtime, const json::value& inspected)
 {
     const proto::BoxPolicy& policy = spec.policy;
     Checker check(inspected);
@@ -153,7 +153,7 @@ std::vector<SettingMismatch> mismatches_of(const BoxSpec& spec, const json::valu
     check.equal("HostConfig", "ShmSize", policy.tmpfs_bytes);
     check.equal("HostConfig", "MaskedPaths", to_array(policy.masked_paths));
     check.equal("HostConfig", "ReadonlyPaths", to_array(policy.readonly_paths));
-    check.equal("HostConfig", "Runtime", json::value(spec.runtime));
+    check.equal("HostConfig", "Runtime", json::value(runtime));
     check.equal("HostConfig", "NetworkMode", json::value(policy.network));
     check.equal("HostConfig", "Ulimits", docker_ulimits(policy));
     check.equal("HostConfig", "AutoRemove", false);
@@ -229,7 +229,7 @@ json::array docker_ulimits(const proto::BoxPolicy& policy)
     return json::array{soft_and_hard("nofile", policy.open_files), soft_and_hard("core", policy.core_dump_bytes)};
 }
 
-json::object docker_create_body(const BoxSpec& spec)
+json::object docker_create_body(const BoxSpec& spec, std::string_view runtime)
 {
     const proto::BoxPolicy& policy = spec.policy;
     json::object host_config{
@@ -246,7 +246,7 @@ json::object docker_create_body(const BoxSpec& spec)
         {"ShmSize", policy.tmpfs_bytes},
         {"MaskedPaths", to_array(policy.masked_paths)},
         {"ReadonlyPaths", to_array(policy.readonly_paths)},
-        {"Runtime", spec.runtime},
+        {"Runtime", runtime},
         {"NetworkMode", policy.network},
         {"Ulimits", docker_ulimits(policy)},
         {"LogConfig", json::object{{"Type", k_no_log_driver}, {"Config", json::object{}}}},
@@ -283,10 +283,10 @@ json::object docker_create_body(const BoxSpec& spec)
     };
 }
 
-SettingsCheck check_docker_settings(const BoxSpec& spec, const json::value& inspected)
+SettingsCheck check_docker_settings(const BoxSpec& spec, std::string_view runtime, const json::value& inspected)
 {
     SettingsCheck check;
-    check.mismatches = mismatches_of(spec, inspected);
+    check.mismatches = mismatches_of(spec, runtime, inspected);
     check.record = settings_record(inspected, check.mismatches);
     return check;
 }

@@ -20,9 +20,9 @@
 namespace pybox::engine {
 
 // The create body: the image by ID, the command, stdin attached once, no TTY, the labels, the
-// runtime, and HostConfig from the policy (AutoRemove stays false; /dev/shm gets the same size
-// as /tmp; SIGKILL to stop).
-boost::json::object docker_create_body(const BoxSpec& spec);
+// OCI `runtime` the engine's boxes run under (config.json's "runtime"), and HostConfig from the
+// policy (AutoRemove stays false; /dev/shm gets the same size as /tmp; SIGKILL to stop).
+boost::json::object docker_create_body(const BoxSpec& spec, std::string_view runtime);
 
 // HostConfig.LogConfig's Type: the engine keeps no copy of a box's output (PyBox captures it).
 inline constexpr std::string_view k_no_log_driver = "none";
@@ -41,6 +41,6 @@ boost::json::array docker_ulimits(const proto::BoxPolicy& policy);
 // The check of an inspect answer against the spec, and the record of what it read: the fields
 // the check read, as the engine reported them, plus "mismatches". A "seccomp=<profile>"
 // security option is recorded as "seccomp=sha256:<hex of the profile text>", never as the text.
-SettingsCheck check_docker_settings(const BoxSpec& spec, const boost::json::value& inspected);
+SettingsCheck check_docker_settings(const BoxSpec& spec, std::string_view runtime, const boost::json::value& inspected);
 
 }  // namespace pybox::engine

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "daemon/engine/engine_call.hpp"
 #include "daemon/engine/engine_facts.hpp"
 #include "daemon/engine/kept_connections.hpp"
 
@@ -41,10 +42,8 @@
 
 namespace pybox::engine {
 
-namespace net = boost::asio;
 namespace json = boost::json;
 using Stream = net::local::stream_protocol::socket;
-using Timeout = std::chrono::milliseconds;
 
 inline constexpr std::string_view k_max_api_version = "1.41";
 

@@ -7,11 +7,11 @@
 //
 // Implementations run their calls as coroutines on the executor of whoever built them, are not
 // thread-safe, take the timeout of their whole exchange and fail with the Error codes of
-// box_engine.hpp.
+// engine_call.hpp.
 #pragma once
 
 #include "common/error.hpp"
-#include "daemon/engine/engine_client.hpp"
+#include "daemon/engine/engine_call.hpp"
 #include "daemon/engine/engine_facts.hpp"
 #include "proto/receipt.hpp"
 

@@ -389,6 +389,11 @@ std::string image_spec_text(std::string_view image_name, const Recipe& recipe, c
     return text;
 }
 
+std::string pinned_image_spec_text(std::string_view image_name, std::string_view reference)
+{
+    return "pybox-pinned-image 1\nname=" + std::string(image_name) + "\nreference=" + std::string(reference) + "\n";
+}
+
 std::string image_spec_sha256(std::string_view image_name, const Recipe& recipe, const Lock& lock)
 {
     return sha256_hex(image_spec_text(image_name, recipe, lock));

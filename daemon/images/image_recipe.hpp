@@ -92,6 +92,10 @@ inline constexpr int k_image_builder_version = 3;
 // and the order of includes and lock lines do not change it.
 std::string image_spec_text(std::string_view image_name, const Recipe& recipe, const Lock& lock);
 std::string image_spec_sha256(std::string_view image_name, const Recipe& recipe, const Lock& lock);
+// The spec of an image taken by its pinned reference instead of built (config.json's
+// stdlib_image): its name and the reference, kept as <runtime>/recipes/NAME.lock like a built
+// image's, so that the pre-run check and "up to date" work the same way.
+std::string pinned_image_spec_text(std::string_view image_name, std::string_view reference);
 
 // The built-in recipes: <prefix>/share/pybox/images of an installed PyBox, or the copy the build
 // stages in <build>/share/pybox/images (common/data_dir.hpp). The error names the path it

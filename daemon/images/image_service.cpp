@@ -9,6 +9,7 @@
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/mmdebstrap_build.hpp"
 #include "daemon/images/tar_cache.hpp"
+#include "daemon/registry/image_pull.hpp"
 #include "proto/box_policy.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -29,6 +30,8 @@ namespace {
 constexpr std::chrono::minutes k_import_timeout{5};
 constexpr std::chrono::seconds k_image_remove_timeout{60};
 constexpr std::size_t k_tag_hex_chars = 12;
+// The one image config.json's stdlib_image may name.
+constexpr std::string_view k_pinned_image_name = "stdlib";
 constexpr const char* k_busy_message =
     "Another pybox setup, image build or image removal is running; retry when it is done.";
 
@@ -124,11 +127,13 @@ net::awaitable<Expected<BuiltTar>> produce_tar(net::thread_pool& pool, BuildProg
 
 RecipeImageService::RecipeImageService(RuntimePaths paths, engine::EngineClient& engine,
                                        std::filesystem::path recipes_source_dir,
-                                       std::optional<std::filesystem::path> tar_cache_dir)
+                                       std::optional<std::filesystem::path> tar_cache_dir,
+                                       std::optional<registry::PinnedReference> stdlib_image)
     : m_registry(std::move(paths)),
       m_engine(engine),
       m_source_dir(std::move(recipes_source_dir)),
       m_tar_cache_dir(std::move(tar_cache_dir)),
+      m_stdlib_image(std::move(stdlib_image)),
       m_build_thread(std::make_unique<net::thread_pool>(1))
 {
 }
@@ -161,44 +166,39 @@ net::awaitable<Expected<proto::SetupAnswer>> RecipeImageService::setup(std::vect
 net::awaitable<Expected<proto::SetupImage>> RecipeImageService::setup_one(const std::string& name, bool refresh_lock)
 {
     const auto started = MonoClock::now();
+    auto previous = m_registry.find(name);
+    if (!previous) {
+        co_return previous.error();
+    }
+    if (name == k_pinned_image_name && m_stdlib_image) {
+        const std::string spec = pinned_image_spec_text(name, m_stdlib_image->text());
+        auto current = co_await recorded_up_to_date(name, spec, *previous, started);
+        if (!current) {
+            co_return current.error();
+        }
+        if (*current) {
+            co_return std::move(**current);
+        }
+        co_return co_await pull_and_record(name, spec, *previous);
+    }
+
     auto files = load_recipe_files(m_source_dir, name);
     if (!files) {
         co_return files.error();
     }
     const std::string lock_display = "images/" + name + "/lock";
-    auto previous = m_registry.find(name);
-    if (!previous) {
-        co_return previous.error();
-    }
-
     if (!refresh_lock) {
         if (!files->lock) {
             co_return make_error(api_error::k_lock_missing, "The " + name + " image has no lock file " + lock_display +
                                                      ". Create it with: pybox setup --refresh-lock (then commit it).");
         }
         const std::string spec = image_spec_text(name, files->recipe, *files->lock);
-        const std::string recipe_sha = sha256_hex(spec);
-        if (*previous && (*previous)->recipe_sha256 == recipe_sha) {
-            auto state = co_await engine_image_state(m_engine, **previous);
-            if (!state) {
-                co_return state.error();
-            }
-            if (*state == EngineImageState::present) {
-                if (auto dir = make_private_dir(m_registry.paths().recipes_dir()); !dir) {
-                    co_return dir.error();
-                }
-                if (auto written = write_spec_if_changed(m_registry.spec_file(name), spec); !written) {
-                    co_return written.error();
-                }
-                proto::SetupImage result;
-                result.name = name;
-                result.image_id = (*previous)->image_id;
-                result.recipe_sha256 = recipe_sha;
-                result.status = proto::k_setup_up_to_date;
-                result.seconds = seconds_between(started, MonoClock::now());
-                result.tar_sha256 = (*previous)->tar_sha256;
-                co_return result;
-            }
+        auto current = co_await recorded_up_to_date(name, spec, *previous, started);
+        if (!current) {
+            co_return current.error();
+        }
+        if (*current) {
+            co_return std::move(**current);
         }
     }
 
@@ -253,30 +253,89 @@ net::awaitable<Expected<proto::SetupImage>> RecipeImageService::build_and_record
     if (!image_id) {
         co_return image_id.error();
     }
-    if (auto written = write_file_atomic(m_registry.spec_file(name), spec, 0600); !written) {
+    proto::SetupImage result;
+    result.status = cached_tar ? proto::k_setup_from_cache : proto::k_setup_built;
+    result.seconds = seconds_between(started, MonoClock::now());
+    result.lock_refreshed = plan.rewrite_source_lock;
+    // Named, not a temporary of the co_await's expression: GCC 12 destroys such a temporary twice.
+    const ImageRecord built_record{name, *image_id, recipe_sha, rfc3339_utc(WallClock::now()), built->tar_sha256};
+    auto recorded = co_await record(built_record, spec, plan.previous, std::move(result));
+    co_return recorded;
+}
+
+net::awaitable<Expected<std::optional<proto::SetupImage>>> RecipeImageService::recorded_up_to_date(
+    const std::string& name, const std::string& spec, const std::optional<ImageRecord>& previous,
+    MonoClock::time_point started)
+{
+    const std::string recipe_sha = sha256_hex(spec);
+    if (!previous || previous->recipe_sha256 != recipe_sha) {
+        co_return std::nullopt;
+    }
+    auto state = co_await engine_image_state(m_engine, *previous);
+    if (!state) {
+        co_return state.error();
+    }
+    if (*state != EngineImageState::present) {
+        co_return std::nullopt;
+    }
+    if (auto dir = make_private_dir(m_registry.paths().recipes_dir()); !dir) {
+        co_return dir.error();
+    }
+    if (auto written = write_spec_if_changed(m_registry.spec_file(name), spec); !written) {
         co_return written.error();
-    }
-    const ImageRecord record{name, *image_id, recipe_sha, rfc3339_utc(WallClock::now()), built->tar_sha256};
-    if (auto put = m_registry.put(record); !put) {
-        co_return put.error();
-    }
-    const auto& previous = plan.previous;
-    bool previous_removed = false;
-    if (previous && previous->image_id != record.image_id) {
-        auto removed = co_await m_engine.remove_image(previous->image_id, k_image_remove_timeout);
-        previous_removed = removed.has_value();
     }
     proto::SetupImage result;
     result.name = name;
-    result.image_id = record.image_id;
+    result.image_id = previous->image_id;
     result.recipe_sha256 = recipe_sha;
-    result.status = cached_tar ? proto::k_setup_from_cache : proto::k_setup_built;
+    result.status = proto::k_setup_up_to_date;
     result.seconds = seconds_between(started, MonoClock::now());
+    result.tar_sha256 = previous->tar_sha256;
+    co_return result;
+}
+
+net::awaitable<Expected<proto::SetupImage>> RecipeImageService::pull_and_record(const std::string& name,
+                                                                               const std::string& spec,
+                                                                               const std::optional<ImageRecord>& previous)
+{
+    const auto started = MonoClock::now();
+    if (auto dir = make_private_dir(m_registry.paths().recipes_dir()); !dir) {
+        co_return dir.error();
+    }
+    auto pulled = co_await registry::pull_pinned_image(m_engine, *m_stdlib_image, std::nullopt,
+                                                       std::chrono::duration_cast<std::chrono::milliseconds>(registry::k_pull_timeout));
+    if (!pulled) {
+        co_return pulled.error();
+    }
+    proto::SetupImage result;
+    result.status = proto::k_setup_pulled;
+    result.seconds = seconds_between(started, MonoClock::now());
+    // A pulled image has no tar: the manifest digest it was pulled by names its bytes instead.
+    const std::string manifest_sha = m_stdlib_image->digest.substr(std::string_view("sha256:").size());
+    const ImageRecord pulled_record{name, pulled->image_id, sha256_hex(spec), rfc3339_utc(WallClock::now()),
+                                    manifest_sha};
+    auto recorded = co_await record(pulled_record, spec, previous, std::move(result));
+    co_return recorded;
+}
+
+net::awaitable<Expected<proto::SetupImage>> RecipeImageService::record(const ImageRecord& record, const std::string& spec,
+                                                                      const std::optional<ImageRecord>& previous,
+                                                                      proto::SetupImage result)
+{
+    if (auto written = write_file_atomic(m_registry.spec_file(record.name), spec, 0600); !written) {
+        co_return written.error();
+    }
+    if (auto put = m_registry.put(record); !put) {
+        co_return put.error();
+    }
+    result.name = record.name;
+    result.image_id = record.image_id;
+    result.recipe_sha256 = record.recipe_sha256;
     result.tar_sha256 = record.tar_sha256;
-    result.lock_refreshed = plan.rewrite_source_lock;
     if (previous && previous->image_id != record.image_id) {
+        auto removed = co_await m_engine.remove_image(previous->image_id, k_image_remove_timeout);
         result.previous_image_id = previous->image_id;
-        result.previous_image_removed = previous_removed;
+        result.previous_image_removed = removed.has_value();
     }
     co_return result;
 }

@@ -1,5 +1,7 @@
 // RecipeImageService: `pybox setup` and `pybox image ls` (daemon::ImageService) for images
-// built from the recipes under images/ with mmdebstrap and imported through the Engine API.
+// built from the recipes under images/ with mmdebstrap and imported through the Engine API, or,
+// for the stdlib image where config.json's stdlib_image names one (macOS's seed image by
+// default), pulled by that pinned reference and checked (daemon/registry/image_pull.hpp).
 //
 // setup(): per image, computes the recipe SHA-256 (recipe + lock); if images.json records that
 // SHA and the engine still holds the recorded image ID, the image is "up_to_date" (one inspect
@@ -9,6 +11,11 @@
 // tar already cached for the same recipe SHA-256 is imported instead of building (status
 // "from_cache"), and each new build's tar is kept there. refresh_lock=true builds with
 // the newest package versions and rewrites the lock in the recipes source folder first.
+// A pinned stdlib image is "up_to_date" by the same rule (its spec is pinned_image_spec_text:
+// the name and the reference), else pulled ("pulled"; refresh_lock does not apply to it), and
+// recorded with the manifest digest it was pulled by as its tar_sha256. A pull the registry
+// or the engine refuses records nothing and leaves nothing under the reference (its errors:
+// image_pull.hpp's).
 // Result: a proto::SetupAnswer, one SetupImage per image. Errors: see mmdebstrap_build.hpp, plus
 // "unknown_image", "lock_missing", "setup_busy" (one setup at a time), the registry's and the
 // engine's.
@@ -29,10 +36,12 @@
 // service's own build thread, which the destructor joins (waiting for a running build to end).
 #pragma once
 
+#include "common/clock.hpp"
 #include "common/paths.hpp"
 #include "daemon/images/image_recipe.hpp"
 #include "daemon/images/build_progress.hpp"
 #include "daemon/images/image_registry.hpp"
+#include "daemon/registry/pinned_reference.hpp"
 #include "daemon/server/services.hpp"
 
 #include <filesystem>
@@ -53,9 +62,11 @@ namespace pybox::images {
 
 class RecipeImageService final : public daemon::ImageService {
 public:
-    // tar_cache_dir: config.json's image_tar_cache_dir (see daemon_config.hpp), or none.
+    // tar_cache_dir: config.json's image_tar_cache_dir; stdlib_image: its stdlib_image (see
+    // daemon_config.hpp); either may be none.
     RecipeImageService(RuntimePaths paths, engine::EngineClient& engine, std::filesystem::path recipes_source_dir,
-                       std::optional<std::filesystem::path> tar_cache_dir = std::nullopt);
+                       std::optional<std::filesystem::path> tar_cache_dir = std::nullopt,
+                       std::optional<registry::PinnedReference> stdlib_image = std::nullopt);
     ~RecipeImageService() override;
     RecipeImageService(const RecipeImageService&) = delete;
     RecipeImageService& operator=(const RecipeImageService&) = delete;
@@ -83,11 +94,26 @@ private:
         std::optional<ImageRecord> previous;
     };
     boost::asio::awaitable<Expected<proto::SetupImage>> build_and_record(const BuildPlan& plan);
+    // The answer for an image whose record already has `spec`'s SHA-256 and whose image the
+    // engine still holds (writing recipes/NAME.lock if it differs); nullopt when it must be made.
+    boost::asio::awaitable<Expected<std::optional<proto::SetupImage>>> recorded_up_to_date(
+        const std::string& name, const std::string& spec, const std::optional<ImageRecord>& previous,
+        MonoClock::time_point started);
+    // Pulls the pinned stdlib image, then records it as build_and_record does.
+    boost::asio::awaitable<Expected<proto::SetupImage>> pull_and_record(const std::string& name,
+                                                                        const std::string& spec,
+                                                                        const std::optional<ImageRecord>& previous);
+    // Writes recipes/NAME.lock and the record, removes the image `previous` named when it is
+    // another, and says so in `result` (whose other fields the caller has set).
+    boost::asio::awaitable<Expected<proto::SetupImage>> record(const ImageRecord& record, const std::string& spec,
+                                                               const std::optional<ImageRecord>& previous,
+                                                               proto::SetupImage result);
 
     ImageRegistry m_registry;
     engine::EngineClient& m_engine;
     std::filesystem::path m_source_dir;
     std::optional<std::filesystem::path> m_tar_cache_dir;
+    std::optional<registry::PinnedReference> m_stdlib_image;
     std::unique_ptr<boost::asio::thread_pool> m_build_thread;
     bool m_busy = false;
     BuildProgress m_progress;

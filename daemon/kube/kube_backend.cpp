@@ -42,6 +42,7 @@ public:
     {
         proto::EngineStatus status;
         status.engine_socket = m_backend.describe();
+        m_backend.forget_missing_profiles();
         auto client = m_backend.client();
         if (!client) {
             status.problems.push_back({"kubeconfig", client.error().message});
@@ -84,7 +85,7 @@ KubeBackend::KubeBackend(std::string id, engine::KubeEngine entry, std::filesyst
     : m_id(std::move(id)), m_entry(std::move(entry)), m_access(read_kubeconfig(m_entry.kubeconfig, m_entry.context)),
       m_images_file(std::move(images_file)), m_recorded_images(std::move(recorded_images)),
       m_boxes([this] { return client(); }, [this](std::string_view image_id) { return cluster_image(image_id); },
-              KubeBoxSettings{m_entry.namespace_name, true, describe_cluster(m_entry, m_access), m_entry.node.value_or(""),
+              KubeBoxSettings{m_entry.namespace_name, describe_cluster(m_entry, m_access), m_entry.node.value_or(""),
                               m_entry.pids_limit_node}),
       m_probe([this] { return client(); }), m_control(std::make_unique<KubeControl>(*this))
 {

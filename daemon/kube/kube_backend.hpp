@@ -67,6 +67,9 @@ public:
 
     // The client over the entry's kubeconfig, or why there is none.
     Expected<KubeClient*> client();
+    // At each check (`vm status`): the nodes seen without PyBox's seccomp profile are looked at
+    // again by their next Pod (kube_box_engine.hpp).
+    void forget_missing_profiles() { m_boxes.forget_missing_profiles(); }
     const engine::KubeEngine& entry() const { return m_entry; }
     // The pushed image of an engine image id, when this entry's record has it.
     std::optional<ClusterImage> cluster_image(std::string_view image_id);

@@ -5,6 +5,7 @@
 #include "common/limits.hpp"
 #include "daemon/kube/cluster_checks.hpp"
 #include "daemon/kube/cluster_probe.hpp"
+#include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_attach.hpp"
 #include "daemon/kube/kube_status.hpp"
 #include "daemon/kube/network_policy.hpp"
@@ -111,21 +112,25 @@ public:
     // the kill line.
     Expected<void> close_stdin() override { return {}; }
 
+    // The program's output: the fed first process's environment report is taken off first.
     net::awaitable<Expected<std::vector<OutputChunk>>> read_output() override
     {
-        auto chunk = co_await m_session->read(k_output_wait);
-        if (!chunk) co_return chunk.error();
         std::vector<OutputChunk> chunks;
-        if (*chunk) {
-            chunks.push_back(std::move(**chunk));
-        } else {
-            m_ended = true;  // the container's process ended: the apiserver closed the attach
+        while (chunks.empty() && !m_ended) {
+            auto chunk = co_await m_session->read(k_output_wait);
+            if (!chunk) co_return chunk.error();
+            if (!*chunk) {
+                m_ended = true;  // the container's process ended: the apiserver closed the attach
+            } else if (auto part = m_environment.program_part(std::move(**chunk))) {
+                chunks.push_back(std::move(*part));
+            }
         }
         co_return chunks;
     }
     // The attach protocol's breaches are errors of read_output(), never a partial unit.
     std::optional<std::string> malformed() const override { return std::nullopt; }
     void cancel() override { m_session->cancel(); }
+    engine::EnvironmentReport environment() const override { return m_environment.report(); }
 
     // Whether the apiserver ended the attach, as it does when the container's process ends.
     bool ended() const { return m_ended; }
@@ -143,6 +148,7 @@ private:
     KubeBoxEngine& m_engine;
     std::string m_id;
     std::unique_ptr<AttachSession> m_session;
+    EnvironmentReportSplitter m_environment;
     bool m_writing = false;
     bool m_ended = false;
 };
@@ -223,10 +229,14 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
     engine::BoxSpec fed = spec;
     fed.command = proto::fed_box_command(spec.command, spec.policy.tmpfs_bytes);
     const auto box_timer = std::chrono::ceil<std::chrono::seconds>(std::chrono::duration<double>(spec.box_timer_s));
-    PodSettings settings{image->reference, m_settings.seccomp_localhost ? spec.policy.seccomp + ".json" : std::string(),
+    auto seccomp = seccomp_for(spec);
+    auto* profile = std::get_if<std::string>(&seccomp);
+    PodSettings settings{image->reference, profile != nullptr ? *profile : std::string(),
                          (box_timer + k_pod_start_allowance).count(), m_settings.node};
     AskedPod asked{make_pod(fed, settings), spec.policy.pids, deny_all_policy_name(owner),
-                   std::move(*network_problem), MonoClock::now()};
+                   std::move(*network_problem), MonoClock::now(), settings.seccomp_localhost_profile,
+                   std::nullopt};
+    if (auto* missing = std::get_if<MissingProfile>(&seccomp)) asked.runtime_default_because = std::move(*missing);
     const json::value body = asked.pod;
     auto answer = co_await (*client)->call_json(http::verb::post, pods_path(), &body, timeout);
     if (!answer) co_return answer.error();
@@ -236,6 +246,17 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
     auto id = pod_ref_id(PodRef{spec.name, facts.uid});
     m_asked.insert_or_assign(spec.name, std::move(asked));
     co_return engine::CreatedBox{std::move(id), {}};
+}
+
+std::variant<std::string, MissingProfile> KubeBoxEngine::seccomp_for(const engine::BoxSpec& spec)
+{
+    const auto now = MonoClock::now();
+    // A Pod made again after its node lacked the profile; the others, when known beforehand to
+    // go to a node seen without it (the entry's node: the scheduler places the others later).
+    if (auto remade = m_remakes.extract(spec.name)) return std::move(remade.mapped());
+    std::erase_if(m_remakes, [now](const auto& remake) { return now - remake.second.seen >= k_missing_profile_memory; });
+    if (const auto* missing = m_missing_profile.lacking(m_settings.node, now)) return *missing;
+    return spec.policy.seccomp + ".json";
 }
 
 net::awaitable<Expected<engine::BoxInspection>> KubeBoxEngine::inspect_box(std::string_view id, Timeout timeout)
@@ -261,6 +282,8 @@ engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
         return unknown;
     }
     auto check = check_pod(asked->second.pod, inspection.raw);
+    const auto& because = asked->second.runtime_default_because;
+    check.record["seccomp_fallback"] = because ? json::value(missing_profile_record(*because)) : json::value(nullptr);
     const auto& network = asked->second;
     check.record["network_policy"] = json::object{{"name", network.network_policy},
                                                   {"deny_all", !network.network_problem.has_value()}};
@@ -306,26 +329,41 @@ net::awaitable<Expected<PodFacts>> KubeBoxEngine::read_pod(KubeClient& client, c
     co_return facts;
 }
 
-net::awaitable<Expected<std::unique_ptr<AttachSession>>> KubeBoxEngine::attach_once_started(KubeClient& client,
-                                                                                           const PodRef& ref,
-                                                                                           Timeout timeout)
+net::awaitable<boost::system::result<std::unique_ptr<AttachSession>, LaunchFailure>> KubeBoxEngine::attach_once_started(
+    KubeClient& client, const PodRef& ref, const AskedPod& asked, Timeout timeout)
 {
+    using Step = LaunchFailure::Step;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     std::string last_seen = "no answer";
     for (int refused = 0;; ++refused) {
         const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
         if (left <= Timeout::zero())
-            co_return make_error(api_error::k_engine_timeout, "the Pod " + pod_ref_id(ref) + " did not start within " +
-                                                               std::to_string(timeout.count()) + " ms (last seen: " +
-                                                               last_seen + ")");
+            co_return LaunchFailure{Step::start,
+                                    make_error(api_error::k_engine_timeout, "the Pod " + pod_ref_id(ref) +
+                                                                                " did not start within " +
+                                                                                std::to_string(timeout.count()) +
+                                                                                " ms (last seen: " + last_seen + ")")};
         auto session = co_await AttachSession::open(client, m_settings.namespace_name, ref.name, k_box_container,
                                                     std::min(left, limits::k_query_timeout));
-        if (session || !not_started_yet(session.error())) co_return session;
+        if (session) co_return std::move(*session);
+        if (!not_started_yet(session.error())) co_return LaunchFailure{Step::start, session.error()};
         if (refused % k_attaches_per_pod_read == 0) {
             // Not attachable yet: the Pod says whether it is on its way.
             auto facts = co_await read_pod(client, ref, std::min(left, limits::k_query_timeout));
-            if (!facts) co_return facts.error();
-            if (auto failure = start_failure(*facts)) co_return std::move(*failure);
+            if (!facts) co_return LaunchFailure{Step::start, facts.error()};
+            if (lacks_localhost_profile(*facts, asked.seccomp_profile)) {
+                MissingProfile missing{facts->node_name, MonoClock::now(), WallClock::now(),
+                                       facts->waiting_reason + ": " + facts->waiting_message};
+                m_missing_profile.note(missing);
+                m_remakes.insert_or_assign(ref.name, missing);
+                co_return LaunchFailure{Step::start,
+                                        make_error(api_error::k_engine_error,
+                                                   "the node " + facts->node_name + " has no seccomp profile " +
+                                                       asked.seccomp_profile + " in its kubelet's seccomp root (" +
+                                                       missing.kubelet_said + ")"),
+                                        true};
+            }
+            if (auto failure = start_failure(*facts)) co_return LaunchFailure{Step::start, std::move(*failure)};
             last_seen = start_progress(*facts) + "; the attach: " + session.error().message;
         }
         co_await pause(k_attach_retry_interval);
@@ -375,8 +413,8 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     // A Pod's start includes its image's pull on the node: the start budget is at least the
     // allowance activeDeadlineSeconds gives it.
     const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
-    auto session = co_await attach_once_started(**client, *ref, start_budget);
-    if (!session) co_return LaunchFailure{Step::start, session.error()};
+    auto session = co_await attach_once_started(**client, *ref, asked->second, start_budget);
+    if (!session) co_return session.error();
     auto verified = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
     if (!verified) {
         co_await (*session)->close(limits::k_query_timeout);
@@ -452,6 +490,12 @@ net::awaitable<Expected<std::vector<engine::ListedBox>>> KubeBoxEngine::list_box
                                               nullptr, timeout);
     if (!list) co_return list.error();
     co_return listed_pods(*list);
+}
+
+std::string KubeBoxEngine::output_provenance() const
+{
+    return "target byte streams via the apiserver's bounded attach websocket (its stdout and stderr channels, the "
+           "feeder's environment report taken off the front of stdout); untrusted content";
 }
 
 std::vector<std::pair<std::string, std::string>> sealed_pod_unknowns()

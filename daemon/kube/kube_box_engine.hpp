@@ -11,16 +11,30 @@
 //   takes the program as one length-prefixed frame (stdin cannot be closed on Kubernetes 1.20's
 //   attach protocol) and kills the program on a kill line; the image by its pushed reference
 //   (REGISTRY/PREFIX/NAME@sha256:DIGEST, never a tag), activeDeadlineSeconds the box timer plus
-//   k_pod_start_allowance as a backstop. What was asked is kept until the box is removed, for
-//   check_settings(), which compares the Pod the apiserver read back (after admission) with it.
-// - launch_box(): the kubelet starts the container by itself; the launch waits (polling the Pod)
-//   until it runs, checks that the node runs the pushed image (the container status's imageID
-//   names the recorded manifest digest) and that the node's podPidsLimit (its kubelet's configz,
-//   read once per node) is not above the policy's pids, then attaches (kube_attach.hpp): the fed first process
-//   writes nothing before its program, so no output is missed. A container that cannot start
-//   (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails the start
-//   with the kubelet's reason. The end is read from the Pod's status (polled): the exit code and
-//   OOMKilled come from there, never from the attach's status channel (attach_channels.hpp).
+//   k_pod_start_allowance as a backstop; the seccomp profile PyBox's own as a Localhost profile,
+//   or RuntimeDefault for a Pod made again because its node lacked that profile, and for the
+//   Pods of the entry's node while it is remembered without it (node_seccomp.hpp). What was asked
+//   is kept until the box is removed, for check_settings(), which compares the Pod the apiserver
+//   read back (after admission) with it, and records why a Pod asked for RuntimeDefault
+//   (effective_policy.seccomp_fallback).
+// - launch_box(): the kubelet starts the container by itself. The launch asks to attach
+//   (kube_attach.hpp) every k_attach_retry_interval from the Pod's admission, without waiting
+//   for the Pod's status to say the container runs: the kubelet refuses (500 "container box not
+//   found", 404 "pod does not exist", 400 "does not have a host assigned") until its runtime runs
+//   it. After every k_attaches_per_pod_read refusals it reads the Pod, so that a container that
+//   cannot start (ErrImagePull, CreateContainerError, ...) or a Pod that fails (OutOfcpu) fails
+//   the start with the kubelet's reason; one whose node has no file for the Localhost profile
+//   (recognised from its status: node_seccomp.hpp) fails it asking for the box to be made again
+//   (LaunchFailure::remake), and the node is remembered. Once attached, the node's podPidsLimit
+//   (its kubelet's configz, read once per node) must not be above the policy's pids. The fed
+//   first process writes nothing before its program but its report of the program's
+//   environment, the first line of stdout, which the streams take off the output
+//   (environment_report.hpp) and give as their environment(): no output is missed, and none is
+//   the feeder's. The image the node ran (the container status's imageID, which the kubelet
+//   names only once the container runs) is checked against the recorded manifest digest by
+//   check_settings() on the ended box. The end is read from the Pod's status (polled every
+//   k_pod_poll_interval): the exit code and OOMKilled come from there, never from the attach's
+//   status channel (attach_channels.hpp).
 // - kill_box() first looks at the box's attach, without an API call: one that ended (its process
 //   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
 //   box was already ended; an open one gets the kill line: the kill byte and a nonce of 128
@@ -41,6 +55,7 @@
 #include "common/clock.hpp"
 #include "daemon/engine/box_engine.hpp"
 #include "daemon/kube/kube_client.hpp"
+#include "daemon/kube/node_seccomp.hpp"
 #include "daemon/kube/pod_state.hpp"
 
 #include <boost/json/object.hpp>
@@ -51,6 +66,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 
 namespace pybox::kube {
 
@@ -77,9 +93,6 @@ struct ClusterImage {
 
 struct KubeBoxSettings {
     std::string namespace_name;
-    // Whether the nodes hold PyBox's seccomp profiles as Localhost profiles (the policy's profile
-    // name + ".json" in the kubelet's seccomp root); false: RuntimeDefault.
-    bool seccomp_localhost = true;
     // "kubernetes <server> namespace <ns>", for messages and receipts.
     std::string description;
     // The node every Pod is placed on, or empty: the cluster's scheduler places it.
@@ -115,9 +128,14 @@ public:
     net::awaitable<Expected<void>> remove_box(std::string_view id, engine::Timeout timeout) override;
     net::awaitable<Expected<std::vector<engine::ListedBox>>> list_boxes(const std::vector<std::string>& labels,
                                                                        engine::Timeout timeout) override;
+    std::string output_provenance() const override;
     std::vector<std::pair<std::string, std::string>> always_unknown() const override { return sealed_pod_unknowns(); }
     // The kubelet starts a Pod's container on its own, before the attach delivers the program.
     bool starts_before_delivery() const override { return true; }
+
+    // Forgets the nodes seen without PyBox's seccomp profile (`vm status`): the next Pod on each
+    // asks for the profile again.
+    void forget_missing_profiles() { m_missing_profile.forget_all(); }
 
 private:
     friend class KubeBoxStreams;
@@ -129,6 +147,8 @@ private:
         std::string network_policy;                  // its name
         std::optional<std::string> network_problem;  // why it is not the owner's deny-all policy
         MonoClock::time_point asked;  // right before the POST: the earliest the box can have started
+        std::string seccomp_profile;  // the Localhost profile asked for; empty: RuntimeDefault...
+        std::optional<MissingProfile> runtime_default_because;  // ...because its node was seen without it
     };
 
     std::string pods_path() const;
@@ -136,9 +156,13 @@ private:
     // The Pod's facts; "engine_no_such_object" when the name is another Pod's.
     net::awaitable<Expected<PodFacts>> read_pod(KubeClient& client, const PodRef& ref, engine::Timeout timeout);
     // Attaches to the box container as soon as the kubelet's runtime runs it (asked again every
-    // k_attach_retry_interval while it does not), failing when the Pod says it never will.
-    net::awaitable<Expected<std::unique_ptr<AttachSession>>> attach_once_started(KubeClient& client, const PodRef& ref,
-                                                                                engine::Timeout timeout);
+    // k_attach_retry_interval while it does not), failing when the Pod says it never will; a node
+    // without the Localhost profile the Pod asked for is remembered, and the failure asks for the
+    // box to be made again (LaunchFailure::remake), with RuntimeDefault.
+    net::awaitable<boost::system::result<std::unique_ptr<AttachSession>, engine::LaunchFailure>> attach_once_started(
+        KubeClient& client, const PodRef& ref, const AskedPod& asked, engine::Timeout timeout);
+    // The Localhost profile a Pod made now for `spec` asks for, or why it asks for RuntimeDefault.
+    std::variant<std::string, MissingProfile> seccomp_for(const engine::BoxSpec& spec);
     // The check of a started box's node before its program is delivered: its podPidsLimit. The
     // node is the entry's, or the Pod's as the apiserver reads it.
     net::awaitable<Expected<void>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
@@ -163,6 +187,9 @@ private:
     std::map<std::string, KubeBoxStreams*, std::less<>> m_attached;  // by box id, while its streams live
     std::map<std::string, std::string, std::less<>> m_kill_nonces;  // by box id, from its first kill until removed
     std::map<std::string, std::optional<std::int64_t>> m_node_pids;  // podPidsLimit by node, once read
+    MissingProfileNodes m_missing_profile;
+    // Pods to be made again (by name) because their node lacked the profile, until made.
+    std::map<std::string, MissingProfile, std::less<>> m_remakes;
 };
 
 }  // namespace pybox::kube

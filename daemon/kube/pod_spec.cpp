@@ -390,6 +390,25 @@ std::string asked_image(const json::object& asked)
 
 bool multiply(std::int64_t a, std::int64_t b, std::int64_t& product) { return !__builtin_mul_overflow(a, b, &product); }
 
+// The seccomp profile type of the box container as the apiserver holds it, or empty.
+std::string box_seccomp_type(const json::value& read_back)
+{
+    const auto* containers = read_back.is_object() ? read_back.get_object().if_contains("spec") : nullptr;
+    containers = containers != nullptr && containers->is_object() ? containers->get_object().if_contains("containers") : nullptr;
+    if (containers == nullptr || !containers->is_array()) return {};
+    for (const auto& item : containers->get_array()) {
+        const auto* container = item.if_object();
+        const auto* name = container != nullptr ? container->if_contains("name") : nullptr;
+        if (name == nullptr || !name->is_string() || name->get_string() != k_box_container) continue;
+        const auto* context = container->if_contains("securityContext");
+        const auto* profile = context != nullptr && context->is_object() ? context->get_object().if_contains("seccompProfile")
+                                                                          : nullptr;
+        const auto* type = profile != nullptr && profile->is_object() ? profile->get_object().if_contains("type") : nullptr;
+        return type != nullptr && type->is_string() ? std::string(type->get_string()) : std::string();
+    }
+    return {};
+}
+
 }  // namespace
 
 std::string memory_quantity(std::int64_t bytes)
@@ -492,6 +511,14 @@ engine::SettingsCheck check_pod(const json::object& asked, const json::value& re
         check.mismatches.push_back({std::string(k_ran_image_field), image, ran});
     check.record = pod_record(read_back, check.mismatches);
     check.record["image_id"] = ran.empty() ? json::value(nullptr) : json::value(ran);
+    if (box_seccomp_type(read_back) == "RuntimeDefault")
+        check.unknown.emplace_back("seccomp_profile",
+                                   "the box ran under its node's default seccomp profile (RuntimeDefault), not PyBox's "
+                                   "(configured.seccomp), because the node lacked PyBox's profile file "
+                                   "(observed.effective_policy.seccomp_fallback); the runtime's default allows system "
+                                   "calls PyBox's profile denies (Docker's, for one, allows ptrace, process_vm_readv, "
+                                   "io_uring_setup and memfd_create), and which ones exactly depends on the node's "
+                                   "runtime and its version, which PyBox does not observe");
     return check;
 }
 

@@ -68,7 +68,8 @@ std::optional<std::int64_t> quantity_millis(std::string_view quantity);
 // an object is the one mismatch "pod". Of an ended Pod, whose status names the image its node ran
 // (never before the kubelet's report after the start), the record's "image_id" is that imageID,
 // and one that does not end with the asked image's digest is the mismatch k_ran_image_field;
-// "image_id" is null before.
+// "image_id" is null before. A box container the apiserver holds with the RuntimeDefault seccomp
+// profile leaves the unknown "seccomp_profile": which system calls the node's runtime allows.
 inline constexpr std::string_view k_ran_image_field = "status.containerStatuses[box].imageID";
 engine::SettingsCheck check_pod(const boost::json::object& asked, const boost::json::value& read_back);
 

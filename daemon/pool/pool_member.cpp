@@ -33,7 +33,8 @@ void seat_platform_engine(EngineSeat& seat, net::any_io_executor executor, const
                                                                         recorded_images(context.registry));
             colima = control.get();
             return control;
-        });
+        },
+        context.config.runtime);
     seat.cgroups = &colima->cgroups();
     seat.cgroups_elsewhere = true;
     seat.local_docker = backend.get();
@@ -48,7 +49,8 @@ void seat_platform_engine(EngineSeat& seat, net::any_io_executor executor, const
         [&](engine::EngineClient& client) {
             return std::make_unique<vm::PrivateEngine>(executor, client, context.paths, context.installation_id,
                                                        context.config, recorded_images(context.registry));
-        });
+        },
+        context.config.runtime);
     seat.local_docker = backend.get();
     seat.backend = std::move(backend);
     seat.own_cgroups = std::make_unique<watcher::LocalCgroupHost>(executor);
@@ -138,7 +140,7 @@ PoolMember::PoolMember(net::any_io_executor executor, EngineSeat seat, const Poo
                               m_seat.cgroups ? run_parent_releaser(*m_seat.cgroups, context.installation_id)
                                              : RunReleaser{},
                               m_seat.id}),
-      m_runs(executor, m_seat.backend->boxes(), m_seat.backend->probe(), BoxRuntime{context.config.runtime},
+      m_runs(executor, m_seat.backend->boxes(), m_seat.backend->probe(),
              image_check(context.registry, *m_seat.backend),
              AttemptTracking{AttemptLog(context.paths), &context.runs_in_progress, context.config.box_expiry_s,
                              m_seat.id},

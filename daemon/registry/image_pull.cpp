@@ -40,13 +40,4 @@ boost::asio::awaitable<Expected<PulledImage>> pull_pinned_image(engine::EngineCl
     co_return checked;
 }
 
-boost::asio::awaitable<Expected<PulledImage>> take_pinned_image(engine::EngineClient& engine,
-                                                                std::string_view reference_text,
-                                                                std::chrono::milliseconds timeout)
-{
-    auto reference = parse_pinned_reference(reference_text);
-    if (!reference) co_return reference.error();
-    co_return co_await pull_pinned_image(engine, *reference, std::nullopt, timeout);
-}
-
 }  // namespace pybox::registry

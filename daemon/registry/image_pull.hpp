@@ -7,9 +7,10 @@
 // "image_digest_mismatch" with the engine's words or the difference, and the reference is
 // removed from the engine again, so nothing is left under it. Never a tag, never at run time.
 //
-// Used for a cluster's images (the node's engine pulls what push_image pushed) and for macOS,
-// where `pybox setup` cannot build the stdlib image and takes the seed's pinned Docker Hub
-// image instead (k_seed_stdlib_image). The pull has the timeout given, the inspect
+// Used for a cluster's images (the node's engine pulls what push_image pushed) and by `pybox
+// setup` for config.json's stdlib_image: on macOS, where no image can be built, the seed's
+// pinned Docker Hub image (pinned_reference.hpp's k_seed_stdlib_image) by default
+// (daemon/images/image_service.hpp). The pull has the timeout given, the inspect
 // limits::k_inspect_timeout. Failures also: the engine's (engine_client.hpp), "registry_error"
 // (the engine could not pull for another reason, quoted), "image_reference_invalid".
 // Runs on the caller's executor; the engine client must outlive the call.
@@ -24,7 +25,6 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <string_view>
 
 namespace pybox::engine {
 class EngineClient;
@@ -32,20 +32,11 @@ class EngineClient;
 
 namespace pybox::registry {
 
-// The stdlib image the seed pins for macOS (docs/reference.md's seed: Docker Hub's python,
-// linux/arm64), taken by `pybox setup` where no image can be built.
-inline constexpr std::string_view k_seed_stdlib_image =
-    "python@sha256:70729b46c69b4f1e97c4822c1af3df53a1476cf5ddc6c087c0c10bc3a5678c2f";
 inline constexpr std::chrono::minutes k_pull_timeout{10};
 
 boost::asio::awaitable<Expected<PulledImage>> pull_pinned_image(engine::EngineClient& engine,
                                                                 const PinnedReference& reference,
                                                                 std::optional<std::string> expected_image_id,
-                                                                std::chrono::milliseconds timeout);
-
-// macOS's `pybox setup`: a pinned reference as text (k_seed_stdlib_image), parsed and pulled.
-boost::asio::awaitable<Expected<PulledImage>> take_pinned_image(engine::EngineClient& engine,
-                                                                std::string_view reference_text,
                                                                 std::chrono::milliseconds timeout);
 
 }  // namespace pybox::registry

@@ -22,6 +22,11 @@ namespace pybox::registry {
 
 inline constexpr std::size_t k_max_reference_bytes = 512;
 
+// The stdlib image the seed pins for macOS (docs/reference.md's seed: Docker Hub's python,
+// linux/arm64), taken by `pybox setup` where no image can be built (config.json's stdlib_image).
+inline constexpr std::string_view k_seed_stdlib_image =
+    "python@sha256:70729b46c69b4f1e97c4822c1af3df53a1476cf5ddc6c087c0c10bc3a5678c2f";
+
 // A host and its optional port, as written ("127.0.0.1:5000", "[::1]:5000", "registry.example").
 struct RegistryHost {
     std::string host;  // without brackets: "::1"

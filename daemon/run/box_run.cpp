@@ -84,9 +84,9 @@ private:
 
 BoxRun::BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
                const AttemptTracking& attempts,
-               proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
+               proto::RunRequest request, proto::BoxPolicy policy, const WatchSetup& watch,
                BoxKind kind)
-    : m_executor(std::move(executor)), m_engine(engine), m_probe(probe), m_attempts(attempts), m_runtime(std::move(runtime)),
+    : m_executor(std::move(executor)), m_engine(engine), m_probe(probe), m_attempts(attempts),
       m_watch(watch), m_deadline_timer(m_executor), m_drain_timer(m_executor)
 {
     m_description.kind = kind;
@@ -152,6 +152,7 @@ void BoxRun::identify(const std::string& installation_id, std::uint32_t owner_ui
     m_description.created_at = rfc3339_utc(now);
     m_description.engine = proto::EngineRef{m_attempts.engine_id, m_engine.describe()};
     m_evidence.engine_unknown = m_engine.always_unknown();
+    m_evidence.output_provenance = m_engine.output_provenance();
     const auto& request = m_description.request;
     if (m_description.kind == BoxKind::warm || timer_at_delivery()) {
         m_description.command = proto::warm_box_command();
@@ -190,19 +191,47 @@ Expected<void> BoxRun::write_attempt()
 
 net::awaitable<void> BoxRun::execute()
 {
-    // One co_await per statement: GCC 12 miscompiles co_await inside && and ?:.
-    bool ready = co_await create_box();
-    if (ready) ready = co_await verify_box();
-    if (ready) ready = co_await launch_box();
+    const bool ready = co_await make_box();
     if (ready) co_await run_program();
     co_await cleanup();
 }
 
-net::awaitable<bool> BoxRun::prepare()
+net::awaitable<bool> BoxRun::make_box()
 {
+    // One co_await per statement: GCC 12 miscompiles co_await inside && and ?:.
     bool ready = co_await create_box();
     if (ready) ready = co_await verify_box();
-    if (ready) ready = co_await launch_box();
+    if (ready) ready = co_await launch_box(true);
+    if (ready || !m_remake_asked) co_return ready;
+    co_return co_await remake_box();
+}
+
+net::awaitable<bool> BoxRun::remake_box()
+{
+    PhaseTimer phase(*this, "remove");
+    const std::vector<std::string> first{m_evidence.container_id};
+    const RemovalOutcome removal = co_await remove_boxes(m_engine, first, limits::k_cleanup_budget);
+    Error why = *std::exchange(m_remake_asked, std::nullopt);
+    if (!removal.all_gone) {
+        // The box stays the run's: the cleanup tries its removal again.
+        phase.done(removal.timed_out ? "timeout" : "failed");
+        note_problem(Kind::start_failed, std::move(why));
+        co_return false;
+    }
+    phase.done("ok");
+    m_evidence.remade = RemadeBox{std::exchange(m_evidence.container_id, {}), std::move(why)};
+    m_evidence.effective_policy = nullptr;
+    m_evidence.settings_unknown.clear();
+    m_evidence.policy_verified = false;
+    bool ready = co_await create_box();
+    if (ready) ready = co_await verify_box();
+    if (ready) ready = co_await launch_box(false);
+    co_return ready;
+}
+
+net::awaitable<bool> BoxRun::prepare()
+{
+    const bool ready = co_await make_box();
     if (ready) {
         co_await measure_engine_clock();
         co_await find_first_process();
@@ -260,7 +289,7 @@ void BoxRun::note_problem(Kind kind, Error error)
 net::awaitable<bool> BoxRun::create_box()
 {
     PhaseTimer phase(*this, "create");
-    m_spec = make_box_spec(m_description.policy, m_runtime, m_description.image.image_id, m_description.command,
+    m_spec = make_box_spec(m_description.policy, m_description.image.image_id, m_description.command,
                            m_description.box);
     if (m_description.kind == BoxKind::cold) m_spec.box_timer_s = m_description.guest_timer_s();
     auto created = co_await m_engine.create_box(m_spec, limits::k_create_timeout);
@@ -293,6 +322,7 @@ net::awaitable<bool> BoxRun::verify_box()
     }
     auto check = m_engine.check_settings(m_spec, *inspected);
     m_evidence.effective_policy = std::move(check.record);
+    m_evidence.settings_unknown = std::move(check.unknown);
     if (!check.mismatches.empty()) {
         phase.done("failed");
         m_evidence.problems.push_back(Problem{Kind::policy_mismatch, {}, mismatched_fields(check)});
@@ -308,11 +338,12 @@ void BoxRun::check_ended_box(const engine::BoxInspection& ended)
     if (!m_evidence.policy_verified) return;
     auto check = m_engine.check_settings(m_spec, ended);
     m_evidence.effective_policy = std::move(check.record);
+    m_evidence.settings_unknown = std::move(check.unknown);
     if (!check.mismatches.empty())
         m_evidence.problems.push_back(Problem{Kind::policy_mismatch_after_run, {}, mismatched_fields(check)});
 }
 
-net::awaitable<bool> BoxRun::launch_box()
+net::awaitable<bool> BoxRun::launch_box(bool may_remake)
 {
     PhaseTimer phase(*this, "start");
     const auto& id = m_evidence.container_id;
@@ -322,7 +353,11 @@ net::awaitable<bool> BoxRun::launch_box()
     if (!launched) {
         const auto& failure = launched.error();
         phase.done(outcome_of(failure.error));
-        note_problem(launch_problem(failure.step), failure.error);
+        if (failure.remake && may_remake && !m_evidence.cancelled) {
+            m_remake_asked = failure.error;
+        } else {
+            note_problem(launch_problem(failure.step), failure.error);
+        }
         co_return false;
     }
     m_streams = std::move(launched->streams);
@@ -421,6 +456,7 @@ net::awaitable<void> BoxRun::feed_and_drain()
     }
     m_evidence.output.finish();
     m_evidence.output_malformed = m_streams->malformed();
+    m_evidence.environment = m_streams->environment();
     report_kept_output();
     m_drain_timer.cancel();
 }

@@ -7,7 +7,10 @@
 // receipt.
 //
 // A cold box is made for its request: identify(), prepare_watch(), write_attempt(), then
-// execute() creates, verifies, starts and runs it, and removes it.
+// execute() creates, verifies, starts and runs it, and removes it. A box that the engine cannot
+// start as made but would make otherwise (engine::LaunchFailure::remake: a Kubernetes node
+// without PyBox's seccomp profile) is removed, confirmed gone and made once more, and the
+// receipt says so (BOX_REMADE).
 //
 // A warm box is made before any request (a WarmBoxKeeper keeps them: warm_box_keeper.hpp): the
 // same identify(), prepare_watch() and write_attempt(), then prepare() creates it with the warm
@@ -63,7 +66,7 @@ public:
     // request is replaced by adopt()). `policy` is the image's, as the request will get it.
     BoxRun(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
            const AttemptTracking& attempts,
-           proto::RunRequest request, proto::BoxPolicy policy, BoxRuntime runtime, const WatchSetup& watch,
+           proto::RunRequest request, proto::BoxPolicy policy, const WatchSetup& watch,
            BoxKind kind);
     ~BoxRun();
     BoxRun(const BoxRun&) = delete;
@@ -127,12 +130,19 @@ private:
     // Whether the box timer is given at delivery (warm_box_command) though the box is cold: its
     // engine starts boxes before the program comes (BoxEngine::starts_before_delivery()).
     bool timer_at_delivery() const;
+    // Creates, verifies and launches the box; when the engine asks for it once
+    // (engine::LaunchFailure::remake), makes it once more (remake_box).
+    net::awaitable<bool> make_box();
+    // Removes the box the engine asked to make again and confirms it gone (else the launch's
+    // failure is the run's, START_FAILED), then creates, verifies and launches a new one.
+    net::awaitable<bool> remake_box();
     net::awaitable<bool> create_box();
     net::awaitable<bool> verify_box();
     // The ended box's settings checked again (BoxEngine::check_settings): the effective policy
     // becomes that record, and a mismatch is policy_mismatch_after_run.
     void check_ended_box(const engine::BoxInspection& ended);
-    net::awaitable<bool> launch_box();
+    // A failure the engine would remake the box for is kept in m_remake_asked when `may_remake`.
+    net::awaitable<bool> launch_box(bool may_remake);
     net::awaitable<void> run_program();
     net::awaitable<void> check_engine_gone(Error inspect_error);
     net::awaitable<void> feed_and_drain();
@@ -152,7 +162,6 @@ private:
     engine::BoxEngine& m_engine;
     engine::EngineProbe& m_probe;
     const AttemptTracking& m_attempts;
-    BoxRuntime m_runtime;
     RunDescription m_description;
     RunEvidence m_evidence;
     engine::BoxSpec m_spec;  // what the box was made from (create_box)
@@ -169,6 +178,7 @@ private:
     std::optional<Error> m_wait_error;  // the wait for the exit ended without it
     bool m_exited = false;              // the wait for the exit ended, however
     bool m_create_uncertain = false;    // the create's answer did not say whether a box was made
+    std::optional<Error> m_remake_asked;  // why the first launch failed, when the engine would make the box again
     std::optional<std::int64_t> m_first_pid;  // the box's first process (State.Pid), once read
     MonoClock::time_point m_start_asked;      // right before the backend asked for the start
     std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins

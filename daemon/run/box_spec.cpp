@@ -15,7 +15,7 @@ std::vector<std::pair<std::string, std::string>> box_labels(const BoxIdentity& i
             {k_label_user, std::to_string(identity.owner_uid)}};
 }
 
-engine::BoxSpec make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& runtime, const std::string& image_id,
+engine::BoxSpec make_box_spec(const proto::BoxPolicy& policy, const std::string& image_id,
                               const std::vector<std::string>& command, const BoxIdentity& identity)
 {
     engine::BoxSpec spec;
@@ -25,7 +25,6 @@ engine::BoxSpec make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& 
     spec.environment = box_environment();
     spec.hostname = k_box_hostname;
     spec.policy = policy;
-    spec.runtime = runtime.name;
     spec.cgroup_parent = identity.cgroup_parent;
     spec.labels = box_labels(identity);
     return spec;

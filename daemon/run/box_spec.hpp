@@ -37,15 +37,9 @@ inline constexpr const char* k_box_hostname = "pybox";
 // engine adds HOSTNAME=<k_box_hostname> and nothing else (the images set no ENV; Tty is off).
 std::vector<std::string> box_environment();
 
-// How the box is run beyond its policy: the OCI runtime the daemon is configured with.
-struct BoxRuntime {
-    std::string name = "runc";
-};
-
-// The box: the image by ID, `command` as its first process, the policy's settings, the runtime,
-// the run parent and the labels of `identity`, named "pybox-<run id>".
-engine::BoxSpec make_box_spec(const proto::BoxPolicy& policy, const BoxRuntime& runtime,
-                              const std::string& image_id, const std::vector<std::string>& command,
-                              const BoxIdentity& identity);
+// The box: the image by ID, `command` as its first process, the policy's settings, the run
+// parent and the labels of `identity`, named "pybox-<run id>".
+engine::BoxSpec make_box_spec(const proto::BoxPolicy& policy, const std::string& image_id,
+                              const std::vector<std::string>& command, const BoxIdentity& identity);
 
 }  // namespace pybox::daemon

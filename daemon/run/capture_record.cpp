@@ -12,6 +12,7 @@ void record_capture(const CaptureEvidence& evidence, proto::Receipt& receipt)
     capture.stdout_stream = proto::StreamRecord{out.kept, out.total_bytes};
     capture.stderr_stream = proto::StreamRecord{err.kept, err.total_bytes};
     capture.stream_error = evidence.stream_error;
+    capture.provenance = evidence.provenance;
     if (evidence.malformed) capture.stream_error = "malformed output stream: " + *evidence.malformed;
     capture.output_complete = evidence.started && evidence.exit_observed && evidence.stream_ended &&
                               !capture.stream_error && !out.truncated() && !err.truncated();

@@ -20,6 +20,7 @@ struct CaptureEvidence {
     std::optional<std::string> stream_error;  // a broken or stuck stream, as the run saw it
     std::optional<std::string> malformed;     // the engine's stream broke its own format
     std::size_t output_limit_bytes = 0;
+    std::string provenance;  // how the output reached PyBox (BoxEngine::output_provenance)
 };
 
 // Fills receipt.capture and appends the explanations. The output is complete only when the box

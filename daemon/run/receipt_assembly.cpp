@@ -11,6 +11,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace pybox::daemon {
@@ -178,6 +179,16 @@ void record_end(const RunEvidence& evidence, AssembledRun& run)
     for (const auto& [key, why] : verdict.unknown) receipt.unknown[key] = why;
 }
 
+proto::Explanation explain_remade_box(const RemadeBox& remade)
+{
+    return explain("BOX_REMADE",
+                   "The first box could not start as it was made (" + remade.start_failure.message +
+                       "); it was removed and confirmed gone, and the run went on in a box the engine made again "
+                       "otherwise (observed.effective_policy says how).",
+                   json::object{{"first_container_id", remade.container_id},
+                                {"start_failure", error_evidence(remade.start_failure)}});
+}
+
 proto::Explanation explain_engine_gone(const EngineGone& gone)
 {
     json::object evidence{{"final_inspect", error_evidence(gone.final_inspect)}, {"ping", error_evidence(gone.ping)}};
@@ -234,6 +245,27 @@ void record_files(const proto::RunRequest::Files& sent, const RunEvidence& evide
             {{"listed", static_cast<std::uint64_t>(files.skipped.size())}, {"unlisted", files.skipped_unlisted}}));
 }
 
+// Where observed.environment comes from.
+constexpr std::string_view k_environment_source =
+    "the box's first process, before the program: the first line of the box's stdout, taken off the program's output";
+
+// observed.environment from the box's report, or unknown.environment with the reason: once the
+// program started, whatever ran it (nothing to tell before).
+void record_environment(const RunEvidence& evidence, proto::Receipt& receipt)
+{
+    if (!evidence.program_started) return;
+    if (!evidence.environment || !evidence.environment->variables) {
+        receipt.unknown["environment"] =
+            evidence.environment ? evidence.environment->unknown_reason : "the box's output was never read";
+        return;
+    }
+    const auto set = box_environment();
+    proto::EnvironmentRecord record{std::string(k_environment_source), {}};
+    for (const auto& variable : *evidence.environment->variables)
+        if (std::find(set.begin(), set.end(), variable) == set.end()) record.beyond_spec.push_back(variable);
+    receipt.observed.environment = std::move(record);
+}
+
 }  // namespace
 
 AssembledRun assemble_receipt(const RunDescription& description, const RunEvidence& evidence)
@@ -272,6 +304,7 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
     receipt.clock_domains.engine_offset = evidence.engine_clock_offset;
     receipt.clock_domains.engine_clocks = evidence.engine_clocks;
 
+    if (evidence.remade) receipt.explanations.push_back(explain_remade_box(*evidence.remade));
     for (const auto& problem : evidence.problems) receipt.explanations.push_back(explain_problem(problem));
     record_cleanup(description, evidence, receipt);
     receipt.cleanup.reconciliation = evidence.reconciliation;
@@ -284,14 +317,16 @@ AssembledRun assemble_receipt(const RunDescription& description, const RunEviden
     for (const auto& [key, why] : evidence.watch.unknown) receipt.unknown[key] = why;
     if (!evidence.container_id.empty())
         for (const auto& [key, why] : evidence.engine_unknown) receipt.unknown[key] = why;
+    for (const auto& [key, why] : evidence.settings_unknown) receipt.unknown[key] = why;
     if (evidence.cancelled) {
         receipt.lifecycle.cancelled = true;
         receipt.explanations.push_back(
             explain("CLIENT_DISCONNECTED", "The client went away, so PyBox stopped the run and removed the box."));
     }
+    record_environment(evidence, receipt);
     record_capture({evidence.output, evidence.program_started.has_value(), evidence.exit_observed,
                     evidence.stream_ended, evidence.stream_error, evidence.output_malformed,
-                    request.output_limit_bytes},
+                    request.output_limit_bytes, evidence.output_provenance},
                    receipt);
     if (request.files) record_files(*request.files, evidence, answer);
     return answer;

@@ -4,7 +4,8 @@
 //
 // It decides how the run ended (termination.hpp's classify_end, once the program started), the
 // capture section (capture_record.hpp), the files a files run returns (files_report.hpp), the
-// cleanup status, the timings relative to the run's start, and every explanation and unknown, in
+// cleanup status, the timings relative to the run's start, the program's environment beyond
+// what PyBox set (from the box's report), and every explanation and unknown, in
 // the order the run met them: the phases' problems, the removal, then the end, the engine gone,
 // the client gone, the output and the files, and cleanup.reconciliation from the evidence's
 // summary of the sweep. What the services above decide by (AssembledRun::engine_lost) comes from

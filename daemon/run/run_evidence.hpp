@@ -86,6 +86,12 @@ struct Problem {
     std::vector<std::string> names = {};
 };
 
+// The first box of a run that the engine asked to make again, and why it could not start.
+struct RemadeBox {
+    std::string container_id;
+    Error start_failure;
+};
+
 // The engine stopped answering mid-run: the exit was never reported, the final inspect failed
 // and a ping failed too.
 struct EngineGone {
@@ -119,13 +125,20 @@ struct RunEvidence {
     std::optional<WallClock::time_point> box_started_wall;  // ...on the wall clock
     std::optional<MonoClock::time_point> program_started;   // its delivery (a cold box: the start)
 
-    // What the engine can never observe or express (BoxEngine::always_unknown()).
+    // What the engine can never observe or express (BoxEngine::always_unknown()), and how it
+    // carries a box's output (BoxEngine::output_provenance()).
     std::vector<std::pair<std::string, std::string>> engine_unknown;
+    std::string output_provenance;
 
     // The box, before its start.
     std::string container_id;  // empty: none was created
     boost::json::value effective_policy;  // the engine's settings as read back and compared
+    // What those settings leave unknown (engine::SettingsCheck::unknown), as the last check said.
+    std::vector<std::pair<std::string, std::string>> settings_unknown;
     bool policy_verified = false;
+    // A first box that could not start as made, removed and confirmed gone before the box was
+    // made once more (engine::LaunchFailure::remake).
+    std::optional<RemadeBox> remade;
     std::vector<Problem> problems;  // in the order they were met
 
     // The run and its end.
@@ -146,6 +159,9 @@ struct RunEvidence {
     bool stream_ended = false;
     std::optional<std::string> stream_error;
     std::optional<std::string> output_malformed;
+    // What the box reported of the program's environment (engine::BoxStreams::environment),
+    // once its output ended; nullopt when no output was read.
+    std::optional<engine::EnvironmentReport> environment;
     WatchSummary watch;
 
     // The removal: nullopt when there was no box to remove.

@@ -150,7 +150,7 @@ net::awaitable<void> RunWatch::finish()
             output->first_sample_after_s ? json::value(*output->first_sample_after_s) : json::value(nullptr);
     } else {
         not_watched("the program never started, so there was nothing to watch");
-        summary = watcher::resources_not_watched(version, *m_not_watched);
+        summary = watcher::resources_not_watched(*m_not_watched);
         for (const auto& error : errors) summary.resources["errors"].as_array().emplace_back(error);
     }
     if (m_cgroup) {

@@ -23,10 +23,10 @@ Error with_engine_hint(Error error)
 }  // namespace
 
 SealedRunService::SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine,
-                                   engine::EngineProbe& probe, BoxRuntime runtime, ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
+                                   engine::EngineProbe& probe, ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                                    ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue,
                                    WarmSetup warm)
-    : m_executor(executor), m_engine(engine), m_probe(probe), m_watch(std::move(watch)), m_runtime(std::move(runtime)),
+    : m_executor(executor), m_engine(engine), m_probe(probe), m_watch(std::move(watch)),
       m_verify_image(std::move(verify_image)),
       m_attempts(std::move(attempts)), m_installation_id(std::move(installation_id)),
       m_reconciliation(std::move(reconciliation)), m_queue(executor, queue),
@@ -83,7 +83,7 @@ net::awaitable<Expected<AssembledRun>> SealedRunService::run(proto::ValidRunRequ
         warm->observe(observer);
         co_await warm->execute_warm();
     } else {
-        auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_probe, m_attempts, std::move(request), policy, m_runtime,
+        auto cold = std::make_unique<BoxRun>(m_executor, m_engine, m_probe, m_attempts, std::move(request), policy,
                                              m_watch, BoxKind::cold);
         cold->begin_after(arrived);
         auto opened = co_await open_box(*cold, owner_uid, *image);
@@ -141,7 +141,7 @@ net::awaitable<Expected<std::unique_ptr<BoxRun>>> SealedRunService::prepare_warm
     // Off the request's path, the start may take as long as the longest deadline allows a cold
     // box's (a loaded engine); adopt() puts the request's own deadline in.
     placeholder.timeout_s = limits::k_max_timeout_s;
-    auto box = std::make_unique<BoxRun>(m_executor, m_engine, m_probe, m_attempts, std::move(placeholder), *policy, m_runtime,
+    auto box = std::make_unique<BoxRun>(m_executor, m_engine, m_probe, m_attempts, std::move(placeholder), *policy,
                                         m_watch, BoxKind::warm);
     auto opened = co_await open_box(*box, owner_uid, *image);
     if (!opened) co_return opened.error();

@@ -55,7 +55,6 @@ using ReconciliationSummary = std::function<json::value()>;
 class SealedRunService final : public EngineRunService {
 public:
     SealedRunService(net::any_io_executor executor, engine::BoxEngine& engine, engine::EngineProbe& probe,
-                     BoxRuntime runtime,
                      ImageVerifier verify_image, AttemptTracking attempts, std::string installation_id,
                      ReconciliationSummary reconciliation, WatchSetup watch, RunQueueOptions queue = {},
                      WarmSetup warm = {});
@@ -96,7 +95,6 @@ private:
     engine::EngineProbe& m_probe;
     WatchSetup m_watch;
     std::optional<Expected<CgroupFacts>> m_cgroup_facts;
-    BoxRuntime m_runtime;
     ImageVerifier m_verify_image;
     AttemptTracking m_attempts;
     std::string m_installation_id;

@@ -321,9 +321,16 @@ ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupV
     return summarize_record(*parsed, delivery_errors);
 }
 
-ResourceSummary resources_not_watched(CgroupVersion version, const std::string& reason)
+ResourceSummary resources_not_watched(const std::string& reason)
 {
-    return without_values(version, "UNKNOWN", reason, json::array{});
+    ResourceSummary summary;
+    summary.resources = json::object{{"status", "UNKNOWN"},
+                                     {"reason", reason},
+                                     {"source", k_nothing_read_source},
+                                     {"errors", json::array{}}};
+    summary.unknown.emplace_back("resources", reason);
+    summary.unknown.emplace_back("final_resource_counters", reason);
+    return summary;
 }
 
 }  // namespace pybox::watcher

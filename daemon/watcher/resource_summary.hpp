@@ -26,6 +26,7 @@
 #include <boost/json/object.hpp>
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,7 +43,10 @@ struct ResourceSummary {
 ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupVersion version,
                                     const std::vector<std::string>& delivery_errors = {});
 
-// For a run whose watcher never produced output (it could not start, or the box never ran).
-ResourceSummary resources_not_watched(CgroupVersion version, const std::string& reason);
+// For a run whose watcher never produced output (it could not start, the box never ran, or its
+// engine's boxes are not watched at all, as on a cluster): no cgroup file was read, so the
+// summary names no cgroup version and its source says nothing was read.
+inline constexpr std::string_view k_nothing_read_source = "none: no cgroup file of the box was read";
+ResourceSummary resources_not_watched(const std::string& reason);
 
 }  // namespace pybox::watcher

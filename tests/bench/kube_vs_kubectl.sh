@@ -3,7 +3,7 @@
 # receipted, against `kubectl run --rm -i --restart=Never --quiet` with the same sealed Pod spec
 # (tests/bench/kubectl_run.sh, run here in the same session), and PyBox's runs per second on the
 # cluster with 1, 4 and 8 clients at once.
-# - PyBox: a pyboxd of its own (home $PYBOX_HOME-kube-bench) whose only engine taking runs is the
+# - PyBox: a pyboxd of its own (home $PYBOX_HOME-bench-cluster, tests/bench/side_daemons.sh) whose only engine taking runs is the
 #   cluster ("max_runs" 4: the test node's 2 CPUs admit four 500m Pods), its images pushed by its
 #   own `pybox vm start`; its local engine is the suite's ($PYBOX_HOME, tests/integration/env_up.sh),
 #   which builds and pushes the images. Each run is `pybox exec - --json` of print(6*7), timed by
@@ -21,28 +21,16 @@ export PYBOX_K8S_HOME=${PYBOX_K8S_HOME:-/tmp/pybox-k8s}
 # shellcheck source=/dev/null
 . "$PYBOX_K8S_HOME/cluster.env"
 
-home=$PYBOX_HOME-kube-bench
+# shellcheck source=tests/bench/side_daemons.sh
+. "$source_dir/tests/bench/side_daemons.sh"
 times=$(mktemp)
-daemon_pid=
 cleanup() {
   rm -f "$times"
-  [ -z "$daemon_pid" ] || { kill "$daemon_pid" 2> /dev/null || true; wait "$daemon_pid" 2> /dev/null || true; }
+  stop_daemons
 }
 trap cleanup EXIT
-
-rm -rf "$home" && mkdir -m 700 "$home"
-cp "$PYBOX_HOME/images.json" "$PYBOX_HOME/images.lock" "$home/"
-cp -r "$PYBOX_HOME/recipes" "$home/recipes"
-cat > "$home/config.json" << EOF
-{"engine_socket": "$PYBOX_HOME/engine/docker.sock", "local_engine": false,
- "engines": [{"id": "cluster", "kind": "kubernetes", "kubeconfig": "$K8S_ADMIN_KUBECONFIG",
-              "namespace": "$K8S_NAMESPACE", "image_registry": "$K8S_REGISTRY/pybox",
-              "node": "$K8S_NODE", "max_runs": 4}]}
-EOF
-PYBOX_HOME=$home "$PYBOX_BIN/pyboxd" > "$home/pyboxd.log" 2>&1 &
-daemon_pid=$!
-for _ in $(seq 1 100); do [ -S "$home/pyboxd.sock" ] && break; sleep 0.05; done
-PYBOX_HOME=$home "$PYBOX_BIN/pybox" vm start > /dev/null
+start_daemon cluster "$(cluster_only_config)"
+home=$PYBOX_HOME-bench-cluster
 
 pybox_run() {  # appends the client's wall time in seconds to $times; fails unless 42 from the cluster
   local begun ended receipt
@@ -79,7 +67,7 @@ for clients in 1 4 8; do
   for c in $(seq 1 "$clients"); do
     (for _ in 1 2 3 4; do pybox_run; done) &
   done
-  wait $(jobs -p | grep -v "^$daemon_pid$") 2> /dev/null || true
+  wait $(jobs -p | grep -v "^${daemon_pids[0]}$") 2> /dev/null || true
   ended=$EPOCHREALTIME
   [ "$(wc -l < "$times")" = "$total" ] || { echo "kube_vs_kubectl: $(wc -l < "$times") of $total runs succeeded" >&2; exit 1; }
   echo "$begun $ended $total $clients" | awk '{ printf "pybox on the cluster, %d clients at once: %d runs in %.2f s, %.2f runs/s\n", $4, $3, $2 - $1, $3 / ($2 - $1) }'

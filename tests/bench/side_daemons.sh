@@ -44,6 +44,14 @@ start_daemon() {  # name, config.json text
   PYBOX_HOME="$dir" "$bin/pybox" vm start > /dev/null
 }
 
+cluster_only_config() {  # the config.json of a daemon whose only engine taking runs is the test
+  # cluster of $PYBOX_K8S_HOME/cluster.env (sourced by the caller), "max_runs" 4 (the test node's
+  # 2 CPUs admit four 500m Pods); its local engine is the suite's, which holds the images
+  printf '{"engine_socket": "%s", "local_engine": false, "engines": [{"id": "cluster", "kind": "kubernetes", ' "$engine_socket"
+  printf '"kubeconfig": "%s", "namespace": "%s", "image_registry": "%s/pybox", "node": "%s", "max_runs": 4}]}\n' \
+    "$K8S_ADMIN_KUBECONFIG" "$K8S_NAMESPACE" "$K8S_REGISTRY" "$K8S_NODE"
+}
+
 stop_daemons() {
   local pid
   for pid in "${daemon_pids[@]}"; do kill "$pid" 2> /dev/null || true; wait "$pid" 2> /dev/null || true; done

@@ -26,7 +26,6 @@ engine::BoxSpec spec()
     spec.image_id = "sha256:abc";
     spec.command = {"python3", "-"};
     spec.policy = *pybox::proto::policy_for_image("stdlib");
-    spec.runtime = "runc";
     spec.labels = {{"pybox.owner", "owner"}, {"pybox.run", "run"}};
     return spec;
 }
@@ -39,7 +38,7 @@ void check_inspection(const json::value& answer)
     if (state.first_pid) check(*state.first_pid > 0);
     if (state.reported) check(state.summary.size() == 3 && state.exit_code_record.size() == 1);
     static const engine::BoxSpec box = spec();
-    const auto settings = engine::check_docker_settings(box, answer);
+    const auto settings = engine::check_docker_settings(box, "runc", answer);
     check(settings.record.at("mismatches").as_array().size() == settings.mismatches.size());
     for (const auto& mismatch : settings.mismatches) {
         const std::string_view field = mismatch.field;

@@ -373,28 +373,9 @@ TEST_CASE("A program that closes stdout and stderr and then loops ends at the de
 TEST_CASE("A child that daemonizes does not outlive the run")
 {
     const std::string marker = "pybox-hostile-daemon-" + random_id_128();
-    const auto run = run_json(R"PY(
-import os, signal, sys, time
-if os.fork() == 0:
-    os.setsid()
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
-    if os.fork() == 0:
-        os.execv(sys.executable, [sys.executable, '-c',
-                 'import signal, time\nfor s in (1, 2, 15): signal.signal(s, signal.SIG_IGN)\ntime.sleep(60)',
-                 ')PY" + marker + R"PY('])
-    os._exit(0)
-os.wait()
-time.sleep(0.3)
-alive = [p for p in os.listdir('/proc') if p.isdigit() and ')PY" + marker + R"PY(' in open('/proc/%s/cmdline' % p).read()]
-print('daemon running' if alive else 'daemon missing', flush=True)
-)PY");
+    const auto run = run_json(daemonizing_child_program(marker));
     CHECK(run.process.exit_code == 0);
     CHECK(captured(run.receipt, "stdout") == "daemon running\n");
-    std::size_t survivors = 0;
-    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-        auto cmdline = read_file_capped(entry.path() / "cmdline", 1 << 20);
-        if (cmdline && cmdline->find(marker) != std::string::npos) ++survivors;
-    }
-    CHECK(survivors == 0);
+    CHECK(processes_with_argument(marker) == 0);
     check_ended_clean();
 }

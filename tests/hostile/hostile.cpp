@@ -1,7 +1,5 @@
 #include "tests/hostile/hostile.hpp"
 
-#include "util/text.hpp"
-
 #include <boost/json.hpp>
 
 #include <catch2/catch.hpp>
@@ -12,28 +10,6 @@
 namespace pybox::test {
 
 namespace json = boost::json;
-
-std::string captured(const json::value& receipt, const std::string& stream)
-{
-    const auto& capture = receipt.at("capture");
-    const std::string text(capture.at(stream).as_string());
-    if (capture.at(stream + "_encoding") == "utf-8") return text;
-    REQUIRE(capture.at(stream + "_encoding") == "base64");
-    auto bytes = util::base64_decode(text);
-    REQUIRE(bytes.has_value());
-    return *bytes;
-}
-
-json::value program_json(const JsonRun& run)
-{
-    const auto text = captured(run.receipt, "stdout");
-    INFO("program stdout: " << text);
-    INFO("program stderr: " << captured(run.receipt, "stderr"));
-    boost::system::error_code ec;
-    auto parsed = json::parse(text, ec);
-    REQUIRE_FALSE(ec);
-    return parsed;
-}
 
 std::string mechanism(const json::value& receipt)
 {

@@ -16,12 +16,6 @@ namespace pybox::test {
 inline constexpr int k_eperm = 1;
 inline constexpr int k_enosys = 38;
 
-// The exact bytes the program wrote to "stdout" or "stderr", decoded from the receipt.
-std::string captured(const boost::json::value& receipt, const std::string& stream);
-
-// The program's stdout parsed as one JSON document (hostile probes print their findings so).
-boost::json::value program_json(const JsonRun& run);
-
 // observed.termination.mechanism.
 std::string mechanism(const boost::json::value& receipt);
 

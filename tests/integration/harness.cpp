@@ -4,6 +4,7 @@
 
 #include "common/files.hpp"
 #include "common/limits.hpp"
+#include "util/text.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <sstream>
@@ -97,6 +99,28 @@ JsonRun run_json(const std::string& program, const std::vector<std::string>& ext
     return run;
 }
 
+std::string captured(const json::value& receipt, const std::string& stream)
+{
+    const auto& capture = receipt.at("capture");
+    const std::string text(capture.at(stream).as_string());
+    if (capture.at(stream + "_encoding") == "utf-8") return text;
+    REQUIRE(capture.at(stream + "_encoding") == "base64");
+    auto bytes = util::base64_decode(text);
+    REQUIRE(bytes.has_value());
+    return *bytes;
+}
+
+json::value program_json(const JsonRun& run)
+{
+    const auto text = captured(run.receipt, "stdout");
+    INFO("program stdout: " << text);
+    INFO("program stderr: " << captured(run.receipt, "stderr"));
+    boost::system::error_code ec;
+    auto parsed = json::parse(text, ec);
+    REQUIRE_FALSE(ec);
+    return parsed;
+}
+
 namespace {
 
 std::string owner_of(const std::filesystem::path& home)
@@ -174,6 +198,35 @@ Expected<ProcessResult> docker(std::vector<std::string> args, ProcessOptions opt
     args.insert(args.begin(), {"/usr/bin/docker", "-H", engine_host()});
     options.separate_stderr = true;
     return run_process(args, options);
+}
+
+std::string daemonizing_child_program(const std::string& marker)
+{
+    return R"PY(
+import os, signal, sys, time
+if os.fork() == 0:
+    os.setsid()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    if os.fork() == 0:
+        os.execv(sys.executable, [sys.executable, '-c',
+                 'import signal, time\nfor s in (1, 2, 15): signal.signal(s, signal.SIG_IGN)\ntime.sleep(60)',
+                 ')PY" + marker + R"PY('])
+    os._exit(0)
+os.wait()
+time.sleep(0.3)
+alive = [p for p in os.listdir('/proc') if p.isdigit() and ')PY" + marker + R"PY(' in open('/proc/%s/cmdline' % p).read()]
+print('daemon running' if alive else 'daemon missing', flush=True)
+)PY";
+}
+
+std::size_t processes_with_argument(const std::string& marker)
+{
+    std::size_t found = 0;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+        auto cmdline = read_file_capped(entry.path() / "cmdline", 1 << 20);
+        if (cmdline && cmdline->find(marker) != std::string::npos) ++found;
+    }
+    return found;
 }
 
 std::string fork_bomb_program(int forks)
@@ -317,8 +370,18 @@ SideDaemon::~SideDaemon()
 void SideDaemon::kill_hard()
 {
     REQUIRE(send_signal(m_pid, k_signal_kill));
-    for (int i = 0; i < 200 && process_alive(m_pid); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    REQUIRE_FALSE(process_alive(m_pid));
+    // Ended, and no thread of it left: a killed process's leader is a zombie while its other
+    // threads still exit, and they hold its files (the runtime folder's lock among them) until
+    // the last one has.
+    const auto threads = std::filesystem::path("/proc") / std::to_string(m_pid) / "task";
+    const auto gone = [&] {
+        if (process_alive(m_pid)) return false;
+        std::error_code ended;
+        auto listed = std::filesystem::directory_iterator(threads, ended);
+        return ended || std::distance(listed, std::filesystem::directory_iterator()) <= 1;
+    };
+    for (int i = 0; i < 200 && !gone(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    REQUIRE(gone());
 }
 
 void SideDaemon::restart() { start(); }

@@ -49,6 +49,10 @@ boost::json::value answer_of(const ProcessResult& process);
 
 JsonRun run_json(const std::string& program, const std::vector<std::string>& extra = {},
                  const std::vector<std::pair<std::string, std::string>>& env = {});
+// The exact bytes the program wrote to "stdout" or "stderr", decoded from the receipt.
+std::string captured(const boost::json::value& receipt, const std::string& stream);
+// The program's stdout parsed as one JSON document (probes print their findings so).
+boost::json::value program_json(const JsonRun& run);
 
 // The boxes the daemon of `home` keeps warm (config.json warm_boxes, issue 10): the unsettled
 // attempts of `pybox attempts --json` marked in_progress and warm. Waits up to 5 s while one of
@@ -102,6 +106,13 @@ std::filesystem::path make_side_home(const std::string& name, boost::json::objec
 // The pids limit tests' fork bomb: a Python program that tries `forks` forks (each child sleeps
 // 1 s), prints how many the limit let it make, and waits for them.
 std::string fork_bomb_program(int forks);
+
+// The hostile tests' daemonizing child: a Python program whose child double-forks into a new
+// session, ignores SIGHUP, SIGINT and SIGTERM and sleeps 60 s with `marker` among its arguments;
+// it prints "daemon running" once that process exists (seen in the box's /proc).
+std::string daemonizing_child_program(const std::string& marker);
+// How many processes of this host have `marker` in their command line (/proc/PID/cmdline).
+std::size_t processes_with_argument(const std::string& marker);
 
 // Polls `done` every 100 ms until it holds or `limit` passes; returns whether it held.
 template <class Done>

@@ -6,19 +6,24 @@
 // leave it out.
 #include "common/files.hpp"
 #include "common/process.hpp"
-#include "tests/integration/harness.hpp"
+#include "tests/integration/kube_harness.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/cluster_env.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,68 +31,6 @@
 using namespace pybox;
 using namespace pybox::test;
 namespace json = boost::json;
-
-namespace {
-
-json::object cluster_entry(const std::string& kubeconfig_key = "K8S_ADMIN_KUBECONFIG")
-{
-    return json::object{{"id", "cluster"},
-                        {"kind", "kubernetes"},
-                        {"kubeconfig", cluster_env(kubeconfig_key)},
-                        {"namespace", cluster_env("K8S_NAMESPACE")},
-                        {"image_registry", cluster_env("K8S_REGISTRY") + "/pybox"},
-                        // The test cluster runs no scheduler, and its node (2 CPUs) admits 4 Pods of 500m.
-                        {"node", cluster_env("K8S_NODE")},
-                        {"max_runs", 4}};
-}
-
-json::object cluster_only(const json::object& entry)
-{
-    return json::object{{"engines", json::array{entry}}, {"local_engine", false}};
-}
-
-json::object cluster_status(const json::value& answer)
-{
-    for (const auto& engine : answer.at("engines").as_array())
-        if (engine.at("id") == "cluster") return engine.as_object();
-    FAIL("no engine \"cluster\" in the answer");
-    return {};
-}
-
-// `kubectl ARGS...` as the cluster's admin (Debian's kubectl 1.20: tests/k8s/kubectl.sh); the
-// output, requiring exit 0.
-std::string kubectl(const std::vector<std::string>& args)
-{
-    std::vector<std::string> command{cluster_env("K8S_KUBECTL"), "--kubeconfig", cluster_env("K8S_ADMIN_KUBECONFIG")};
-    command.insert(command.end(), args.begin(), args.end());
-    auto result = run_process(command);
-    REQUIRE(result.has_value());
-    INFO("kubectl stderr: " << result->error_output);
-    REQUIRE(result->exit_code == 0);
-    return result->output;
-}
-
-// The Pods in the test namespace that carry the daemon's run label `run_id`.
-std::string pods_of_run(const std::string& run_id)
-{
-    return kubectl({"get", "pods", "-n", cluster_env("K8S_NAMESPACE"), "-l", "pybox.run=" + run_id, "-o", "name"});
-}
-
-// One daemon for the cases below: started once, its images pushed by `vm start`.
-SideDaemon& cluster_daemon()
-{
-    static SideDaemon daemon("kube", cluster_only(cluster_entry()));
-    static const bool started = [] {
-        const auto start = daemon.pybox({"vm", "start", "--json"});
-        INFO(start.output << start.error_output);
-        REQUIRE(start.exit_code == 0);
-        return true;
-    }();
-    (void)started;
-    return daemon;
-}
-
-}  // namespace
 
 TEST_CASE("vm start pushes the images to the cluster's registry by digest and verifies the cluster", "[kube]")
 {
@@ -99,22 +42,17 @@ TEST_CASE("vm start pushes the images to the cluster's registry by digest and ve
     CHECK(status.exit_code == 0);
 }
 
-std::string mechanism(const JsonRun& run)
-{
-    return std::string(run.receipt.at("observed").at("termination").at("mechanism").as_string());
-}
 
 TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, and the Pod is gone", "[kube]")
 {
-    auto& daemon = cluster_daemon();
-    const auto run = daemon.run_json("import sys\nprint(6*7)\nprint('to stderr', file=sys.stderr)\nsys.exit(3)\n");
+    const auto run = run_watched("import sys\nprint(6*7)\nprint('to stderr', file=sys.stderr)\nsys.exit(3)\n").run;
     INFO(run.process.output << run.process.error_output);
     const auto& receipt = run.receipt.as_object();
     CHECK(run.process.exit_code == 3);
     CHECK(receipt.at("engine").at("id") == "cluster");
     CHECK(receipt.at("capture").at("stdout") == "42\n");
     CHECK(receipt.at("capture").at("stderr") == "to stderr\n");
-    CHECK(mechanism(run) == "TARGET_EXIT_OBSERVED");
+    CHECK(termination_mechanism(run) == "TARGET_EXIT_OBSERVED");
     CHECK(receipt.at("observed").at("policy_verified_before_start") == true);
     const auto& effective = receipt.at("observed").at("effective_policy");
     CHECK(effective.at("mismatches").as_array().empty());
@@ -128,6 +66,12 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     const auto& reasons = receipt.at("unknown_reasons");
     for (const char* key : {"resources", "program_end"})
         CHECK_THAT(std::string(reasons.at(key).as_string()), Catch::Contains("where no PyBox agent reads"));
+    const auto& resources = receipt.at("observed").at("resources");
+    CHECK(resources.at("source") == "none: no cgroup file of the box was read");
+    CHECK_FALSE(resources.as_object().contains("cgroup_version"));
+    // The bytes came through the apiserver's attach websocket, and the receipt says so.
+    const std::string provenance(receipt.at("capture").at("provenance").as_string());
+    CHECK_THAT(provenance, Catch::Contains("attach websocket") && !Catch::Contains("Docker"));
     CHECK(effective.at("node_pids_limit").at("node").as_string() == cluster_env("K8S_NODE"));
     CHECK(effective.at("node_pids_limit").at("read") == true);
     CHECK(effective.at("node_pids_limit").at("pod_pids_limit") == 32);
@@ -137,11 +81,48 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     CHECK(pods_of_run(run_id).empty());
 }
 
-TEST_CASE("A program past its deadline is stopped on the cluster, on the evidence of the feeder's record of the kill",
+TEST_CASE("A cluster's receipt lists what the kubelet added to the program's environment; a forged report is the "
+          "program's output, kept exactly",
           "[kube]")
 {
     auto& daemon = cluster_daemon();
-    const auto run = daemon.run_json("print('start', flush=True)\nwhile True: pass\n", {"--timeout", "1"});
+    // The program's first output is a report of its own, naming A=B; then the names of its
+    // environment that PyBox did not set.
+    const std::string forged = "pybox-environment 41=42\n";
+    const auto run = daemon.run_json("import os, sys\nsys.stdout.write('pybox-environment 41=42\\n')\n"
+                                     "print(' '.join(sorted(k for k in os.environ if k not in ('PATH', 'LANG', 'HOME'))))\n");
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.process.exit_code == 0);
+    const auto& capture = run.receipt.at("capture");
+    const std::string stdout_text(capture.at("stdout").as_string());
+    REQUIRE(stdout_text.starts_with(forged));
+    CHECK(capture.at("stdout_bytes") == stdout_text.size());
+    CHECK_FALSE(run.receipt.at("unknown").as_object().contains("environment"));
+    const auto& environment = run.receipt.at("observed").at("environment");
+    CHECK_THAT(std::string(environment.at("source").as_string()), Catch::Contains("first process"));
+    std::set<std::string> listed, names;
+    for (const auto& variable : environment.at("beyond_spec").as_array()) {
+        const std::string text(variable.as_string());
+        listed.insert(text);
+        names.insert(text.substr(0, text.find('=')));
+    }
+    // Exactly the names the program saw beyond PyBox's, and the cluster's API service among
+    // them, by its address; the forged A=B is not.
+    std::set<std::string> seen;
+    std::istringstream words(stdout_text.substr(forged.size()));
+    for (std::string word; words >> word;) seen.insert(word);
+    CHECK(names == seen);
+    const auto service_ip = kubectl({"get", "service", "kubernetes", "-n", "default", "-o", "jsonpath={.spec.clusterIP}"});
+    REQUIRE_FALSE(service_ip.empty());
+    CHECK(listed.contains("KUBERNETES_SERVICE_HOST=" + service_ip));
+    CHECK_FALSE(listed.contains("A=B"));
+    CHECK_FALSE(names.contains("PWD"));
+}
+
+TEST_CASE("A program past its deadline is stopped on the cluster, on the evidence of the feeder's record of the kill",
+          "[kube]")
+{
+    const auto run = run_watched("print('start', flush=True)\nwhile True: pass\n", {"--timeout", "1"}).run;
     INFO(run.process.output << run.process.error_output);
     CHECK(run.receipt.at("capture").at("stdout") == "start\n");
     const auto& termination = run.receipt.at("observed").at("termination");
@@ -149,7 +130,7 @@ TEST_CASE("A program past its deadline is stopped on the cluster, on the evidenc
     // The container status says 137 to the second, with no kernel record and no sub-second
     // clock; what settles it is the termination message: the kill's nonce, which only the
     // box's feeder received, written before it killed.
-    CHECK(mechanism(run) == "DEADLINE_KILL");
+    CHECK(termination_mechanism(run) == "DEADLINE_KILL");
     CHECK(run.process.exit_code == 124);
     CHECK(termination.at("exit_code") == 137);
     CHECK(termination.at("signal") == 9);
@@ -171,8 +152,7 @@ TEST_CASE("A program past its deadline is stopped on the cluster, on the evidenc
 
 TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
 {
-    auto& daemon = cluster_daemon();
-    const auto run = daemon.run_json(fork_bomb_program(64), {"--timeout", "5"});
+    const auto run = run_watched(fork_bomb_program(64), {"--timeout", "5"}).run;
     INFO(run.process.output << run.process.error_output);
     REQUIRE(run.process.exit_code == 0);
     // The node's podPidsLimit counts every process of the Pod (its first process, the feeder,
@@ -183,9 +163,9 @@ TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
 
 TEST_CASE("An output flood on the cluster is kept up to the limit and counted exactly", "[kube]")
 {
-    auto& daemon = cluster_daemon();
-    const auto run = daemon.run_json("import sys\nsys.stdout.write('x' * 3000000)\nsys.stderr.write('e' * 100)\n",
-                                     {"--output-limit", "1000"});
+    const auto run = run_watched("import sys\nsys.stdout.write('x' * 3000000)\nsys.stderr.write('e' * 100)\n",
+                                 {"--output-limit", "1000"})
+                         .run;
     INFO(run.process.error_output);
     CHECK(run.process.exit_code == 0);
     const auto& capture = run.receipt.at("capture");
@@ -196,13 +176,13 @@ TEST_CASE("An output flood on the cluster is kept up to the limit and counted ex
 
 TEST_CASE("Files go in and come back from a Pod", "[kube]")
 {
-    auto& daemon = cluster_daemon();
     const auto root = std::filesystem::path(runtime_home().string() + "-kube-files");
     std::filesystem::remove_all(root);
     std::filesystem::create_directories(root / "out");
     REQUIRE(write_file_atomic(root / "data.csv", "a,b\n1,2\n").has_value());
-    const auto run = daemon.run_json("print(open('data.csv').read().split()[1])\nopen('out/result.txt', 'w').write('3\\n')\n",
-                                     {"--in", (root / "data.csv").string(), "--out", (root / "out").string()});
+    const auto run = run_watched("print(open('data.csv').read().split()[1])\nopen('out/result.txt', 'w').write('3\\n')\n",
+                                 {"--in", (root / "data.csv").string(), "--out", (root / "out").string()})
+                         .run;
     INFO(run.process.output << run.process.error_output);
     CHECK(run.process.exit_code == 0);
     CHECK(run.receipt.at("capture").at("stdout") == "1,2\n");
@@ -215,6 +195,7 @@ TEST_CASE("Files go in and come back from a Pod", "[kube]")
 TEST_CASE("Eight programs at once on the cluster all run, as many at once as the entry's max_runs", "[kube]")
 {
     auto& daemon = cluster_daemon();
+    const PodWatch watch;
     // try_pybox asserts nothing, so the clients run on threads of their own; the checks follow.
     std::vector<std::future<Expected<ProcessResult>>> runs;
     for (int i = 0; i < 8; ++i)
@@ -222,26 +203,37 @@ TEST_CASE("Eight programs at once on the cluster all run, as many at once as the
             return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"},
                                     "import time\ntime.sleep(1)\nprint(" + std::to_string(i) + ")\n");
         }));
-    std::set<std::string> containers;
+    std::set<std::string> uids;
     for (int i = 0; i < 8; ++i) {
         const auto run = runs[static_cast<std::size_t>(i)].get();
         REQUIRE(run.has_value());
         INFO(run->output << run->error_output);
         CHECK(run->exit_code == 0);
-        const auto receipt = answer_of(*run);
-        CHECK(receipt.at("capture").at("stdout").as_string() == std::to_string(i) + "\n");
-        containers.insert(std::string(receipt.at("container_id").as_string()));
+        const JsonRun watched{*run, answer_of(*run)};
+        CHECK(watched.receipt.at("capture").at("stdout").as_string() == std::to_string(i) + "\n");
+        const std::string container_id(watched.receipt.at("container_id").as_string());
+        const auto uid = container_id.substr(container_id.find('/') + 1);
+        uids.insert(uid);
+        check_receipt_against_pod_history(watched, watch.history(uid));
     }
-    CHECK(containers.size() == 8);
+    REQUIRE(uids.size() == 8);
+    // The Pods the apiserver held at once, by the watch: the entry's max_runs, never more.
+    int held = 0;
+    int most = 0;
+    for (const auto& event : watch.events()) {
+        if (!uids.contains(std::string(event.pod.at("metadata").at("uid").as_string()))) continue;
+        if (event.type == "ADDED") most = std::max(most, ++held);
+        if (event.type == "DELETED") --held;
+    }
+    CHECK(most == cluster_entry().at("max_runs").as_int64());
 }
 
 TEST_CASE("A program over its memory is OOM-killed on the cluster, as the Pod's status says", "[kube]")
 {
-    auto& daemon = cluster_daemon();
-    const auto run = daemon.run_json("x = bytearray(300 * 1024 * 1024)\nprint('survived')\n");
+    const auto run = run_watched("x = bytearray(300 * 1024 * 1024)\nprint('survived')\n").run;
     INFO(run.process.output << run.process.error_output);
     CHECK(run.receipt.at("capture").at("stdout") == "");
-    CHECK(mechanism(run) == "OUT_OF_MEMORY");
+    CHECK(termination_mechanism(run) == "OUT_OF_MEMORY");
     CHECK(run.process.exit_code == 137);
 }
 
@@ -306,7 +298,7 @@ TEST_CASE("A pushed image whose recorded digest was tampered with is never run",
     INFO(run.process.output << run.process.error_output);
     CHECK(run.process.exit_code != 0);
     CHECK(run.receipt.at("capture").at("stdout") == "");
-    CHECK(mechanism(run) == "NOT_STARTED");
+    CHECK(termination_mechanism(run) == "NOT_STARTED");
     CHECK(run.receipt.at("cleanup").at("removed") == true);
     CHECK(pods_of_run(std::string(run.receipt.at("identity").at("run_id").as_string())).empty());
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
@@ -316,17 +308,25 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
 {
     auto& daemon = cluster_daemon();
     const auto apiserver = (source_dir() / "tests" / "k8s" / "apiserver.sh").string();
+    std::optional<PodWatch> watch(std::in_place);
     auto pending = std::async(std::launch::async, [&daemon] {
         return daemon.try_pybox({"exec", "-", "--json", "--timeout", "10"},
                                 "import time\nprint('begun', flush=True)\ntime.sleep(8)\nprint('done')\n");
     });
-    // The run's Pod runs: then the apiserver goes away under it.
-    std::string pod;
-    for (int i = 0; i < 200 && pod.empty(); ++i) {
-        pod = kubectl({"get", "pods", "-n", cluster_env("K8S_NAMESPACE"), "-o", "name"});
-        if (pod.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    REQUIRE_FALSE(pod.empty());
+    // The run's container runs, as the kubelet reported it (the program is delivered as soon as
+    // the runtime runs it, about when the kubelet reports it): then the apiserver goes away
+    // under it, 2 s later. A Pod merely made may still be starting for seconds on a loaded node.
+    const auto container_runs = [&] {
+        for (const auto& event : watch->events()) {
+            const auto* statuses = event.pod.at("status").as_object().if_contains("containerStatuses");
+            if (statuses != nullptr && statuses->is_array() && !statuses->as_array().empty() &&
+                statuses->as_array().at(0).at("state").as_object().contains("running"))
+                return true;
+        }
+        return false;
+    };
+    REQUIRE(within(std::chrono::seconds(60), container_runs));
+    watch.reset();  // its open watch would hold up the apiserver's graceful stop
     std::this_thread::sleep_for(std::chrono::seconds(2));
     const auto stopped = run_process({apiserver, "stop"});
     const auto run = pending.get();
@@ -358,19 +358,142 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
 
 TEST_CASE("A program cannot fill its node's disk through the kubelet's termination log", "[kube]")
 {
-    auto& daemon = cluster_daemon();
     // The one file a Pod's container may write outside its memory-backed /tmp: every uid may
     // write it, and it lies on the node's disk. The first process's file size limit (the tmpfs's
     // 16 MiB) stops the write; Python ignores SIGXFSZ, so it sees EFBIG (27).
-    const auto run = daemon.run_json("try:\n"
+    const auto run = run_watched("try:\n"
                                      "    with open('/dev/termination-log', 'wb') as log:\n"
                                      "        for _ in range(64):\n"
                                      "            log.write(b'x' * (1 << 19))\n"
                                      "    print('wrote 32 MiB')\n"
                                      "except OSError as error:\n"
                                      "    print('stopped', error.errno)\n",
-                                     {"--timeout", "10"});
+                                 {"--timeout", "10"})
+                         .run;
     INFO(run.process.output << run.process.error_output);
     CHECK(run.receipt.at("capture").at("stdout") == "stopped 27\n");
     CHECK(run.process.exit_code == 0);
+}
+
+namespace {
+
+// Moves PyBox's seccomp profile out of the node's kubelet's seccomp root, and puts it back at
+// the end of its scope (also when the case fails).
+class ProfileMovedAway {
+public:
+    ProfileMovedAway()
+        : m_profile(std::filesystem::path(cluster_env("K8S_SECCOMP_ROOT")) / cluster_env("K8S_SECCOMP_PROFILE")),
+          m_aside(m_profile.string() + ".moved-away")
+    {
+        std::filesystem::rename(m_profile, m_aside);
+    }
+    ~ProfileMovedAway() { put_back(); }
+    ProfileMovedAway(const ProfileMovedAway&) = delete;
+    ProfileMovedAway& operator=(const ProfileMovedAway&) = delete;
+
+    void put_back()
+    {
+        std::error_code ignored;
+        if (std::filesystem::exists(m_aside)) std::filesystem::rename(m_aside, m_profile, ignored);
+    }
+
+private:
+    std::filesystem::path m_profile;
+    std::filesystem::path m_aside;
+};
+
+std::set<std::string> codes_of(const json::value& receipt)
+{
+    std::set<std::string> codes;
+    for (const auto& explanation : receipt.at("explanations").as_array())
+        codes.insert(std::string(explanation.at("code").as_string()));
+    return codes;
+}
+
+// The seccomp profile type of the box container as the apiserver held it.
+std::string seccomp_type(const json::value& receipt)
+{
+    const auto& container = receipt.at("observed").at("effective_policy").at("spec").at("containers").at(0);
+    return std::string(container.at("securityContext").at("seccompProfile").at("type").as_string());
+}
+
+}  // namespace
+
+TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the runtime's default, and says so",
+          "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    ProfileMovedAway moved;
+
+    // The first run meets the node without the profile: its Pod is deleted, and a Pod asking for
+    // RuntimeDefault runs the program.
+    const auto first = daemon.run_json("print(6*7)\n");
+    INFO(first.process.output << first.process.error_output);
+    CHECK(first.process.exit_code == 0);
+    CHECK(first.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(seccomp_type(first.receipt) == "RuntimeDefault");
+    CHECK(first.receipt.at("observed").at("effective_policy").at("mismatches").as_array().empty());
+    CHECK(first.receipt.at("unknown").at("seccomp_profile") == true);
+    CHECK_THAT(std::string(first.receipt.at("unknown_reasons").at("seccomp_profile").as_string()),
+               Catch::Contains("allows system calls PyBox's profile denies"));
+    const auto& fallback = first.receipt.at("observed").at("effective_policy").at("seccomp_fallback");
+    CHECK(fallback.at("node").as_string() == cluster_env("K8S_NODE"));
+    CHECK_THAT(std::string(fallback.at("kubelet").as_string()),
+               Catch::StartsWith("CreateContainerError: ") && Catch::EndsWith("no such file or directory"));
+    CHECK(codes_of(first.receipt).contains("BOX_REMADE"));
+    CHECK(first.receipt.at("cleanup").at("removed") == true);
+    CHECK(pods_of_run(std::string(first.receipt.at("identity").at("run_id").as_string())).empty());
+
+    // The node is remembered: the next run asks for RuntimeDefault at once.
+    const auto second = daemon.run_json("print(6*7)\n");
+    CHECK(second.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(seccomp_type(second.receipt) == "RuntimeDefault");
+    CHECK(second.receipt.at("unknown").at("seccomp_profile") == true);
+    CHECK_FALSE(codes_of(second.receipt).contains("BOX_REMADE"));
+
+    // With the profile back, `vm status` makes the daemon look again: Localhost.
+    moved.put_back();
+    CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
+    const auto third = daemon.run_json("print(6*7)\n");
+    CHECK(third.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(seccomp_type(third.receipt) == "Localhost");
+    CHECK_FALSE(third.receipt.at("unknown").as_object().contains("seccomp_profile"));
+    CHECK(third.receipt.at("observed").at("effective_policy").at("seccomp_fallback").is_null());
+    CHECK_FALSE(codes_of(third.receipt).contains("BOX_REMADE"));
+}
+
+// The observer itself: receipts changed in what they conclude are contradicted by the record of
+// the Pod they came from.
+TEST_CASE("The independent observer contradicts a receipt whose exit code, end or deletion is not the Pod's", "[kube]")
+{
+    const auto watched = run_watched("import sys\nsys.exit(3)\n");
+    REQUIRE(pod_history_contradictions(watched.run.receipt, watched.pod_history).empty());
+    const auto changed = [&](const std::function<void(json::object&)>& change) {
+        auto receipt = watched.run.receipt;
+        change(receipt.as_object());
+        return pod_history_contradictions(receipt, watched.pod_history);
+    };
+    // Exactly one contradiction, in these words.
+    const auto check_finds = [](const std::vector<std::string>& found, const std::string& words) {
+        INFO("contradictions: " << json::serialize(json::value_from(found)));
+        CHECK(found.size() == 1);
+        if (!found.empty()) CHECK_THAT(found.front(), Catch::Contains(words));
+    };
+    check_finds(changed([](json::object& r) { r["observed"].as_object()["termination"].as_object()["exit_code"] = 0; }),
+                "exit code is not the Pod's");
+    check_finds(changed([](json::object& r) {
+                    r["observed"].as_object()["termination"].as_object()["mechanism"] = "OUT_OF_MEMORY";
+                }),
+                "OUT_OF_MEMORY without OOMKilled");
+    check_finds(changed([](json::object& r) {
+                    auto& state = r["observed"].as_object()["engine_state"].as_object()["state"].as_object();
+                    state["terminated"].as_object()["finishedAt"] = "2000-01-01T00:00:00Z";
+                }),
+                "engine_state.state.terminated is not the Pod's");
+    check_finds(changed([](json::object& r) { r["cleanup"].as_object()["removed"] = false; }), "cleanup.removed false");
+    const auto elsewhere = changed([](json::object& r) {
+        r["observed"].as_object()["effective_policy"].as_object()["spec"].as_object()["nodeName"] = "elsewhere";
+    });
+    CHECK(elsewhere.size() == watched.pod_history.size());
+    for (const auto& finding : elsewhere) CHECK_THAT(finding, Catch::Contains("the spec is not effective_policy.spec"));
 }

@@ -12,7 +12,7 @@
 # When it returns 0 the node is Ready and $PYBOX_K8S_HOME/cluster.env holds what the tests use
 # (docs/testing.md, "The Kubernetes test cluster"): K8S_SERVER, K8S_ADMIN_KUBECONFIG,
 # K8S_NOBODY_KUBECONFIG, K8S_NAMESPACE, K8S_NODE, K8S_REGISTRY, K8S_TEST_IMAGE, K8S_KUBECTL,
-# K8S_DOCKER_SOCK, K8S_NS_PID, and K8S_CA, K8S_SECCOMP_PROFILE and K8S_POD_PIDS_LIMIT.
+# K8S_DOCKER_SOCK, K8S_NS_PID, and K8S_CA, K8S_SECCOMP_PROFILE, K8S_SECCOMP_ROOT and K8S_POD_PIDS_LIMIT.
 #
 # Inputs: kube-apiserver, kubelet and pause (binaries.sh says where from); Debian's kubectl
 # (kubectl.sh); the suite's stdlib image tar (PYBOX_K8S_IMAGE_TAR, else the newest stdlib tar in
@@ -315,6 +315,7 @@ K8S_DOCKER_SOCK=$H/docker.sock
 K8S_NS_PID=$ns_pid
 K8S_CA=$PKI/ca.crt
 K8S_SECCOMP_PROFILE=$SECCOMP_PROFILE
+K8S_SECCOMP_ROOT=$RUN/kubelet/seccomp
 K8S_POD_PIDS_LIMIT=$POD_PIDS_LIMIT
 EOF
 mv "$H/cluster.env.partial" "$H/cluster.env"

@@ -1,15 +1,19 @@
 // The registry code against real engines and Debian's docker-registry (tests/registry/): the
 // suite's stdlib image pushed from the private engine and pulled by digest into engine2, where a
 // Python program runs from it; a second push that sends no blob; and the registry's storage
-// tampered with, which the pull and its check refuse, leaving nothing under the reference.
+// tampered with, which the pull and its check refuse, leaving nothing under the reference; and a
+// second pyboxd whose config.json names a pinned stdlib image, which `pybox setup` pulls and
+// checks instead of building (macOS's way to the seed's image).
 // Needs the fixtures engine (PYBOX_HOME), engine2 (PYBOX_ENGINE2_DIR) and registry
 // (PYBOX_REGISTRY_DIR). Prints the push and pull times of the stdlib image.
 #include "daemon/engine/engine_client.hpp"
 #include "daemon/registry/image_pull.hpp"
 #include "daemon/registry/image_push.hpp"
+#include "tests/integration/harness.hpp"
 
 #include "common/api_error_codes.hpp"
 #include "common/files.hpp"
+#include "common/sha256.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -34,6 +38,7 @@ namespace fs = std::filesystem;
 namespace api_error = pybox::api_error;
 using namespace pybox::registry;
 using pybox::engine::EngineClient;
+using pybox::test::SideDaemon;
 using Clock = std::chrono::steady_clock;
 
 const pybox::engine::Timeout k_call{30'000};
@@ -256,17 +261,59 @@ TEST_CASE("An image pulled by a digest that names another image than the record 
     CHECK_FALSE(setup.engine2_holds(pushed.reference));
 }
 
-TEST_CASE("A pinned reference taken as macOS's setup takes the seed's image is pulled and checked by its digest")
+TEST_CASE("pybox setup takes the stdlib image by the pinned digest config.json names (macOS's way), checks it, and runs from it")
 {
     Setup setup;
     const auto pushed = setup.push("stdlib-seed");
     const std::string reference = pushed.reference.text();
-    const auto taken = run(setup.io, [&]() { return take_pinned_image(setup.engine2, reference, k_pull_timeout); });
-    INFO((taken ? std::string() : taken.error().code + ": " + taken.error().message));
-    REQUIRE(taken.has_value());
-    CHECK(taken->image_id == setup.image_id);
-    const std::string tagged = setup.address.host.authority() + "/pybox/stdlib-seed:latest";
-    const auto tag = run(setup.io, [&]() { return take_pinned_image(setup.engine2, tagged, k_pull_timeout); });
-    REQUIRE_FALSE(tag.has_value());
-    CHECK(tag.error().code == api_error::k_image_reference_invalid);
+    // A daemon of its own on the suite's engine, with the suite's records (the built stdlib image).
+    const SideDaemon daemon("pinned-stdlib", {{"stdlib_image", reference}, {"warm_boxes", 0}});
+    const auto taken = daemon.pybox({"setup", "--image", "stdlib", "--quiet"});
+    INFO(taken.output << taken.error_output);
+    REQUIRE(taken.exit_code == 0);
+    CHECK_THAT(taken.output, Catch::StartsWith("stdlib: pulled by its pinned digest in ") &&
+                                 Catch::EndsWith(" s (" + setup.image_id + ")\n"));  // the same bytes: the same image
+    const auto records = pybox::read_file_capped(daemon.home() / "images.json", 1 << 20);
+    REQUIRE(records.has_value());
+    const auto recorded = boost::json::parse(*records);
+    boost::json::object record;
+    for (const auto& image : recorded.at("images").as_array())
+        if (image.at("name").as_string() == "stdlib") record = image.as_object();
+    REQUIRE_FALSE(record.empty());
+    CHECK(record.at("image_id").as_string() == setup.image_id);
+    CHECK(record.at("tar_sha256").as_string() == pushed.reference.digest.substr(7));
+    const auto recipe = pybox::read_file_capped(daemon.home() / "recipes/stdlib.lock", 4096);
+    REQUIRE(recipe.has_value());
+    CHECK_THAT(*recipe, Catch::Contains("reference=" + reference));
+    CHECK(record.at("recipe_sha256").as_string() == pybox::sha256_hex(*recipe));
+
+    const auto again = daemon.pybox({"setup", "--image", "stdlib", "--quiet"});
+    REQUIRE(again.exit_code == 0);
+    CHECK(again.output == "stdlib: up to date (" + setup.image_id + ")\n");
+
+    const auto ran = daemon.run_json("print(6*7)");
+    CHECK(ran.process.exit_code == 0);
+    CHECK(ran.receipt.at("capture").at("stdout") == "42\n");
+    CHECK(ran.receipt.at("identity").at("image_id").as_string() == setup.image_id);
+    CHECK(ran.receipt.at("identity").at("recipe_sha256").as_string() == record.at("recipe_sha256").as_string());
+}
+
+TEST_CASE("pybox setup refuses a pinned stdlib image whose registry serves other bytes, and records nothing")
+{
+    Setup setup;
+    const auto pushed = setup.push("stdlib-seed-tampered");
+    const TamperedFile tampered(blob_file(setup.registry.at("STORAGE"), pushed.reference.digest),
+                                [](std::string& bytes) { bytes.insert(bytes.size() - 1, " "); });
+    const SideDaemon daemon("pinned-stdlib-tampered", {{"stdlib_image", pushed.reference.text()}, {"warm_boxes", 0}});
+    const auto records_before = pybox::read_file_capped(daemon.home() / "images.json", 1 << 20);
+    REQUIRE(records_before.has_value());
+    const auto refused = daemon.pybox({"setup", "--image", "stdlib", "--quiet"});
+    INFO(refused.output << refused.error_output);
+    CHECK(refused.exit_code != 0);
+    CHECK_THAT(refused.error_output, Catch::Contains("tampered or wrong digest"));
+    const auto records_after = pybox::read_file_capped(daemon.home() / "images.json", 1 << 20);
+    REQUIRE(records_after.has_value());
+    CHECK(*records_after == *records_before);
+    const std::string reference = pushed.reference.text();
+    CHECK_FALSE(run(setup.io, [&]() { return setup.engine.inspect_image(reference, k_call); }).has_value());
 }

@@ -41,7 +41,8 @@ struct DockerBackendFixture {
                                       auto made = std::make_unique<CountedControl>();
                                       control = made.get();
                                       return made;
-                                  }};
+                                  },
+                                  "runc"};
 
     template <class T>
     T run(net::awaitable<T> call)

@@ -9,8 +9,9 @@
 // times, skip) makes the calls of one method after the first `skip` fail `times` times with
 // `code`; methods are named "ping" (the probe's prepare() and answers()), "info" (its
 // clock_offset() and cgroup_facts()), "create", "inspect", "kill", "remove", "list", the
-// launch's steps "attach" (the streams), "wait" (registering for the end) and "start", and
-// "wait_result" (the end's answer). slow(method, delay, times) makes the next `times`
+// launch's steps "attach" (the streams), "wait" (registering for the end) and "start", "remake"
+// (a start that fails asking for the box to be made again: engine::LaunchFailure::remake), and
+// "wait_result" (the end's answer). A box created again after its removal is a new one. slow(method, delay, times) makes the next `times`
 // calls of "remove" or "inspect" answer only after `delay` (an engine that is slow to answer).
 // Every call is recorded in calls(). Single-threaded, on the io_context it is given.
 #pragma once
@@ -48,6 +49,8 @@ struct FakeProgram {
     bool until_killed = false;       // runs until kill_box(); then exits with 137
     bool oom_killed = false;         // the engine reports an OOM kill in the box
     bool stream_stays_open = false;  // the output stream does not end when the box exits
+    // What the box reports of the program's environment (engine::BoxStreams::environment).
+    engine::EnvironmentReport environment{std::vector<std::string>{"PATH=/usr/local/bin:/usr/bin:/bin"}, ""};
 };
 
 class FakeBoxEngine final : public engine::BoxEngine, public engine::EngineProbe {
@@ -62,6 +65,8 @@ public:
     std::vector<engine::SettingMismatch> mismatches;  // what check_settings reports
     // What check_settings reports besides of a box that ended (a setting known once it ran).
     std::vector<engine::SettingMismatch> mismatches_once_ended;
+    // What check_settings says the settings leave unknown.
+    std::vector<std::pair<std::string, std::string>> settings_unknown;
 
     void fail(std::string method, std::string code, int times = 1, int skip = 0)
     {
@@ -83,6 +88,7 @@ public:
     const engine::BoxSpec& spec() const { return m_spec; }
 
     std::string describe() const override { return "fake://box-engine"; }
+    std::string output_provenance() const override { return "target byte streams via the fake engine; untrusted content"; }
 
     boost::asio::awaitable<Expected<void>> prepare(engine::Timeout timeout) override
     {
@@ -122,6 +128,9 @@ public:
         if (auto fault = take("create")) co_return *fault;
         m_spec = spec;
         m_created = true;
+        m_removed = false;
+        m_exited = false;
+        m_started_ns.reset();
         co_return engine::CreatedBox{k_box_id, create_warnings};
     }
 
@@ -142,9 +151,11 @@ public:
         auto found = mismatches;
         if (inspection.state.exit_code)
             found.insert(found.end(), mismatches_once_ended.begin(), mismatches_once_ended.end());
-        return {found, boost::json::object{{"checked_by", "fake"},
-                                           {"ended", inspection.state.exit_code.has_value()},
-                                           {"mismatches", static_cast<std::uint64_t>(found.size())}}};
+        return {found,
+                boost::json::object{{"checked_by", "fake"},
+                                    {"ended", inspection.state.exit_code.has_value()},
+                                    {"mismatches", static_cast<std::uint64_t>(found.size())}},
+                settings_unknown};
     }
 
     boost::asio::awaitable<boost::system::result<engine::LaunchedBox, engine::LaunchFailure>> launch_box(
@@ -155,6 +166,7 @@ public:
         if (auto fault = take("wait")) co_return engine::LaunchFailure{Step::end, *fault};
         engine::LaunchedBox launched{std::make_unique<Attach>(*this), std::make_unique<End>(*this), MonoClock::now()};
         if (auto fault = take("start")) co_return engine::LaunchFailure{Step::start, *fault};
+        if (auto fault = take("remake")) co_return engine::LaunchFailure{Step::start, *fault, true};
         m_started_ns = unix_nanoseconds(WallClock::now());
         if (!program.until_killed) end_after(program.runs_for, program.exit_code);
         co_return std::move(launched);
@@ -222,6 +234,7 @@ private:
             m_cancelled = true;
             m_engine.m_changed.cancel();
         }
+        engine::EnvironmentReport environment() const override { return m_engine.program.environment; }
 
     private:
         FakeBoxEngine& m_engine;

@@ -402,7 +402,7 @@ struct EngineFixture {
         auto fake = std::make_unique<FakeEngine>(io);
         engine = fake.get();
         client.emplace(io.get_executor(), std::move(fake));
-        boxes.emplace(*client);
+        boxes.emplace(*client, "runc");
     }
 
     template <class T>

@@ -43,6 +43,7 @@ inline Receipt sample_receipt()
     receipt.capture.stdout_stream = {"42\n", 3};
     receipt.capture.stderr_stream = {"", 0};
     receipt.capture.output_complete = true;
+    receipt.capture.provenance = "target byte streams via bounded Docker attach; untrusted content";
     receipt.lifecycle.last_phase = "remove";
     receipt.lifecycle.phases = {{"create", 0.001, 0.07, "ok"}, {"run", 0.2, 0.166, "ok"}};
     receipt.lifecycle.queued_s = 0.04;

@@ -97,11 +97,11 @@ TEST_CASE("A doctor verdict this build does not know is refused strictly and kep
 TEST_CASE("A setup status this build does not know is refused strictly and kept tolerantly")
 {
     auto document = to_json(sample_setup());
-    document.at("images").at(0).as_object()["status"] = "pulled";
+    document.at("images").at(0).as_object()["status"] = "fetched";
     CHECK_FALSE(setup_answer_from_json(document, ReadMode::strict).has_value());
     const auto tolerant = setup_answer_from_json(document, ReadMode::tolerant);
     REQUIRE(tolerant.has_value());
-    CHECK(tolerant->images.at(0).status == "pulled");
+    CHECK(tolerant->images.at(0).status == "fetched");
 }
 
 TEST_CASE("A replaced image's removal without the image it replaced is refused in both modes")

@@ -118,7 +118,7 @@ TEST_CASE("A Docker backend's checks are made over its own client, once")
     CHECK(docker.control->asked == 0);  // making a backend asks nothing
     CHECK(docker.engine->requests().empty());
     CHECK_THROWS_AS(DockerBackend(docker.io.get_executor(), std::make_unique<test::FakeEngine>(docker.io),
-                                  [](engine::EngineClient&) { return std::unique_ptr<daemon::EngineControl>(); }),
+                                  [](engine::EngineClient&) { return std::unique_ptr<daemon::EngineControl>(); }, "runc"),
                     std::logic_error);
 }
 

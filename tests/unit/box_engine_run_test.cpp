@@ -44,7 +44,7 @@ struct Fixture {
         daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
         };
-        service.emplace(io.get_executor(), engine, engine, daemon::BoxRuntime{}, std::move(verify),
+        service.emplace(io.get_executor(), engine, engine, std::move(verify),
                         daemon::AttemptTracking{daemon::AttemptLog(runtime.paths)}, k_installation,
                         daemon::ReconciliationSummary{}, daemon::WatchSetup{});
     }
@@ -152,7 +152,6 @@ TEST_CASE("Through the box engine, the box is made from the policy, the labels a
     CHECK(spec.image_id == receipt.identity.image_id);
     CHECK(spec.command == receipt.configured.command);
     CHECK(spec.policy.memory_bytes == proto::policy_for_image("stdlib")->memory_bytes);
-    CHECK(spec.runtime == "runc");
     const engine::ListedBox as_listed{"x", spec.labels};
     CHECK(as_listed.label(daemon::k_label_owner) == k_installation);
     CHECK(as_listed.label(daemon::k_label_run) == receipt.identity.run_id);
@@ -268,6 +267,77 @@ TEST_CASE("Through the box engine, a start the engine refuses is START_FAILED")
     CHECK(phase_outcome(receipt, "start") == "failed");
     CHECK(has_code(receipt, "START_FAILED"));
     check_not_started_and_removed(f, receipt, true);
+}
+
+// The phases of a run, as "name:outcome", in order.
+std::vector<std::string> phases_of(const proto::Receipt& receipt)
+{
+    std::vector<std::string> phases;
+    for (const auto& phase : receipt.lifecycle.phases) phases.push_back(phase.name + ":" + phase.outcome);
+    return phases;
+}
+
+const proto::Explanation* explanation(const proto::Receipt& receipt, std::string_view code)
+{
+    for (const auto& found : receipt.explanations)
+        if (found.code == code) return &found;
+    return nullptr;
+}
+
+TEST_CASE("Through the box engine, a box the engine asks to make again is removed, made once more and runs: BOX_REMADE")
+{
+    Fixture f;
+    f.engine.program.out = "42\n";
+    f.engine.fail("remake", "engine_error");
+    const auto receipt = f.run(request());
+    CHECK(phases_of(receipt) == std::vector<std::string>{"create:ok", "verify:ok", "start:failed", "remove:ok",
+                                                         "create:ok", "verify:ok", "start:ok", "run:ok", "inspect:ok",
+                                                         "remove:ok"});
+    CHECK(f.engine.count("create") == 2);
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::target_exit_observed);
+    CHECK(receipt.capture.stdout_stream.bytes == "42\n");
+    CHECK(receipt.observed.policy_verified_before_start);
+    const auto* remade = explanation(receipt, "BOX_REMADE");
+    REQUIRE(remade != nullptr);
+    CHECK(remade->evidence.at("first_container_id") == FakeBoxEngine::k_box_id);
+    CHECK(remade->evidence.at("start_failure").at("message") == "injected engine_error on remake");
+    CHECK_FALSE(has_code(receipt, "START_FAILED"));
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+    CHECK_FALSE(f.engine.box_exists());
+}
+
+TEST_CASE("Through the box engine, a box is made again only once: a second such failure is START_FAILED")
+{
+    Fixture f;
+    f.engine.fail("remake", "engine_error", 2);
+    const auto receipt = f.run(request());
+    CHECK(f.engine.count("create") == 2);
+    CHECK(has_code(receipt, "BOX_REMADE"));
+    CHECK(has_code(receipt, "START_FAILED"));
+    CHECK(receipt.observed.termination.mechanism == TerminationMechanism::not_started);
+    CHECK(receipt.cleanup.status == CleanupStatus::removed);
+    CHECK_FALSE(f.engine.box_exists());
+}
+
+TEST_CASE("Through the box engine, a box to make again whose removal is not confirmed is not made again")
+{
+    Fixture f;
+    f.engine.fail("remake", "engine_error");
+    f.engine.fail("remove", "engine_error", 2);
+    const auto receipt = f.run(request());
+    CHECK(f.engine.count("create") == 1);
+    CHECK_FALSE(has_code(receipt, "BOX_REMADE"));
+    CHECK(has_code(receipt, "START_FAILED"));
+    // The cleanup removes it (its third delete succeeds).
+    check_not_started_and_removed(f, receipt, true);
+}
+
+TEST_CASE("Through the box engine, what the box's settings leave unknown is in the receipt's unknown")
+{
+    Fixture f;
+    f.engine.settings_unknown = {{"seccomp_profile", "the runtime's default"}};
+    const auto receipt = f.run(request());
+    CHECK(receipt.unknown.at("seccomp_profile") == "the runtime's default");
 }
 
 TEST_CASE("Through the box engine, a program still running at the deadline is killed: DEADLINE_KILL")

@@ -111,14 +111,14 @@ TEST_CASE("Setup prints one line per image: built, up to date, or a status this 
             R"("seconds":0.01,"tar_sha256":"t","lock_refreshed":false},)"
             R"({"name":"data","image_id":"sha256:def","recipe_sha256":"s","status":"built","seconds":23.44,)"
             R"("tar_sha256":"u","lock_refreshed":false},)"
-            R"({"name":"gpu","image_id":"sha256:0a1","recipe_sha256":"v","status":"pulled","seconds":2,)"
+            R"({"name":"gpu","image_id":"sha256:0a1","recipe_sha256":"v","status":"fetched","seconds":2,)"
             R"("tar_sha256":"w","lock_refreshed":false,"registry":"added later"}],"total_s":25})"),
         ReadMode::tolerant);
     REQUIRE(answer.has_value());
     const auto rendered = pybox::client::render_setup(*answer);
     CHECK(rendered.exit_code == 0);
     CHECK(rendered.text ==
-          "stdlib: up to date (sha256:abc)\ndata: built in 23.4 s (sha256:def)\ngpu: pulled in 2.0 s (sha256:0a1)\n");
+          "stdlib: up to date (sha256:abc)\ndata: built in 23.4 s (sha256:def)\ngpu: fetched in 2.0 s (sha256:0a1)\n");
 }
 
 TEST_CASE("An image list with no images says how to build one")

@@ -28,6 +28,7 @@ const std::string k_any_fingerprint = "SHA256:" + std::string(43, 'A');
 const std::map<std::string, std::string> k_top_values{
     {"engine_socket", R"("/run/user/1000/docker.sock")"}, {"dockerd", R"("/opt/docker/bin/dockerd")"},
     {"runtime", R"("crun")"}, {"recipes_dir", R"("/srv/recipes")"}, {"image_tar_cache_dir", R"("/var/cache/pybox")"},
+    {"stdlib_image", R"("127.0.0.1:5000/pybox/stdlib@sha256:)" + std::string(64, 'a') + R"(")"},
     {"watcher", "false"}, {"watcher_script", R"("/srv/watch.sh")"}, {"box_expiry_s", "60"},
     {"settle_after_expiry_s", "0"}, {"sweep_interval_s", "5"}, {"warm_boxes", "0"},
     {"engines", R"([{"id": "e2", "url": "unix:///run/e2.sock"}])"}, {"local_engine", "true"},

@@ -68,6 +68,19 @@ TEST_CASE("A value of the wrong type is refused")
     CHECK_THAT(rejection(R"({"runtime": ["runc"]})"), Catch::Contains("\"runtime\""));
 }
 
+TEST_CASE("stdlib_image is a pinned reference, none on Linux unless named; a tag or a bad digest is refused")
+{
+    CHECK_FALSE(parse_daemon_config("{}", k_file)->stdlib_image);
+    const std::string digest = "sha256:" + std::string(64, 'b');
+    auto config = parse_daemon_config(R"({"stdlib_image": "127.0.0.1:5000/pybox/stdlib@)" + digest + R"("})", k_file);
+    REQUIRE(config.has_value());
+    REQUIRE(config->stdlib_image);
+    CHECK(config->stdlib_image->text() == "127.0.0.1:5000/pybox/stdlib@" + digest);
+    CHECK_THAT(rejection(R"({"stdlib_image": "python:3.11"})"),
+               Catch::Contains("\"stdlib_image\" is not a pinned REGISTRY/REPO@sha256:DIGEST: "));
+    CHECK_THAT(rejection(R"({"stdlib_image": "python@sha256:abc"})"), Catch::Contains("\"stdlib_image\""));
+}
+
 TEST_CASE("A runtime name with shell or path characters is refused")
 {
     CHECK_THAT(rejection(R"({"runtime": "../runc"})"), Catch::Contains("\"runtime\""));

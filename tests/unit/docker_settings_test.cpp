@@ -14,6 +14,9 @@ namespace json = boost::json;
 
 namespace {
 
+// The OCI runtime the engine's boxes run under (config.json's "runtime").
+constexpr std::string_view k_runtime = "crun";
+
 daemon::BoxIdentity identity()
 {
     return {"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210", 1900000000,
@@ -22,16 +25,16 @@ daemon::BoxIdentity identity()
 
 engine::BoxSpec box_spec(const proto::BoxPolicy& policy, const daemon::BoxIdentity& box = identity())
 {
-    return daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), box);
+    return daemon::make_box_spec(policy, "sha256:abc", proto::box_command(2.0), box);
 }
 
 // The create body of that spec.
-json::object create_body(const proto::BoxPolicy& policy) { return engine::docker_create_body(box_spec(policy)); }
+json::object create_body(const proto::BoxPolicy& policy) { return engine::docker_create_body(box_spec(policy), k_runtime); }
 
 std::vector<engine::SettingMismatch> mismatches_found(const proto::BoxPolicy& policy, const json::value& inspected,
                                                 const daemon::BoxIdentity& box = identity())
 {
-    return engine::check_docker_settings(box_spec(policy, box), inspected).mismatches;
+    return engine::check_docker_settings(box_spec(policy, box), k_runtime, inspected).mismatches;
 }
 
 // What the engine reports for a box created from make_box_spec (the shape of Docker 20.10's
@@ -64,6 +67,17 @@ TEST_CASE("The create body spells the cpu rate as NanoCpus and the tmpfs with it
     CHECK(host.at("NanoCpus") == 500'000'000);
     CHECK(host.at("Tmpfs").at("/tmp") == "size=16777216,noexec,nodev,nosuid");
     CHECK(host.at("LogConfig").at("Type") == "none");
+}
+
+TEST_CASE("The create body names the engine's runtime, and a box under another runtime is a mismatch")
+{
+    const auto policy = *proto::policy_for_image("stdlib");
+    CHECK(create_body(policy).at("HostConfig").at("Runtime").as_string() == k_runtime);
+    auto inspected = inspected_from_spec(policy);
+    inspected.at("HostConfig").as_object()["Runtime"] = "runc";
+    const auto mismatches = mismatches_found(policy, inspected);
+    REQUIRE(mismatches.size() == 1);
+    CHECK(mismatches[0].field == "HostConfig.Runtime");
 }
 
 TEST_CASE("A different memory limit is a mismatch naming the field")
@@ -229,7 +243,7 @@ TEST_CASE("The effective policy record lists what was read and the mismatches")
     const auto policy = *proto::policy_for_image("stdlib");
     auto inspected = inspected_from_spec(policy);
     inspected.at("HostConfig").as_object()["PidsLimit"] = -1;
-    const auto record = engine::check_docker_settings(box_spec(policy), inspected).record;
+    const auto record = engine::check_docker_settings(box_spec(policy), k_runtime, inspected).record;
     CHECK(record.at("HostConfig").at("Memory") == json::value(policy.memory_bytes));
     CHECK(record.at("mismatches").as_array().size() == 1);
 }
@@ -237,7 +251,7 @@ TEST_CASE("The effective policy record lists what was read and the mismatches")
 TEST_CASE("The effective policy record names the seccomp profile the engine holds by its SHA-256")
 {
     const auto policy = *proto::policy_for_image("stdlib");
-    const auto record = engine::check_docker_settings(box_spec(policy), inspected_from_spec(policy)).record;
+    const auto record = engine::check_docker_settings(box_spec(policy), k_runtime, inspected_from_spec(policy)).record;
     CHECK(record.at("HostConfig").at("SecurityOpt") ==
           json::array{"no-new-privileges", "seccomp=sha256:" + policy.seccomp_sha256});
 }

@@ -6,8 +6,11 @@
 #include "common/process.hpp"
 #include "tests/support/box_like.hpp"
 
+#include "util/text.hpp"
+
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +22,7 @@
 #include <vector>
 
 using namespace pybox::proto;
+using pybox::util::hex_encode;
 
 namespace {
 
@@ -59,6 +63,16 @@ pybox::ProcessResult run_fed_stdin_open(const std::vector<std::string>& inner, c
     REQUIRE_FALSE(ran.timed_out);
     return ran;
 }
+
+// The box's stdout after the feeder's environment report, which must come first, whole.
+std::string program_output(const pybox::ProcessResult& ran)
+{
+    const auto newline = ran.output.find('\n');
+    REQUIRE(ran.output.starts_with(std::string(k_fed_environment_marker)));
+    REQUIRE(newline != std::string::npos);
+    return ran.output.substr(newline + 1);
+}
+
 
 // An inner command that prints its stdin, then "end".
 const std::vector<std::string> k_cat_then_end = {"sh", "-c", "cat; echo end"};
@@ -109,7 +123,7 @@ TEST_CASE("The fed box command sets the policy's limits in sh, then runs its Per
     CHECK(command[1] == "-c");
     CHECK(command[2] == "ulimit -n " + std::to_string(defaults.open_files) + " && ulimit -c " +
                            std::to_string(defaults.core_dump_bytes) + " && ulimit -f " +
-                           std::to_string(defaults.tmpfs_bytes / 512) + " && exec perl -e \"$0\" \"$@\"");
+                           std::to_string(defaults.tmpfs_bytes / 512) + " && unset PWD && exec perl -e \"$0\" \"$@\"");
     CHECK(command[4] == "inner");
     CHECK(command[5] == "-x");
 }
@@ -120,7 +134,7 @@ TEST_CASE("A fed box's inner command reads exactly the program, then end of file
 {
     const auto ran = run_fed({"sh", "-c", "cat; ulimit -n; ulimit -Hn; ulimit -c; ulimit -Hc"},
                              fed_program_frame("hello\n") + "extra");
-    CHECK(ran.output == "hello\n128\n128\n0\n0\n");
+    CHECK(program_output(ran) == "hello\n128\n128\n0\n0\n");
     CHECK(ran.exit_code == 0);
 }
 
@@ -131,18 +145,52 @@ TEST_CASE("A fed box's files stop growing at its file size limit, soft and hard"
                               (std::filesystem::temp_directory_path() / "pybox-fed-fsize").string()},
                              fed_program_frame(""));
     // k_file_bytes is 8 blocks of 512 bytes.
-    CHECK(ran.output == "8\n8\n4096\n");
+    CHECK(program_output(ran) == "8\n8\n4096\n");
+}
+
+TEST_CASE("A fed box's first stdout line reports, before the program's output, exactly the environment the program "
+          "gets",
+          "[fed_box]")
+{
+    // The box-like environment and two more variables, one empty and one with bytes that need
+    // escaping; sh's PWD is not among them. The program prints its own environment as the
+    // report spells it.
+    auto prefix = pybox::test::k_box_like;
+    prefix.insert(prefix.end(), {"EMPTY=", std::string("ZZ=a b=c\x01\xff")});
+    const auto ran = run_fed_stdin_open(box_command(2.0),
+                                        fed_program_frame("import os\n"
+                                                          "print(' '.join(k.hex() + '=' + v.hex() "
+                                                          "for k, v in sorted(os.environb.items())))\n"),
+                                        prefix);
+    const std::string expected = hex_encode("EMPTY") + "= " + hex_encode("HOME") + "=" + hex_encode("/tmp") + " " +
+                                 hex_encode("HOSTNAME") + "=" + hex_encode("pybox") + " " + hex_encode("LANG") + "=" +
+                                 hex_encode("C.UTF-8") + " " + hex_encode("PATH") + "=" +
+                                 hex_encode("/usr/local/bin:/usr/bin:/bin") + " " + hex_encode("ZZ") + "=" +
+                                 hex_encode(std::string("a b=c\x01\xff"));
+    CHECK(ran.output == std::string(k_fed_environment_marker) + " " + expected + "\n" + expected + "\n");
+    CHECK(ran.exit_code == 0);
+}
+
+TEST_CASE("A fed box's environment report is the marker alone for an empty environment", "[fed_box]")
+{
+    auto prefix = pybox::test::k_box_like;
+    const auto env = std::find(prefix.begin(), prefix.end(), "-i");
+    REQUIRE(env != prefix.end());
+    prefix.erase(env + 1, prefix.end());
+    // PATH is gone: the inner command is named by its path.
+    const auto ran = run_fed_stdin_open({"/bin/cat"}, fed_program_frame("hello\n"), prefix);
+    CHECK(ran.output == std::string(k_fed_environment_marker) + "\nhello\n");
 }
 
 TEST_CASE("A kill byte inside the program is the program's", "[fed_box]")
 {
     const std::string program(1, k_fed_kill_byte);
     const auto ran = run_fed(k_cat_then_end, fed_program_frame(program + "\n" + program));
-    CHECK(ran.output == program + "\n" + program + "end\n");
+    CHECK(program_output(ran) == program + "\n" + program + "end\n");
     CHECK(ran.exit_code == 0);
 }
 
-TEST_CASE("A malformed fed header gives the inner command an empty stdin", "[fed_box]")
+TEST_CASE("A malformed fed header gives the inner command an empty stdin, and no environment report", "[fed_box]")
 {
     for (const auto* input : {"abc\nhello", "", "5", "\nhello", "-5\nhello", " 5\nhello", "5 \nhello", "5\rhello",
                               "1234567890123\nhello"}) {
@@ -156,21 +204,21 @@ TEST_CASE("A malformed fed header gives the inner command an empty stdin", "[fed
 TEST_CASE("A fed header of twelve digits is read, leading zeros and all", "[fed_box]")
 {
     const auto ran = run_fed(k_cat_then_end, "000000000005\nhello, and more");
-    CHECK(ran.output == "helloend\n");
+    CHECK(program_output(ran) == "helloend\n");
 }
 
 TEST_CASE("A fed box whose stdin ends before the frame's byte count gives the inner what arrived, then end of file",
           "[fed_box]")
 {
     const auto ran = run_fed(k_cat_then_end, "10\nhello");
-    CHECK(ran.output == "helloend\n");
+    CHECK(program_output(ran) == "helloend\n");
     CHECK(ran.exit_code == 0);
 }
 
 TEST_CASE("A fed box's program ends the box by itself while the real stdin stays open", "[fed_box]")
 {
     const auto ran = run_fed_stdin_open(box_command(10.0), fed_program_frame("import sys\nprint(6*7, repr(sys.stdin.read()))\n"));
-    CHECK(ran.output == "42 ''\n");
+    CHECK(program_output(ran) == "42 ''\n");
     CHECK(ran.exit_code == 0);
 }
 
@@ -208,7 +256,7 @@ TEST_CASE("On a kill line the feeder records the nonce in the termination log be
     const auto ran = run_fed_stdin_open(print_log_after_kill(log), fed_program_frame("hello\n") + "extra" +
                                                                        fed_kill_line(k_nonce),
                                         pybox::test::k_box_like, log.path.string());
-    CHECK(ran.output == "pybox-kill " + k_nonce + "\n");
+    CHECK(program_output(ran) == "pybox-kill " + k_nonce + "\n");
     CHECK(ran.exit_code == 7);
     CHECK(log.text() == fed_kill_record(k_nonce));
     CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
@@ -220,7 +268,7 @@ TEST_CASE("Bytes after a kill line do not spoil its record", "[fed_box]")
     const auto ran = run_fed_stdin_open(print_log_after_kill(log),
                                         fed_program_frame("hello\n") + fed_kill_line(k_nonce) + "trailing bytes",
                                         pybox::test::k_box_like, log.path.string());
-    CHECK(ran.output == "pybox-kill " + k_nonce + "\n");
+    CHECK(program_output(ran) == "pybox-kill " + k_nonce + "\n");
     CHECK(log.text() == fed_kill_record(k_nonce));
 }
 
@@ -263,7 +311,7 @@ TEST_CASE("A fed cold box's program has a pipe for stdin, fds 0-2 only, and the 
                                                                  "os.readlink('/proc/self/fd/0').split(':')[0], "
                                                                  "resource.getrlimit(resource.RLIMIT_NOFILE), "
                                                                  "resource.getrlimit(resource.RLIMIT_CORE))\n"));
-    CHECK(ran.output == "['0', '1', '2', '3'] pipe (128, 128) (0, 0)\n");
+    CHECK(program_output(ran) == "['0', '1', '2', '3'] pipe (128, 128) (0, 0)\n");
     CHECK(ran.exit_code == 0);
 }
 
@@ -289,7 +337,7 @@ TEST_CASE("A fed box's feeder does not let the program of its uid into its memor
                                 "print(len(feeders), [attempt('/proc/%s/%s' % (feeders[0], f)) for f in ('mem', 'environ')])\n";
     const auto ran =
         run_fed_stdin_open(box_command(2.0), fed_program_frame(program), pybox::test::box_like_unprivileged_prefix());
-    CHECK(ran.output == "1 ['13', '13']\n");
+    CHECK(program_output(ran) == "1 ['13', '13']\n");
     CHECK(ran.exit_code == 0);
 }
 

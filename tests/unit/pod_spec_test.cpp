@@ -20,7 +20,7 @@ engine::BoxSpec stdlib_spec()
 {
     const daemon::BoxIdentity identity{"0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210",
                                        1900000000, "", 1001};
-    return daemon::make_box_spec(*proto::policy_for_image("stdlib"), daemon::BoxRuntime{}, "sha256:unused",
+    return daemon::make_box_spec(*proto::policy_for_image("stdlib"), "sha256:unused",
                                  proto::box_command(2.0), identity);
 }
 
@@ -149,6 +149,26 @@ TEST_CASE("Without a Localhost profile the Pod asks for the runtime's default se
     const json::object pod = kube::make_pod(stdlib_spec(), settings(""));
     CHECK(pod.at("spec").at("containers").at(0).at("securityContext").at("seccompProfile") ==
           json::parse(R"({"type":"RuntimeDefault"})"));
+}
+
+TEST_CASE("A Pod under PyBox's Localhost profile leaves nothing of its seccomp profile unknown", "[pod_spec]")
+{
+    const json::object asked = stdlib_pod();
+    CHECK(kube::check_pod(asked, admitted(asked)).unknown.empty());
+}
+
+TEST_CASE("A Pod under the runtime's default seccomp profile passes as asked, and which calls it allows is unknown",
+          "[pod_spec]")
+{
+    const json::object asked = kube::make_pod(stdlib_spec(), settings(""));
+    json::value read_back = admitted(asked);
+    read_back.at("metadata").at("annotations").as_object()["container.seccomp.security.alpha.kubernetes.io/box"] =
+        "runtime/default";
+    const auto check = kube::check_pod(asked, read_back);
+    CHECK(fields(check).empty());
+    REQUIRE(check.unknown.size() == 1);
+    CHECK(check.unknown[0].first == "seccomp_profile");
+    CHECK_THAT(check.unknown[0].second, Catch::Contains("RuntimeDefault") && Catch::Contains("allows system calls"));
 }
 
 TEST_CASE("Quantities are written in Kubernetes' canonical notation and compared by value", "[pod_spec]")

@@ -89,6 +89,7 @@ RunEvidence completed(int exit_code = 0)
     evidence.engine_clock_offset = proto::ClockOffset{-20'000, 20'000};
     evidence.output = output("42\n");
     evidence.stream_ended = true;
+    evidence.environment = engine::EnvironmentReport{daemon::box_environment(), ""};
     evidence.watch.resources = json::object{{"status", "MEASURED"}};
     // The kernel's record: the interpreter exited at 0.28 s, the box's first process after it.
     const auto status = static_cast<std::uint32_t>(exit_code) << 8;
@@ -189,6 +190,49 @@ TEST_CASE("A completed run's receipt carries its identity, configuration, engine
     CHECK_FALSE(receipt.lifecycle.warm);
     CHECK_FALSE(receipt.lifecycle.preparation);
     CHECK(receipt.cleanup.reconciliation.is_null());
+}
+
+TEST_CASE("A box's report of the program's environment lists in observed.environment what PyBox did not set, or set "
+          "otherwise")
+{
+    RunEvidence evidence = completed();
+    auto variables = daemon::box_environment();
+    variables.insert(variables.begin(), "A=1");
+    variables.push_back("KUBERNETES_SERVICE_HOST=10.96.0.1");
+    variables.push_back("PWD=/tmp");
+    variables[1] = variables[1] + "x";  // a variable PyBox set, with another value
+    evidence.environment = engine::EnvironmentReport{variables, ""};
+    const auto receipt = assembled(described(), evidence);
+    REQUIRE(receipt.observed.environment);
+    CHECK(receipt.observed.environment->beyond_spec ==
+          std::vector<std::string>{"A=1", variables[1], "KUBERNETES_SERVICE_HOST=10.96.0.1", "PWD=/tmp"});
+    CHECK_THAT(receipt.observed.environment->source, Catch::StartsWith("the box's first process, before the program"));
+    CHECK_FALSE(receipt.unknown.contains("environment"));
+}
+
+TEST_CASE("A box's report of exactly PyBox's environment gives an empty observed.environment.beyond_spec")
+{
+    const auto receipt = assembled(described(), completed());
+    REQUIRE(receipt.observed.environment);
+    CHECK(receipt.observed.environment->beyond_spec.empty());
+}
+
+TEST_CASE("A program's environment the box did not report is unknown.environment with the box's reason")
+{
+    RunEvidence evidence = completed();
+    evidence.environment = engine::EnvironmentReport{std::nullopt, "a Docker box does not report it"};
+    const auto receipt = assembled(described(), evidence);
+    CHECK_FALSE(receipt.observed.environment);
+    CHECK(receipt.unknown.at("environment") == "a Docker box does not report it");
+    evidence.environment.reset();
+    CHECK(assembled(described(), evidence).unknown.at("environment") == "the box's output was never read");
+}
+
+TEST_CASE("A program that never started has no environment to know")
+{
+    const auto receipt = assembled(described(), not_created());
+    CHECK_FALSE(receipt.observed.environment);
+    CHECK_FALSE(receipt.unknown.contains("environment"));
 }
 
 TEST_CASE("A program that exits 0 by itself is EXITED, with its output complete and its box removed")

@@ -75,7 +75,7 @@ struct Pipeline {
         daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
             co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
         };
-        sealed.emplace(io.get_executor(), engine, engine, daemon::BoxRuntime{}, std::move(verify),
+        sealed.emplace(io.get_executor(), engine, engine, std::move(verify),
                        daemon::AttemptTracking{daemon::AttemptLog(runtime.paths)}, std::string(32, 'c'),
                        [] { return sweep_summary(); }, daemon::WatchSetup{});
         issuing.emplace(*sealed, store);

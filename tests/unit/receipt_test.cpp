@@ -66,7 +66,7 @@ TEST_CASE("The nested sections have exactly their documented keys")
     CHECK(keys_of(document.at("configured").at("tmpfs")) == std::set<std::string>{"path", "bytes", "options"});
     CHECK(keys_of(document.at("observed")) ==
           std::set<std::string>{"policy_verified_before_start", "effective_policy", "engine_state", "resources",
-                                "termination"});
+                                "termination", "environment"});
     CHECK(keys_of(document.at("observed").at("termination")) ==
           std::set<std::string>{"mechanism", "exit_code", "signal", "signal_source", "inferred_signal",
                                 "deadline_kill_sent", "deadline_kill_answer", "deadline_kill_sent_at",
@@ -695,6 +695,41 @@ TEST_CASE("The receipt names the daemon's version, and a receipt of an older dae
     }
     document.at("identity").as_object()["daemon_version"] = 1;
     CHECK(from_json_error(document).find("identity.daemon_version") != std::string::npos);
+}
+
+TEST_CASE("The program's environment beyond PyBox's is written with its source, null when not observed, and read "
+          "back in both modes")
+{
+    Receipt receipt = sample_receipt();
+    CHECK(receipt_to_json(receipt).at("observed").at("environment").is_null());
+    receipt.observed.environment = EnvironmentRecord{"the box's first process", {"KUBERNETES_SERVICE_HOST=10.96.0.1"}};
+    const auto document = receipt_to_json(receipt);
+    CHECK(keys_of(document.at("observed").at("environment")) == std::set<std::string>{"source", "beyond_spec"});
+    CHECK(document.at("observed").at("environment").at("beyond_spec").at(0) == "KUBERNETES_SERVICE_HOST=10.96.0.1");
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = receipt_from_json(document, mode);
+        REQUIRE(read.has_value());
+        CHECK(read->observed.environment == receipt.observed.environment);
+    }
+    auto wrong = document;
+    wrong.at("observed").at("environment").at("beyond_spec") = json::array{1};
+    CHECK(from_json_error(wrong).find("observed.environment.beyond_spec") != std::string::npos);
+    wrong = document;
+    wrong.at("observed").at("environment").as_object().erase("source");
+    CHECK(from_json_error(wrong).find("observed.environment.source") != std::string::npos);
+}
+
+TEST_CASE("A receipt of a daemon before observed.environment reads in both modes as not observed")
+{
+    Receipt receipt = sample_receipt();
+    receipt.observed.environment = EnvironmentRecord{"the box's first process", {}};
+    auto document = receipt_to_json(receipt);
+    document.at("observed").as_object().erase("environment");
+    for (const auto mode : {ReadMode::strict, ReadMode::tolerant}) {
+        const auto read = receipt_from_json(document, mode);
+        REQUIRE(read.has_value());
+        CHECK_FALSE(read->observed.environment);
+    }
 }
 
 TEST_CASE("An engine key a newer daemon adds is refused strictly and ignored tolerantly")

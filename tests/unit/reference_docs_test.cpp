@@ -4,7 +4,7 @@
 // accepts, the box's environment it states is the one the daemon sets plus the engine's
 // HOSTNAME, and its soak figures name the soak's defaults, which scripts/test.sh runs. The
 // figures docs/kubernetes.md states (the Pod's limits, the launch's allowance, budget and polling,
-// max_runs) are the code's too.
+// max_runs, how long a node without PyBox's seccomp profile is remembered) are the code's too.
 #include "common/limits.hpp"
 #include "daemon/config/config_keys.hpp"
 #include "daemon/config/daemon_config.hpp"
@@ -13,6 +13,7 @@
 #include "daemon/engine/engine_entry.hpp"
 #include "daemon/engine/kept_connections.hpp"
 #include "daemon/engine/ssh_session.hpp"
+#include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_box_engine.hpp"
 #include "daemon/kube/pod_spec.hpp"
 #include "daemon/repair/repair_prompt.hpp"
@@ -347,7 +348,7 @@ TEST_CASE("The reference's stopping row and warm start budget state what the cod
 {
     const auto policy = *proto::policy_for_image("stdlib");
     const auto spec =
-        engine::docker_create_body(daemon::make_box_spec(policy, daemon::BoxRuntime{}, "sha256:abc", proto::box_command(2.0), {}));
+        engine::docker_create_body(daemon::make_box_spec(policy, "sha256:abc", proto::box_command(2.0), {}), "runc");
     CHECK_THAT(reference_row("Stopping"),
                Catch::Contains("`StopSignal: " + std::string(spec.at("StopSignal").as_string()) + "`"));
     CHECK_THAT(reference_row("Start"),
@@ -403,6 +404,11 @@ TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and m
         CHECK(stated == std::to_string(kube::k_attaches_per_pod_read));
     for (const auto& stated : figures(doc, R"(the Pod \(?every (\d+) ms)"))
         CHECK(stated == std::to_string(kube::k_pod_poll_interval.count()));
+    for (const auto& stated : figures(doc, R"(strict, at most (\d+) bytes)"))
+        CHECK(stated == std::to_string(kube::k_max_environment_report_bytes));
+    const auto remembered = figures(doc, R"(remembers the node for (\d+) minutes)");
+    CHECK(remembered.size() == 1);
+    for (const auto& stated : remembered) CHECK(stated == std::to_string(kube::k_missing_profile_memory.count()));
     CHECK_THAT(doc_row("`max_runs`", "kubernetes.md"),
                Catch::Contains("(1-" + std::to_string(engine::k_max_cluster_runs) + ", default " +
                                std::to_string(engine::k_default_cluster_runs) + ")"));

@@ -263,8 +263,10 @@ TEST_CASE("A box gone at every sample still gets the run parent's final totals: 
 
 TEST_CASE("A run that was not watched is UNKNOWN with the reason")
 {
-    const auto s = watcher::resources_not_watched(CgroupVersion::v1, "the program never started");
+    const auto s = watcher::resources_not_watched("the program never started");
     CHECK(s.resources.at("status") == "UNKNOWN");
+    CHECK(s.resources.at("source").as_string() == watcher::k_nothing_read_source);  // not the watcher's, which never read
+    CHECK_FALSE(s.resources.contains("cgroup_version"));
     CHECK(s.resources.at("reason") == "the program never started");
     CHECK(unknown_reason(s, "resources") == "the program never started");
 }

@@ -56,12 +56,12 @@ void make_service(RunFixture& f, int warm_boxes = 0)
     auto fake = std::make_unique<FakeEngine>(f.io);
     f.engine = fake.get();
     f.client.emplace(f.io.get_executor(), std::move(fake));
-    f.boxes.emplace(*f.client);
+    f.boxes.emplace(*f.client, "runc");
     f.probe.emplace(*f.client);
     daemon::ImageVerifier verify = [](std::string) -> net::awaitable<Expected<daemon::VerifiedImage>> {
         co_return daemon::VerifiedImage{"sha256:" + std::string(64, 'a'), std::string(64, 'b')};
     };
-    f.service.emplace(f.io.get_executor(), *f.boxes, *f.probe, daemon::BoxRuntime{}, std::move(verify),
+    f.service.emplace(f.io.get_executor(), *f.boxes, *f.probe, std::move(verify),
                       daemon::AttemptTracking{daemon::AttemptLog(f.runtime.paths)}, k_installation, daemon::ReconciliationSummary{},
                       daemon::WatchSetup{}, daemon::RunQueueOptions{}, daemon::WarmSetup{warm_boxes});
 }

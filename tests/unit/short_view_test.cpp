@@ -57,8 +57,8 @@ TEST_CASE("A normal run renders like the seed's first sealed run")
 TEST_CASE("A cluster's run says what its network and removal were, no more")
 {
     auto receipt = normal_run();
-    receipt.unknown[std::string(proto::k_unknown_network_enforcement)] = "not observable from the API";
-    receipt.unknown[std::string(proto::k_unknown_node_cleanup)] = "not observed";
+    receipt.unknown[std::string(k_unknown_network_enforcement)] = "not observable from the API";
+    receipt.unknown[std::string(k_unknown_node_cleanup)] = "not observed";
     const auto view = render_short_receipt(receipt, ViewerHost::linux_host);
     CHECK_THAT(view, Catch::Contains(
                          "  Network               a network of its own, denied by policy (the enforcement not observed)\n"));

@@ -172,6 +172,25 @@ TEST_CASE("An unsealed receipt reads back, strict and tolerant, equal to what wa
     CHECK_FALSE(tolerant->sealed());
 }
 
+TEST_CASE("An unsealed receipt of a client before observed.environment, without it or its entry, reads in both modes")
+{
+    auto document = proto::receipt_to_json(unsealed_receipt(hello_evidence()));
+    document.at("observed").as_object().erase("environment");
+    document.at("not_applicable").as_object().erase("observed.environment");
+    for (const auto mode : {util::ReadMode::strict, util::ReadMode::tolerant}) {
+        const auto read = proto::receipt_from_json(document, mode);
+        REQUIRE(read.has_value());
+        CHECK_FALSE(read->sealed());
+    }
+    // Named but absent, or present but not named, is still refused.
+    auto named_only = proto::receipt_to_json(unsealed_receipt(hello_evidence()));
+    named_only.at("observed").as_object().erase("environment");
+    CHECK_FALSE(proto::receipt_from_json(named_only, util::ReadMode::tolerant).has_value());
+    auto unnamed = proto::receipt_to_json(unsealed_receipt(hello_evidence()));
+    unnamed.at("not_applicable").as_object().erase("observed.environment");
+    CHECK_FALSE(proto::receipt_from_json(unnamed, util::ReadMode::tolerant).has_value());
+}
+
 TEST_CASE("The short view of an unsealed run says UNSEALED in its first line")
 {
     const auto view = client::render_short_receipt(unsealed_receipt(hello_evidence()));

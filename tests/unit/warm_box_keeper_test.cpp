@@ -65,7 +65,7 @@ struct Fixture {
         proto::RunRequest placeholder;
         placeholder.image = name;
         auto box = std::make_unique<BoxRun>(io.get_executor(), engine, engine, attempts, std::move(placeholder),
-                                            *proto::policy_for_image(name), daemon::BoxRuntime{}, watch,
+                                            *proto::policy_for_image(name), watch,
                                             daemon::BoxKind::warm);
         box->identify(k_installation, owner_uid, image);
         if (auto noted = box->write_attempt(); !noted) co_return noted.error();
