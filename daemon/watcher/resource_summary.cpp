@@ -291,15 +291,16 @@ ResourceSummary summarize_record(const WatchRecord& record, const std::vector<st
     return summary;
 }
 
-ResourceSummary without_values(CgroupVersion version, std::string status, const std::string& reason,
+// `version`: the watcher's, when it ran; nullopt when no cgroup file was read.
+ResourceSummary without_values(std::optional<CgroupVersion> version, std::string status, const std::string& reason,
                                json::array errors)
 {
     ResourceSummary summary;
     summary.resources = json::object{{"status", std::move(status)},
                                      {"reason", reason},
-                                     {"source", source_text(version)},
-                                     {"cgroup_version", static_cast<int>(version)},
-                                     {"errors", std::move(errors)}};
+                                     {"source", version ? source_text(*version) : std::string(k_nothing_read_source)}};
+    if (version) summary.resources["cgroup_version"] = static_cast<int>(*version);
+    summary.resources["errors"] = std::move(errors);
     summary.unknown.emplace_back("resources", reason);
     summary.unknown.emplace_back("final_resource_counters", reason);
     return summary;
@@ -323,14 +324,7 @@ ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupV
 
 ResourceSummary resources_not_watched(const std::string& reason)
 {
-    ResourceSummary summary;
-    summary.resources = json::object{{"status", "UNKNOWN"},
-                                     {"reason", reason},
-                                     {"source", k_nothing_read_source},
-                                     {"errors", json::array{}}};
-    summary.unknown.emplace_back("resources", reason);
-    summary.unknown.emplace_back("final_resource_counters", reason);
-    return summary;
+    return without_values(std::nullopt, "UNKNOWN", reason, json::array{});
 }
 
 }  // namespace pybox::watcher
