@@ -7,6 +7,7 @@
 #include "daemon/macos/colima_ssh_config.hpp"
 #include "daemon/macos/launchd_plist.hpp"
 #include "daemon/macos/trusted_tools.hpp"
+#include "daemon/registry/pinned_reference.hpp"
 #include "tests/support/build_paths.hpp"
 #include "tests/support/source_text.hpp"
 
@@ -27,6 +28,11 @@ std::string macos_doc()
 }
 
 }  // namespace
+
+TEST_CASE("docs/macos.md names the seed's stdlib image by the digest pybox setup pulls")
+{
+    CHECK_THAT(macos_doc(), Catch::Contains("`" + std::string(pybox::registry::k_seed_stdlib_image) + "`"));
+}
 
 TEST_CASE("docs/macos.md shows the exact colima start command line")
 {

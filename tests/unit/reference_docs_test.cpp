@@ -19,6 +19,7 @@
 #include "daemon/repair/repair_prompt.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
+#include "proto/answers.hpp"
 #include "proto/attempts.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt_signature.hpp"
@@ -216,6 +217,14 @@ TEST_CASE("The reference's socket API and run queue rows state the numbers from 
     CHECK(reference_row("Runs of one user waiting (system mode)") ==
           "| Runs of one user waiting (system mode) | " + std::to_string(limits::k_max_waiting_runs_per_user) +
               " of those places; users take turns |");
+}
+
+TEST_CASE("docs/api.md names every setup status a strict reader accepts")
+{
+    const auto row = doc_row("`images[].status`", "api.md");
+    for (const auto status : {proto::k_setup_built, proto::k_setup_up_to_date, proto::k_setup_from_cache,
+                              proto::k_setup_pulled})
+        CHECK_THAT(row, Catch::Contains("`\"" + std::string(status) + "\"`"));
 }
 
 TEST_CASE("docs/api.md's limits table states the connection and run queue numbers from the code")
