@@ -31,7 +31,9 @@ wheel=$("$package/build_wheel.sh" "$work")
 echo "python tests: built $(basename "$wheel")"
 
 "$python" -m venv --system-site-packages "$work/venv"
-"$work/venv/bin/python" -m pip install --quiet --no-index --no-deps "$wheel"
+# --ignore-installed: a pybox that a user installed for the system python (scripts/demo.sh does)
+# would otherwise satisfy pip through the system site-packages, and the venv would get nothing.
+"$work/venv/bin/python" -m pip install --quiet --no-index --no-deps --ignore-installed "$wheel"
 installed=$("$work/venv/bin/python" -c 'import os, pybox; print(os.path.dirname(pybox.__file__))')
 case $installed in
   "$work/venv/"*) echo "python tests: pybox installed at $installed" ;;
