@@ -5,6 +5,7 @@
 // fixtures engine and k8s (ctest's integration_kube); tagged [kube] so the suite's other runs
 // leave it out.
 #include "common/files.hpp"
+#include "common/limits.hpp"
 #include "common/process.hpp"
 #include "tests/integration/kube_harness.hpp"
 #include "tests/support/build_paths.hpp"
@@ -148,6 +149,22 @@ TEST_CASE("A program past its deadline is stopped on the cluster, on the evidenc
     CHECK(run.receipt.at("observed").at("engine_state").at("state").at("terminated").at("message") == record);
     CHECK(run.receipt.at("lifecycle").at("timing").at("total_s").to_number<double>() < 10.0);
     CHECK(run.receipt.at("cleanup").at("removed") == true);
+}
+
+TEST_CASE("A program of the largest size a request takes reaches its Pod whole, in several stdin messages", "[kube]")
+{
+    // A literal of 10 * copies bytes; the source just under the request's limit, so it is sent
+    // as more than one stdin message, each of more than one Beast write buffer.
+    const std::size_t copies = (limits::k_max_source_bytes - 64) / 10;
+    std::string literal;
+    for (std::size_t i = 0; i < copies; ++i) literal += "0123456789";
+    const std::string program = "x = '" + literal + "'\nprint(len(x), x == '0123456789' * " + std::to_string(copies) + ")\n";
+    REQUIRE(program.size() <= limits::k_max_source_bytes);
+    const auto run = run_watched(program).run;
+    INFO(captured(run.receipt, "stderr"));
+    CHECK(run.process.exit_code == 0);
+    CHECK(captured(run.receipt, "stdout") == std::to_string(literal.size()) + " True\n");
+    CHECK(run.receipt.at("submission").at("source_bytes") == program.size());
 }
 
 TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
