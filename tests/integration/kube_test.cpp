@@ -5,6 +5,7 @@
 // fixtures engine and k8s (ctest's integration_kube); tagged [kube] so the suite's other runs
 // leave it out.
 #include "common/files.hpp"
+#include "common/limits.hpp"
 #include "common/process.hpp"
 #include "tests/integration/kube_harness.hpp"
 #include "tests/support/build_paths.hpp"
@@ -150,6 +151,22 @@ TEST_CASE("A program past its deadline is stopped on the cluster, on the evidenc
     CHECK(run.receipt.at("cleanup").at("removed") == true);
 }
 
+TEST_CASE("A program of the largest size a request takes reaches its Pod whole, in several stdin messages", "[kube]")
+{
+    // A literal of 10 * copies bytes; the source just under the request's limit, so it is sent
+    // as more than one stdin message, each of more than one Beast write buffer.
+    const std::size_t copies = (limits::k_max_source_bytes - 64) / 10;
+    std::string literal;
+    for (std::size_t i = 0; i < copies; ++i) literal += "0123456789";
+    const std::string program = "x = '" + literal + "'\nprint(len(x), x == '0123456789' * " + std::to_string(copies) + ")\n";
+    REQUIRE(program.size() <= limits::k_max_source_bytes);
+    const auto run = run_watched(program).run;
+    INFO(captured(run.receipt, "stderr"));
+    CHECK(run.process.exit_code == 0);
+    CHECK(captured(run.receipt, "stdout") == std::to_string(literal.size()) + " True\n");
+    CHECK(run.receipt.at("submission").at("source_bytes") == program.size());
+}
+
 TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
 {
     const auto run = run_watched(fork_bomb_program(64), {"--timeout", "5"}).run;
@@ -293,14 +310,22 @@ TEST_CASE("A pushed image whose recorded digest was tampered with is never run",
         CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
     };
     restart_with(tampered);
+    std::optional<PodWatch> watch(std::in_place);
     const auto run = daemon.run_json("print('must not run')\n");
-    restart_with(*original);
     INFO(run.process.output << run.process.error_output);
+    const std::string run_id(run.receipt.at("identity").at("run_id").as_string());
+    // The Pod the run made, as the apiserver recorded it: it never ran the program, and it is
+    // the receipt's, deleted.
+    const auto pods = watch->run_histories(run_id, 1);
+    watch.reset();
+    restart_with(*original);
+    CHECK(pods.size() == 1);
+    for (const auto& history : pods) check_unstarted_pod(run, history);
     CHECK(run.process.exit_code != 0);
     CHECK(run.receipt.at("capture").at("stdout") == "");
     CHECK(termination_mechanism(run) == "NOT_STARTED");
     CHECK(run.receipt.at("cleanup").at("removed") == true);
-    CHECK(pods_of_run(std::string(run.receipt.at("identity").at("run_id").as_string())).empty());
+    CHECK(pods_of_run(run_id).empty());
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
 }
 
@@ -326,7 +351,10 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
         return false;
     };
     REQUIRE(within(std::chrono::seconds(60), container_runs));
-    watch.reset();  // its open watch would hold up the apiserver's graceful stop
+    // The observer's record up to the stop: its open watch would hold up the apiserver's
+    // graceful stop, and nothing can be watched while the apiserver is away.
+    const auto until_stop = watch->events();
+    watch.reset();
     std::this_thread::sleep_for(std::chrono::seconds(2));
     const auto stopped = run_process({apiserver, "stop"});
     const auto run = pending.get();
@@ -335,6 +363,8 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
     CHECK(stopped->exit_code == 0);
     REQUIRE(started.has_value());
     REQUIRE(started->exit_code == 0);
+    // A record from the apiserver's return on, before the daemon looks at the cluster again.
+    watch.emplace();
     REQUIRE(run.has_value());
     INFO(run->output << run->error_output);
     CHECK(run->exit_code == 125);
@@ -354,6 +384,17 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
     CHECK(cluster_status(answer_of(status)).at("verified") == true);
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
     CHECK(pods_of_run(run_id).empty());
+    // The observer: up to the stop the Pod ran and neither ended nor went; after the return it
+    // was deleted, with grace 0.
+    const std::string container_id(receipt.at("container_id").as_string());
+    const auto uid = container_id.substr(container_id.find('/') + 1);
+    std::vector<PodEvent> until_lost;
+    for (const auto& event : until_stop)
+        if (event.pod.at("metadata").at("uid") == json::value(uid)) until_lost.push_back(event);
+    const auto after_return = watch->history(uid);
+    INFO("the receipt: " << json::serialize(receipt));
+    for (const auto& contradiction : lost_pod_contradictions(receipt, until_lost, after_return))
+        FAIL_CHECK(contradiction);
 }
 
 TEST_CASE("A program cannot fill its node's disk through the kubelet's termination log", "[kube]")
@@ -426,9 +467,18 @@ TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the r
     ProfileMovedAway moved;
 
     // The first run meets the node without the profile: its Pod is deleted, and a Pod asking for
-    // RuntimeDefault runs the program.
+    // RuntimeDefault runs the program. The apiserver's record of both is held against the
+    // receipt: the first never ran, the second is the receipt's.
+    std::optional<PodWatch> watch(std::in_place);
     const auto first = daemon.run_json("print(6*7)\n");
     INFO(first.process.output << first.process.error_output);
+    const auto pods = watch->run_histories(std::string(first.receipt.at("identity").at("run_id").as_string()), 2);
+    watch.reset();
+    REQUIRE(pods.size() == 2);
+    check_unstarted_pod(first, pods.front());
+    CHECK(pods.front().front().pod.at("spec").at("containers").at(0).at("securityContext").at("seccompProfile").at(
+              "type") == "Localhost");
+    check_receipt_against_pod_history(first, pods.back());
     CHECK(first.process.exit_code == 0);
     CHECK(first.receipt.at("capture").at("stdout") == "42\n");
     CHECK(seccomp_type(first.receipt) == "RuntimeDefault");
@@ -445,7 +495,7 @@ TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the r
     CHECK(pods_of_run(std::string(first.receipt.at("identity").at("run_id").as_string())).empty());
 
     // The node is remembered: the next run asks for RuntimeDefault at once.
-    const auto second = daemon.run_json("print(6*7)\n");
+    const auto second = run_watched("print(6*7)\n").run;
     CHECK(second.receipt.at("capture").at("stdout") == "42\n");
     CHECK(seccomp_type(second.receipt) == "RuntimeDefault");
     CHECK(second.receipt.at("unknown").at("seccomp_profile") == true);
@@ -454,7 +504,7 @@ TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the r
     // With the profile back, `vm status` makes the daemon look again: Localhost.
     moved.put_back();
     CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
-    const auto third = daemon.run_json("print(6*7)\n");
+    const auto third = run_watched("print(6*7)\n").run;
     CHECK(third.receipt.at("capture").at("stdout") == "42\n");
     CHECK(seccomp_type(third.receipt) == "Localhost");
     CHECK_FALSE(third.receipt.at("unknown").as_object().contains("seccomp_profile"));
