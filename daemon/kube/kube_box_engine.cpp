@@ -43,13 +43,6 @@ bool cannot_start(std::string_view waiting_reason)
     return false;
 }
 
-net::awaitable<void> pause(Timeout interval)
-{
-    net::steady_timer timer(co_await net::this_coro::executor);
-    timer.expires_after(interval);
-    co_await timer.async_wait(net::as_tuple(net::use_awaitable));
-}
-
 Error no_such_pod(std::string_view id) { return make_error(api_error::k_engine_no_such_object, "no Pod " + std::string(id)); }
 
 // Why a Pod whose box container does not run will never run it, or nullopt: it is on its way.

@@ -16,16 +16,16 @@
 
 namespace pybox::kube {
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
 net::awaitable<void> pause(Timeout interval)
 {
     net::steady_timer timer(co_await net::this_coro::executor);
     timer.expires_after(interval);
     co_await timer.async_wait(net::as_tuple(net::use_awaitable));
 }
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
 
 Error stopped() { return make_error(api_error::k_cancelled, "the wait for the box's end was stopped"); }
 

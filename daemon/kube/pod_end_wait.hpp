@@ -47,6 +47,9 @@ inline constexpr std::chrono::seconds k_pod_watch_seconds{3};
 // up to limits::k_max_engine_response_bytes).
 inline constexpr std::size_t k_max_pod_watch_line_bytes = 1024 * 1024;
 
+// Waits `interval` on the awaiting coroutine's executor (the launch's attach retries use it too).
+net::awaitable<void> pause(Timeout interval);
+
 class PodEndWait final : public engine::BoxEnd {
 public:
     using ClientSource = std::function<Expected<KubeClient*>()>;
