@@ -8,9 +8,11 @@
 #include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_attach.hpp"
 #include "daemon/kube/kube_status.hpp"
+#include "daemon/kube/kubelet_resources.hpp"
 #include "daemon/kube/network_policy.hpp"
 #include "daemon/kube/pod_spec.hpp"
 #include "daemon/kube/pod_state.hpp"
+#include "daemon/kube/summary_sampler.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt.hpp"
 #include "util/text.hpp"
@@ -155,13 +157,19 @@ private:
 
 namespace {
 
-// The end of a box, read from its Pod's status.
+// The end of a box, read from its Pod's status, and the kubelet's summary of its container
+// sampled until then.
 class KubeBoxEnd final : public engine::BoxEnd {
 public:
-    KubeBoxEnd(KubeBoxEngine::ClientSource client, std::string pod_path, std::string uid)
-        : m_client(std::move(client)), m_pod_path(std::move(pod_path)), m_uid(std::move(uid))
+    KubeBoxEnd(KubeBoxEngine::ClientSource client, std::string pod_path, std::string uid,
+               std::shared_ptr<SummarySampler> sampler)
+        : m_client(std::move(client)), m_pod_path(std::move(pod_path)), m_uid(std::move(uid)),
+          m_sampler(std::move(sampler))
     {
     }
+    ~KubeBoxEnd() override { m_sampler->stop(); }
+    KubeBoxEnd(const KubeBoxEnd&) = delete;
+    KubeBoxEnd& operator=(const KubeBoxEnd&) = delete;
 
     net::awaitable<Expected<void>> ended(Timeout timeout) override
     {
@@ -181,18 +189,26 @@ public:
                 if (facts.uid != m_uid) co_return no_such_pod(m_pod_path);
                 const auto state = box_container_state(*pod);
                 if ((state.reported && !state.running && state.exit_code) || facts.phase == "Failed" ||
-                    facts.phase == "Succeeded")
+                    facts.phase == "Succeeded") {
+                    m_sampler->stop();
                     co_return Expected<void>{};
+                }
             }
             co_await pause(k_pod_poll_interval);
         }
     }
-    void cancel() override { m_cancelled = true; }
+    void cancel() override
+    {
+        m_cancelled = true;
+        m_sampler->stop();
+    }
+    std::optional<engine::BoxResources> resources() const override { return sampled_resources(m_sampler->reads()); }
 
 private:
     KubeBoxEngine::ClientSource m_client;
     std::string m_pod_path;
     std::string m_uid;
+    std::shared_ptr<SummarySampler> m_sampler;
     bool m_cancelled = false;
 };
 
@@ -370,8 +386,8 @@ net::awaitable<boost::system::result<std::unique_ptr<AttachSession>, LaunchFailu
     }
 }
 
-net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
-                                                          Timeout timeout)
+net::awaitable<Expected<std::string>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref,
+                                                                 const AskedPod& asked, Timeout timeout)
 {
     std::string node = m_settings.node;
     if (node.empty()) {
@@ -381,7 +397,7 @@ net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, co
     }
     if (auto problem = co_await node_problem(client, node, asked.pids))
         co_return make_error(api_error::k_engine_error, *problem);
-    co_return Expected<void>{};
+    co_return node;
 }
 
 net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClient& client, const std::string& node,
@@ -415,13 +431,19 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
     auto session = co_await attach_once_started(**client, *ref, asked->second, start_budget);
     if (!session) co_return session.error();
-    auto verified = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
-    if (!verified) {
+    auto node = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
+    if (!node) {
         co_await (*session)->close(limits::k_query_timeout);
-        co_return LaunchFailure{Step::start, verified.error()};
+        co_return LaunchFailure{Step::start, node.error()};
     }
+    // No temporaries in a full-expression with a co_await: GCC 12's coroutine frame freed them early.
+    const auto executor = co_await net::this_coro::executor;
+    SummaryPod pod{m_settings.namespace_name, ref->name, ref->uid};
+    auto sampler = SummarySampler::start(executor, m_client, std::move(pod), std::string(k_box_container),
+                                         std::move(*node));
     co_return engine::LaunchedBox{std::make_unique<KubeBoxStreams>(*this, std::string(id), std::move(*session)),
-                                  std::make_unique<KubeBoxEnd>(m_client, pod_path(ref->name), ref->uid), start_asked};
+                                  std::make_unique<KubeBoxEnd>(m_client, pod_path(ref->name), ref->uid, std::move(sampler)),
+                                  start_asked};
 }
 
 net::awaitable<Expected<BoxKillOutcome>> KubeBoxEngine::kill_box(std::string_view id, Timeout timeout)

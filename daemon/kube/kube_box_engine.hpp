@@ -34,7 +34,10 @@
 //   names only once the container runs) is checked against the recorded manifest digest by
 //   check_settings() on the ended box. The end is read from the Pod's status (polled every
 //   k_pod_poll_interval): the exit code and OOMKilled come from there, never from the attach's
-//   status channel (attach_channels.hpp).
+//   status channel (attach_channels.hpp). From the launch until the end is seen (or the wait
+//   is stopped) the box's end samples the kubelet's summary of the node (summary_sampler.hpp)
+//   and gives what it found as its resources() (kubelet_resources.hpp): no watcher runs on a
+//   node.
 // - kill_box() first looks at the box's attach, without an API call: one that ended (its process
 //   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
 //   box was already ended; an open one gets the kill line: the kill byte and a nonce of 128
@@ -164,9 +167,9 @@ private:
     // The Localhost profile a Pod made now for `spec` asks for, or why it asks for RuntimeDefault.
     std::variant<std::string, MissingProfile> seccomp_for(const engine::BoxSpec& spec);
     // The check of a started box's node before its program is delivered: its podPidsLimit. The
-    // node is the entry's, or the Pod's as the apiserver reads it.
-    net::awaitable<Expected<void>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
-                                               engine::Timeout timeout);
+    // node is the entry's, or the Pod's as the apiserver reads it; it is returned.
+    net::awaitable<Expected<std::string>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
+                                                      engine::Timeout timeout);
     // The owner's deny-all NetworkPolicy (network_policy.hpp), made when there is none: why the
     // one the apiserver holds is not it, or nullopt.
     net::awaitable<Expected<std::optional<std::string>>> check_network_policy(KubeClient& client, std::string_view owner,
