@@ -8,10 +8,12 @@
 #include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_attach.hpp"
 #include "daemon/kube/kube_status.hpp"
+#include "daemon/kube/kubelet_resources.hpp"
 #include "daemon/kube/network_policy.hpp"
 #include "daemon/kube/pod_end_wait.hpp"
 #include "daemon/kube/pod_spec.hpp"
 #include "daemon/kube/pod_state.hpp"
+#include "daemon/kube/summary_sampler.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt.hpp"
 #include "util/text.hpp"
@@ -148,6 +150,40 @@ private:
     bool m_writing = false;
     bool m_ended = false;
 };
+
+namespace {
+
+// A box's end on a cluster: the watch of its Pod (pod_end_wait.hpp), and the kubelet's summary of
+// its container sampled until then (summary_sampler.hpp), which is its resources().
+class KubeBoxEnd final : public engine::BoxEnd {
+public:
+    KubeBoxEnd(std::unique_ptr<PodEndWait> wait, std::shared_ptr<SummarySampler> sampler)
+        : m_wait(std::move(wait)), m_sampler(std::move(sampler))
+    {
+    }
+    ~KubeBoxEnd() override { m_sampler->stop(); }
+    KubeBoxEnd(const KubeBoxEnd&) = delete;
+    KubeBoxEnd& operator=(const KubeBoxEnd&) = delete;
+
+    net::awaitable<Expected<void>> ended(Timeout timeout) override
+    {
+        auto end = co_await m_wait->ended(timeout);
+        if (end) m_sampler->stop();
+        co_return end;
+    }
+    void cancel() override
+    {
+        m_wait->cancel();
+        m_sampler->stop();
+    }
+    std::optional<engine::BoxResources> resources() const override { return sampled_resources(m_sampler->reads()); }
+
+private:
+    std::unique_ptr<PodEndWait> m_wait;
+    std::shared_ptr<SummarySampler> m_sampler;
+};
+
+}  // namespace
 
 KubeBoxEngine::KubeBoxEngine(ClientSource client, ImageSource images, KubeBoxSettings settings)
     : m_client(std::move(client)), m_images(std::move(images)), m_settings(std::move(settings))
@@ -332,8 +368,8 @@ net::awaitable<boost::system::result<std::unique_ptr<AttachSession>, LaunchFailu
     }
 }
 
-net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
-                                                          Timeout timeout)
+net::awaitable<Expected<std::string>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref,
+                                                                 const AskedPod& asked, Timeout timeout)
 {
     std::string node = m_settings.node;
     if (node.empty()) {
@@ -343,7 +379,7 @@ net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, co
     }
     if (auto problem = co_await node_problem(client, node, asked.pids))
         co_return make_error(api_error::k_engine_error, *problem);
-    co_return Expected<void>{};
+    co_return node;
 }
 
 net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClient& client, const std::string& node,
@@ -377,10 +413,10 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
     auto session = co_await attach_once_started(**client, *ref, asked->second, start_budget);
     if (!session) co_return session.error();
-    auto verified = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
-    if (!verified) {
+    auto node = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
+    if (!node) {
         co_await (*session)->close(limits::k_query_timeout);
-        co_return LaunchFailure{Step::start, verified.error()};
+        co_return LaunchFailure{Step::start, node.error()};
     }
     auto read = [this, ref = *ref](Timeout read_timeout) -> net::awaitable<Expected<json::value>> {
         auto reader = m_client();
@@ -392,9 +428,14 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
         auto* record = asked_for(id);
         if (record != nullptr && box_container_state(pod).status == "exited") record->ended_pod = std::move(pod);
     };
+    // No temporaries in a full-expression with a co_await: GCC 12's coroutine frame freed them early.
+    const auto executor = co_await net::this_coro::executor;
+    SummaryPod summary_pod{m_settings.namespace_name, ref->name, ref->uid};
+    auto sampler = SummarySampler::start(executor, m_client, std::move(summary_pod), std::string(k_box_container),
+                                         std::move(*node));
+    auto wait = std::make_unique<PodEndWait>(m_client, std::move(read), pods_path(), *ref, std::move(keep_end));
     co_return engine::LaunchedBox{std::make_unique<KubeBoxStreams>(*this, std::string(id), std::move(*session)),
-                                  std::make_unique<PodEndWait>(m_client, std::move(read), pods_path(), *ref,
-                                                               std::move(keep_end)),
+                                  std::make_unique<KubeBoxEnd>(std::move(wait), std::move(sampler)),
                                   start_asked};
 }
 

@@ -36,7 +36,10 @@
 //   shows it, read by a watch of the Pod (pod_end_wait.hpp): the exit code and OOMKilled come
 //   from there, never from the attach's status channel (attach_channels.hpp). That version is
 //   kept, and inspect_box() answers from it without reading the Pod again once it shows the box
-//   container terminated (a terminated container's state never changes).
+//   container terminated (a terminated container's state never changes). From the launch until
+//   the end is seen (or the wait is stopped) the box's end samples the kubelet's summary of the
+//   node (summary_sampler.hpp) and gives what it found as its resources() (kubelet_resources.hpp):
+//   no watcher runs on a node.
 // - kill_box() first looks at the box's attach, without an API call: one that ended (its process
 //   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
 //   box was already ended; an open one gets the kill line: the kill byte and a nonce of 128
@@ -171,9 +174,9 @@ private:
     // The Localhost profile a Pod made now for `spec` asks for, or why it asks for RuntimeDefault.
     std::variant<std::string, MissingProfile> seccomp_for(const engine::BoxSpec& spec);
     // The check of a started box's node before its program is delivered: its podPidsLimit. The
-    // node is the entry's, or the Pod's as the apiserver reads it.
-    net::awaitable<Expected<void>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
-                                               engine::Timeout timeout);
+    // node is the entry's, or the Pod's as the apiserver reads it; it is returned.
+    net::awaitable<Expected<std::string>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
+                                                      engine::Timeout timeout);
     // The owner's deny-all NetworkPolicy (network_policy.hpp), made when there is none: why the
     // one the apiserver holds is not it, or nullopt.
     net::awaitable<Expected<std::optional<std::string>>> check_network_policy(KubeClient& client, std::string_view owner,

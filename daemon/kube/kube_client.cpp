@@ -68,13 +68,13 @@ Error handshake_error(const beast::error_code& ec, const PeerCheck& check, const
     return make_error(api_error::k_kube_tls, "The TLS handshake with " + where(access) + " failed: " + ec.message() + ".");
 }
 
-Error exchange_error(const beast::error_code& ec, const std::string& what)
+Error exchange_error(const beast::error_code& ec, const std::string& what, std::size_t body_limit)
 {
     if (ec == net::error::operation_aborted) return make_error(api_error::k_cancelled, what + ": cancelled.");
     if (expired(ec)) return make_error(api_error::k_engine_timeout, what + ": the apiserver did not answer in time.");
     if (ec == http::error::body_limit)
         return make_error(api_error::k_engine_protocol, what + ": the apiserver's answer is larger than " +
-                                                         std::to_string(limits::k_max_engine_response_bytes) + " bytes.");
+                                                         std::to_string(body_limit) + " bytes.");
     if (ec == http::error::header_limit)
         return make_error(api_error::k_engine_protocol, what + ": the apiserver's answer header is too large.");
     if (ec.category() == beast::error_code(http::error::bad_version).category())
@@ -202,7 +202,7 @@ net::awaitable<Expected<TlsStream>> KubeClient::connect(Clock::time_point deadli
 }
 
 net::awaitable<Expected<KubeReply>> KubeClient::call(http::verb method, std::string path, const json::value* body,
-                                                     Timeout timeout)
+                                                     Timeout timeout, std::size_t body_limit)
 {
     const auto deadline = Clock::now() + timeout;
     auto request = make_kube_request(m_access, method, path, body);
@@ -210,12 +210,12 @@ net::awaitable<Expected<KubeReply>> KubeClient::call(http::verb method, std::str
     auto stream = co_await connect(deadline);
     if (!stream) co_return stream.error();
     if (auto [ec, n] = co_await http::async_write(*stream, request, as_tuple_awaitable); ec)
-        co_return exchange_error(ec, what);
+        co_return exchange_error(ec, what, body_limit);
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
-    parser.body_limit(limits::k_max_engine_response_bytes);
+    parser.body_limit(body_limit);
     if (auto [ec, n] = co_await http::async_read(*stream, buffer, parser, as_tuple_awaitable); ec)
-        co_return exchange_error(ec, what);
+        co_return exchange_error(ec, what, body_limit);
     co_return KubeReply{what, parser.get().result_int(), std::move(parser.get().body())};
 }
 

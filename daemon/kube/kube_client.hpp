@@ -11,7 +11,8 @@
 // path PyBox builds asks for ?pretty (this apiserver 1.20 panics writing pretty JSON:
 // ../shared/k8s/README.md). Each call opens a fresh connection ("Connection: close"): resolving,
 // connecting and the handshake within k_connect_timeout, the whole call within its timeout. An
-// answer's header is at most Beast's 8 KiB, its body at most limits::k_max_engine_response_bytes.
+// answer's header is at most Beast's 8 KiB, its body at most limits::k_max_engine_response_bytes
+// unless the call names another bound (the kubelet's summary of a node: kube_limits.hpp).
 //
 // Failures (Error codes of common/api_errors.def and unanswered_errors.def, as the engine's):
 // "engine_unreachable" (no address, refused, reset), "engine_timeout" (the timeout passed),
@@ -30,6 +31,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "common/limits.hpp"
 #include "daemon/kube/kubeconfig.hpp"
 #include "util/bounded_lines.hpp"
 
@@ -120,9 +122,10 @@ public:
 
     const KubeAccess& access() const { return m_access; }
 
-    // One request and its whole answer, any status.
+    // One request and its whole answer, any status; its body at most `body_limit` bytes.
     net::awaitable<Expected<KubeReply>> call(http::verb method, std::string path, const json::value* body,
-                                             Timeout timeout);
+                                             Timeout timeout,
+                                             std::size_t body_limit = limits::k_max_engine_response_bytes);
     // The same; a 2xx answer must be a JSON object, which is returned (as a value); otherwise the Error.
     net::awaitable<Expected<json::value>> call_json(http::verb method, std::string path, const json::value* body,
                                                      Timeout timeout);

@@ -4,6 +4,7 @@
 // only engine that takes runs is the cluster, in the namespace the fixture made. Needs the
 // fixtures engine and k8s (ctest's integration_kube); tagged [kube] so the suite's other runs
 // leave it out.
+#include "common/clock.hpp"
 #include "common/files.hpp"
 #include "common/limits.hpp"
 #include "common/process.hpp"
@@ -32,6 +33,69 @@
 using namespace pybox;
 using namespace pybox::test;
 namespace json = boost::json;
+
+namespace {
+
+// Seconds since the epoch of a container status's or the summary's RFC 3339 time (to the second).
+std::int64_t unix_seconds(const json::value& time)
+{
+    const auto ns = parse_rfc3339_ns(time.as_string());
+    REQUIRE(ns.has_value());
+    return *ns / 1'000'000'000;
+}
+
+// observed.resources of a cluster run: the kubelet's summary of the box's node, sampled while
+// the program ran; either samples (the CPU time a lower bound, never more than the program's
+// lifetime allows, each sample taken within it) or UNKNOWN with the reason. Returns the status.
+std::string check_kubelet_resources(const json::value& receipt)
+{
+    const auto& resources = receipt.at("observed").at("resources").as_object();
+    INFO(json::serialize(resources));
+    const std::string node = cluster_env("K8S_NODE");
+    CHECK_THAT(std::string(resources.at("source").as_string()),
+               Catch::StartsWith("the kubelet's summary API of the node " + node + " (GET /api/v1/nodes/" + node +
+                                 "/proxy/stats/summary through the apiserver)"));
+    CHECK(resources.at("node") == json::value(node));
+    const auto& reads = resources.at("reads");
+    CHECK(reads.at("failed") == 0);
+    CHECK(resources.at("errors").as_array().empty());
+    const auto& unknown = receipt.at("unknown");
+    const auto& reasons = receipt.at("unknown_reasons");
+    CHECK(unknown.at("final_resource_counters") == true);
+    const std::string status(resources.at("status").as_string());
+    if (status == "UNKNOWN") {
+        CHECK(reads.at("with_entry") == 0);
+        CHECK(unknown.at("resources") == true);
+        CHECK(reasons.at("resources") == resources.at("reason"));
+        CHECK_THAT(std::string(resources.at("reason").as_string()),
+                   Catch::Contains("the kubelet's summary of the node " + node));
+        return status;
+    }
+    REQUIRE(status == "COLLECTED");
+    CHECK_FALSE(unknown.as_object().contains("resources"));
+    CHECK(reads.at("with_entry").to_number<int>() >= 1);
+    CHECK(resources.at("final_counters_complete") == false);
+    CHECK_THAT(std::string(reasons.at("final_resource_counters").as_string()),
+               Catch::Contains("keeps no entry for a container once it ended") && Catch::Contains("lower bound"));
+    const auto& terminated = receipt.at("observed").at("engine_state").at("state").at("terminated");
+    const auto started = unix_seconds(terminated.at("startedAt"));
+    const auto finished = unix_seconds(terminated.at("finishedAt"));
+    const auto& cpu = resources.at("metrics").at("cpu.stat.usage_usec");
+    CHECK(cpu.at("final").is_null());
+    const auto usec = cpu.at("max").to_number<std::int64_t>();
+    CHECK(usec > 0);
+    // Both times are to the second: the lifetime is at most one second longer than they say.
+    CHECK(usec <= (finished - started + 1) * 1'000'000);
+    for (const char* key : {"first_time", "last_time"}) {
+        const auto at = unix_seconds(cpu.at(key));
+        CHECK(at >= started);
+        CHECK(at <= finished);
+    }
+    CHECK(resources.at("metrics").at("memory.working_set").at("max").to_number<std::int64_t>() > 0);
+    return status;
+}
+
+}  // namespace
 
 TEST_CASE("vm start pushes the images to the cluster's registry by digest and verifies the cluster", "[kube]")
 {
@@ -64,12 +128,10 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     CHECK(ran.ends_with(image.substr(image.find('@'))));
     CHECK(receipt.at("cleanup").at("removed") == true);
     // What a cluster cannot show is named for what it is, never as a Docker engine's gap.
-    const auto& reasons = receipt.at("unknown_reasons");
-    for (const char* key : {"resources", "program_end"})
-        CHECK_THAT(std::string(reasons.at(key).as_string()), Catch::Contains("where no PyBox agent reads"));
-    const auto& resources = receipt.at("observed").at("resources");
-    CHECK(resources.at("source") == "none: no cgroup file of the box was read");
-    CHECK_FALSE(resources.as_object().contains("cgroup_version"));
+    CHECK_THAT(std::string(receipt.at("unknown_reasons").at("program_end").as_string()),
+               Catch::Contains("where no PyBox agent reads"));
+    // A program this short ends before the kubelet's second sample of it, often before its first.
+    check_kubelet_resources(run.receipt);
     // The bytes came through the apiserver's attach websocket, and the receipt says so.
     const std::string provenance(receipt.at("capture").at("provenance").as_string());
     CHECK_THAT(provenance, Catch::Contains("attach websocket") && !Catch::Contains("Docker"));
@@ -118,6 +180,25 @@ TEST_CASE("A cluster's receipt lists what the kubelet added to the program's env
     CHECK(listed.contains("KUBERNETES_SERVICE_HOST=" + service_ip));
     CHECK_FALSE(listed.contains("A=B"));
     CHECK_FALSE(names.contains("PWD"));
+}
+
+TEST_CASE("A busy program's CPU time on the cluster is a lower bound from the kubelet's samples taken while it ran",
+          "[kube]")
+{
+    // About 20 s of a busy loop, then 32 MiB: past the kubelet's refresh of the container's figures
+    // (10-15 s), so a sample after the start's is taken while it runs.
+    const auto run = run_watched("import time\nt = time.time()\nwhile time.time() - t < 20: pass\n"
+                                 "x = bytearray(32 * 1024 * 1024)\ntime.sleep(2)\nprint('done')\n",
+                                 {"--timeout", "30"})
+                         .run;
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.process.exit_code == 0);
+    CHECK(run.receipt.at("capture").at("stdout") == "done\n");
+    CHECK(check_kubelet_resources(run.receipt) == "COLLECTED");
+    const auto& resources = run.receipt.at("observed").at("resources");
+    CHECK(resources.at("sample_count").to_number<int>() >= 2);
+    // A sample after the start's shows the busy loop's CPU time: more than the interpreter's start.
+    CHECK(resources.at("metrics").at("cpu.stat.usage_usec").at("max").to_number<std::int64_t>() > 1'000'000);
 }
 
 TEST_CASE("A program past its deadline is stopped on the cluster, on the evidence of the feeder's record of the kill",

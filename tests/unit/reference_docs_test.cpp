@@ -15,8 +15,10 @@
 #include "daemon/engine/ssh_session.hpp"
 #include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_box_engine.hpp"
+#include "daemon/kube/kube_limits.hpp"
 #include "daemon/kube/pod_end_wait.hpp"
 #include "daemon/kube/pod_spec.hpp"
+#include "daemon/kube/summary_sampler.hpp"
 #include "daemon/repair/repair_prompt.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
@@ -436,6 +438,17 @@ TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing, the 
     CHECK(policy.user == uid + ":" + uid);  // the doc states one number for both
     CHECK_THAT(doc, Catch::Contains("`runAsUser`/`runAsGroup` " + uid + ","));
     CHECK_THAT(doc, Catch::Contains("open-files limit (" + std::to_string(policy.open_files) + ")"));
+    for (const auto& stated : figures(doc, R"(at once and then every (\d+(?:\.\d+)? s), one read)"))
+        CHECK(stated == seconds(kube::k_summary_interval));
+}
+
+TEST_CASE("docs/receipt.md states how often and how much of a cluster box's kubelet summary is read, from the code")
+{
+    const std::string doc = test::read_text(pybox::test::source_dir() / "docs" / "receipt.md");
+    for (const auto& stated : figures(doc, R"(at once and then every (\d+(?:\.\d+)? s), one read)"))
+        CHECK(stated == seconds(kube::k_summary_interval));
+    for (const auto& stated : figures(doc, R"(at most (\d+) bytes,)"))
+        CHECK(stated == std::to_string(kube::k_max_kubelet_summary_bytes));
 }
 
 TEST_CASE("The repair loop's limits in repair.md and reference.md are the ones the loop keeps")
