@@ -226,18 +226,21 @@ net::awaitable<Expected<StreamedAnswer>> KubeClient::get_lines(std::string path,
     const std::string what = describe(http::verb::get, path);
     auto stream = co_await connect(std::min(deadline, Clock::now() + open_timeout));
     if (!stream) co_return stream.error();
+    // Only the whole answer of a refusal is bounded (k_max_engine_response_bytes); the watch's
+    // body is not (m_parser.body_limit(boost::none)): its lines are.
+    constexpr std::size_t refusal_limit = limits::k_max_engine_response_bytes;
     if (auto [ec, n] = co_await http::async_write(*stream, request, as_tuple_awaitable); ec)
-        co_return exchange_error(ec, what);
+        co_return exchange_error(ec, what, refusal_limit);
     beast::flat_buffer buffer;
     http::response_parser<http::empty_body> header;
     if (auto [ec, n] = co_await http::async_read_header(*stream, buffer, header, as_tuple_awaitable); ec)
-        co_return exchange_error(ec, what);
+        co_return exchange_error(ec, what, refusal_limit);
     const unsigned status = header.get().result_int();
     if (status / 100 != 2) {
         http::response_parser<http::string_body> whole(std::move(header));
-        whole.body_limit(limits::k_max_engine_response_bytes);
+        whole.body_limit(refusal_limit);
         if (auto [ec, n] = co_await http::async_read(*stream, buffer, whole, as_tuple_awaitable); ec)
-            co_return exchange_error(ec, what);
+            co_return exchange_error(ec, what, refusal_limit);
         co_return StreamedAnswer(KubeReply{what, status, std::move(whole.get().body())});
     }
     beast::get_lowest_layer(*stream).expires_at(deadline);
@@ -276,7 +279,7 @@ net::awaitable<Expected<std::optional<std::string>>> KubeLineStream::next_line()
         body.size = m_piece.size();
         auto [ec, n] = co_await http::async_read_some(m_stream, m_buffer, m_parser, as_tuple_awaitable);
         if (ec == http::error::need_buffer) ec = {};
-        if (ec) co_return exchange_error(ec, m_what);
+        if (ec) co_return exchange_error(ec, m_what, limits::k_max_engine_response_bytes);  // no body limit is set
         m_lines.add(std::string_view(m_piece.data(), m_piece.size() - body.size));
     }
 }
