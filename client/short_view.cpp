@@ -13,13 +13,15 @@ namespace pybox::client {
 
 namespace json = boost::json;
 
-using proto::CleanupStatus, proto::FileRecord, proto::Receipt, proto::SignalSource, proto::StreamRecord,
+using proto::CleanupStatus, proto::EnvironmentRecord, proto::FileRecord, proto::Receipt, proto::SignalSource, proto::StreamRecord,
     proto::TerminationMechanism, proto::UnsealedFacts;
 using util::format_number, util::is_valid_utf8, util::printable_excerpt;
 
 namespace {
 
 constexpr std::size_t k_label_width = 22;
+// The most names of observed.environment the Environment line lists before "and N more".
+constexpr std::size_t k_environment_names_shown = 10;
 constexpr std::size_t k_max_shown_bytes = 300;
 
 // Text from the receipt made safe for a terminal: control characters (C0, DEL, C1) become
@@ -65,6 +67,22 @@ std::string seconds_3(double seconds)
     std::array<char, 32> buffer{};
     std::snprintf(buffer.data(), buffer.size(), "%.3f", seconds);
     return buffer.data();
+}
+
+// observed.environment's names: what the program's environment held beyond PyBox's (a cluster's
+// kubelet adds HOSTNAME and the KUBERNETES_* variables). Values stay in --json.
+std::string environment_text(const EnvironmentRecord& environment)
+{
+    if (environment.beyond_spec.empty()) return "only what PyBox set";
+    std::string names;
+    std::size_t shown = 0;
+    for (const auto& variable : environment.beyond_spec) {
+        if (shown == k_environment_names_shown) break;
+        names += (shown++ == 0 ? "" : ", ") + terminal_safe(variable.substr(0, variable.find('=')));
+    }
+    const auto more = environment.beyond_spec.size() - shown;
+    if (more > 0) names += " and " + std::to_string(more) + " more";
+    return "also " + names + " (not set by PyBox)";
 }
 
 std::optional<std::string> unknown_reason(const Receipt& receipt, const std::string& key)
@@ -386,6 +404,7 @@ std::string render_short_receipt(const Receipt& receipt, ViewerHost host)
     add_line(out, "Network", receipt.unknown.contains(std::string(proto::k_unknown_network_enforcement))
                                  ? "a network of its own, denied by policy (the enforcement not observed)"
                                  : terminal_safe(receipt.configured.policy.network));
+    if (const auto& environment = receipt.observed.environment) add_line(out, "Environment", environment_text(*environment));
     // Only a pool has engines to tell apart; the local engine's runs read as before.
     if (receipt.engine && receipt.engine->id != "local")
         add_line(out, "Engine", terminal_safe(receipt.engine->id + " (" + receipt.engine->address + ")"));

@@ -5,6 +5,7 @@
 #include <boost/json/value_stack.hpp>
 
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <system_error>
 #include <set>
@@ -100,13 +101,20 @@ public:
     // Boost 1.81's own conversion may miss the nearest double by one unit in the last place;
     // std::from_chars rounds correctly, so a double written in its shortest form reads back as
     // itself (a signature over the canonical form depends on it).
-    bool on_double(double d, json::string_view s, json::error_code&)
+    // A number beyond a double's range (Boost reads it as infinity) is refused: infinity is not a
+    // JSON number, so the value could not be written back as the same text.
+    bool on_double(double d, json::string_view s, json::error_code& ec)
     {
         m_number.append(s.data(), s.size());
         double exact = 0;
         const auto read = std::from_chars(m_number.data(), m_number.data() + m_number.size(), exact);
-        m_stack.push_double(read.ec == std::errc() && read.ptr == m_number.data() + m_number.size() ? exact : d);
+        const double value = read.ec == std::errc() && read.ptr == m_number.data() + m_number.size() ? exact : d;
         m_number.clear();
+        if (!std::isfinite(value)) {
+            ec = json::error::exponent_overflow;
+            return false;
+        }
+        m_stack.push_double(value);
         return true;
     }
     bool on_bool(bool b, json::error_code&)

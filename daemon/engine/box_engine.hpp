@@ -99,6 +99,14 @@ public:
     virtual EnvironmentReport environment() const = 0;
 };
 
+// What a backend itself observed of a box's resource use while it ran (a cluster's kubelet
+// samples it), as the receipt's observed.resources and the `unknown` keys with their reasons that
+// go with it (docs/receipt.md, "resources").
+struct BoxResources {
+    boost::json::object resources;
+    std::vector<std::pair<std::string, std::string>> unknown;
+};
+
 // A launched box's end.
 class BoxEnd {
 public:
@@ -107,6 +115,11 @@ public:
     virtual net::awaitable<Expected<void>> ended(Timeout timeout) = 0;
     // Stops waiting; ended() then fails promptly ("cancelled").
     virtual void cancel() = 0;
+    // Once the end was observed or the wait stopped: what the backend observed of the box's
+    // resource use from its launch until then, which run/ reports for a box the kernel watcher
+    // does not watch (run_watch.hpp). nullopt: the backend observes none (a Docker engine's
+    // boxes are the watcher's).
+    virtual std::optional<BoxResources> resources() const { return std::nullopt; }
 };
 
 // A box that launch_box() started: nothing it wrote and not its end can have been missed.

@@ -56,7 +56,8 @@ struct AccessNeed {
 };
 // Every permission the backend uses: pods create, get, list, watch, delete; pods/attach create
 // and get (a websocket attach is a GET); namespaces get (the namespace check); nodes/proxy get
-// (the kubelet's configz); networkpolicies get, list, create.
+// (the kubelet's configz and its summary of a running box's node); networkpolicies get, list,
+// create.
 std::span<const AccessNeed> backend_access_needs();
 // "create pods/attach", "get nodes/proxy", "list networkpolicies.networking.k8s.io".
 std::string describe_need(const AccessNeed& need);

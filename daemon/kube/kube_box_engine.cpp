@@ -8,9 +8,12 @@
 #include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_attach.hpp"
 #include "daemon/kube/kube_status.hpp"
+#include "daemon/kube/kubelet_resources.hpp"
 #include "daemon/kube/network_policy.hpp"
+#include "daemon/kube/pod_end_wait.hpp"
 #include "daemon/kube/pod_spec.hpp"
 #include "daemon/kube/pod_state.hpp"
+#include "daemon/kube/summary_sampler.hpp"
 #include "proto/box_policy.hpp"
 #include "proto/receipt.hpp"
 #include "util/text.hpp"
@@ -40,13 +43,6 @@ bool cannot_start(std::string_view waiting_reason)
                                     "CreateContainerConfigError", "CreateContainerError", "RunContainerError"})
         if (waiting_reason == reason) return true;
     return false;
-}
-
-net::awaitable<void> pause(Timeout interval)
-{
-    net::steady_timer timer(co_await net::this_coro::executor);
-    timer.expires_after(interval);
-    co_await timer.async_wait(net::as_tuple(net::use_awaitable));
 }
 
 Error no_such_pod(std::string_view id) { return make_error(api_error::k_engine_no_such_object, "no Pod " + std::string(id)); }
@@ -134,14 +130,16 @@ public:
 
     // Whether the apiserver ended the attach, as it does when the container's process ends.
     bool ended() const { return m_ended; }
-    // The kill line with the box's kill nonce (made at its first kill, kept by the engine until
-    // the box is removed), unless the program is still being written (one write at a time).
+    // The kill line with the box's kill nonce (made at its first kill, kept in the engine's record
+    // of the box until it is removed), unless the program is still being written (one write at a time).
     net::awaitable<Expected<void>> send_kill(Timeout timeout)
     {
         if (m_writing)
             co_return make_error(api_error::k_engine_error, "the program is still being written to " + m_id);
-        const auto& nonce = m_engine.m_kill_nonces.try_emplace(m_id, random_id_128()).first->second;
-        co_return co_await m_session->write_stdin(proto::fed_kill_line(nonce), timeout);
+        auto* asked = m_engine.asked_for(m_id);
+        if (asked == nullptr) co_return no_such_pod(m_id);
+        if (asked->kill_nonce.empty()) asked->kill_nonce = random_id_128();
+        co_return co_await m_session->write_stdin(proto::fed_kill_line(asked->kill_nonce), timeout);
     }
 
 private:
@@ -155,45 +153,34 @@ private:
 
 namespace {
 
-// The end of a box, read from its Pod's status.
+// A box's end on a cluster: the watch of its Pod (pod_end_wait.hpp), and the kubelet's summary of
+// its container sampled until then (summary_sampler.hpp), which is its resources().
 class KubeBoxEnd final : public engine::BoxEnd {
 public:
-    KubeBoxEnd(KubeBoxEngine::ClientSource client, std::string pod_path, std::string uid)
-        : m_client(std::move(client)), m_pod_path(std::move(pod_path)), m_uid(std::move(uid))
+    KubeBoxEnd(std::unique_ptr<PodEndWait> wait, std::shared_ptr<SummarySampler> sampler)
+        : m_wait(std::move(wait)), m_sampler(std::move(sampler))
     {
     }
+    ~KubeBoxEnd() override { m_sampler->stop(); }
+    KubeBoxEnd(const KubeBoxEnd&) = delete;
+    KubeBoxEnd& operator=(const KubeBoxEnd&) = delete;
 
     net::awaitable<Expected<void>> ended(Timeout timeout) override
     {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        for (;;) {
-            if (m_cancelled) co_return make_error(api_error::k_cancelled, "the wait for the box's end was stopped");
-            auto client = m_client();
-            if (!client) co_return client.error();
-            const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
-            if (left <= Timeout::zero())
-                co_return make_error(api_error::k_engine_timeout, "the Pod " + m_pod_path + " did not end in time");
-            auto pod = co_await (*client)->call_json(http::verb::get, m_pod_path, nullptr,
-                                                     std::min(left, limits::k_query_timeout));
-            if (!pod && pod.error().code != api_error::k_engine_timeout) co_return pod.error();
-            if (pod) {
-                const auto facts = pod_facts(*pod);
-                if (facts.uid != m_uid) co_return no_such_pod(m_pod_path);
-                const auto state = box_container_state(*pod);
-                if ((state.reported && !state.running && state.exit_code) || facts.phase == "Failed" ||
-                    facts.phase == "Succeeded")
-                    co_return Expected<void>{};
-            }
-            co_await pause(k_pod_poll_interval);
-        }
+        auto end = co_await m_wait->ended(timeout);
+        if (end) m_sampler->stop();
+        co_return end;
     }
-    void cancel() override { m_cancelled = true; }
+    void cancel() override
+    {
+        m_wait->cancel();
+        m_sampler->stop();
+    }
+    std::optional<engine::BoxResources> resources() const override { return sampled_resources(m_sampler->reads()); }
 
 private:
-    KubeBoxEngine::ClientSource m_client;
-    std::string m_pod_path;
-    std::string m_uid;
-    bool m_cancelled = false;
+    std::unique_ptr<PodEndWait> m_wait;
+    std::shared_ptr<SummarySampler> m_sampler;
 };
 
 }  // namespace
@@ -235,7 +222,7 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
                          (box_timer + k_pod_start_allowance).count(), m_settings.node};
     AskedPod asked{make_pod(fed, settings), spec.policy.pids, deny_all_policy_name(owner),
                    std::move(*network_problem), MonoClock::now(), settings.seccomp_localhost_profile,
-                   std::nullopt};
+                   std::nullopt, {}, {}, std::nullopt};
     if (auto* missing = std::get_if<MissingProfile>(&seccomp)) asked.runtime_default_because = std::move(*missing);
     const json::value body = asked.pod;
     auto answer = co_await (*client)->call_json(http::verb::post, pods_path(), &body, timeout);
@@ -244,6 +231,7 @@ net::awaitable<Expected<engine::CreatedBox>> KubeBoxEngine::create_box(const eng
     if (facts.uid.empty())
         co_return make_error(api_error::k_engine_protocol, "the apiserver's answer to the Pod's creation names no UID");
     auto id = pod_ref_id(PodRef{spec.name, facts.uid});
+    asked.uid = facts.uid;
     m_asked.insert_or_assign(spec.name, std::move(asked));
     co_return engine::CreatedBox{std::move(id), {}};
 }
@@ -261,15 +249,18 @@ std::variant<std::string, MissingProfile> KubeBoxEngine::seccomp_for(const engin
 
 net::awaitable<Expected<engine::BoxInspection>> KubeBoxEngine::inspect_box(std::string_view id, Timeout timeout)
 {
-    auto client = m_client();
-    if (!client) co_return client.error();
     const auto ref = parse_pod_ref(id);
     if (!ref) co_return no_such_pod(id);
-    auto pod = co_await (*client)->call_json(http::verb::get, pod_path(ref->name), nullptr, timeout);
+    // The version the end wait saw the box's end in is its last word on the container.
+    if (const auto* asked = asked_for(id); asked != nullptr && asked->ended_pod)
+        co_return inspect_pod(*asked->ended_pod, asked->kill_nonce);
+    auto client = m_client();
+    if (!client) co_return client.error();
+    auto pod = co_await read_pod(**client, *ref, timeout);
     if (!pod) co_return pod.error();
-    if (pod_facts(*pod).uid != ref->uid) co_return no_such_pod(id);
-    const auto nonce = m_kill_nonces.find(id);
-    co_return inspect_pod(std::move(*pod), nonce != m_kill_nonces.end() ? std::string_view(nonce->second) : "");
+    // The record may have gone meanwhile (the box removed): no kill nonce then.
+    const auto* asked = asked_for(id);
+    co_return inspect_pod(std::move(*pod), asked != nullptr ? std::string_view(asked->kill_nonce) : "");
 }
 
 engine::SettingsCheck KubeBoxEngine::check_settings(const engine::BoxSpec& spec,
@@ -320,13 +311,19 @@ net::awaitable<Expected<std::optional<std::string>>> KubeBoxEngine::check_networ
     co_return deny_all_problem(*held, owner);
 }
 
-net::awaitable<Expected<PodFacts>> KubeBoxEngine::read_pod(KubeClient& client, const PodRef& ref, Timeout timeout)
+net::awaitable<Expected<json::value>> KubeBoxEngine::read_pod(KubeClient& client, const PodRef& ref, Timeout timeout)
 {
     auto pod = co_await client.call_json(http::verb::get, pod_path(ref.name), nullptr, timeout);
     if (!pod) co_return pod.error();
-    auto facts = pod_facts(*pod);
-    if (facts.uid != ref.uid) co_return no_such_pod(pod_ref_id(ref));
-    co_return facts;
+    if (pod_facts(*pod).uid != ref.uid) co_return no_such_pod(pod_ref_id(ref));
+    co_return pod;
+}
+
+KubeBoxEngine::AskedPod* KubeBoxEngine::asked_for(std::string_view id)
+{
+    const auto ref = parse_pod_ref(id);
+    const auto asked = ref ? m_asked.find(ref->name) : m_asked.end();
+    return asked != m_asked.end() && asked->second.uid == ref->uid ? &asked->second : nullptr;
 }
 
 net::awaitable<boost::system::result<std::unique_ptr<AttachSession>, LaunchFailure>> KubeBoxEngine::attach_once_started(
@@ -349,39 +346,40 @@ net::awaitable<boost::system::result<std::unique_ptr<AttachSession>, LaunchFailu
         if (!not_started_yet(session.error())) co_return LaunchFailure{Step::start, session.error()};
         if (refused % k_attaches_per_pod_read == 0) {
             // Not attachable yet: the Pod says whether it is on its way.
-            auto facts = co_await read_pod(client, ref, std::min(left, limits::k_query_timeout));
-            if (!facts) co_return LaunchFailure{Step::start, facts.error()};
-            if (lacks_localhost_profile(*facts, asked.seccomp_profile)) {
-                MissingProfile missing{facts->node_name, MonoClock::now(), WallClock::now(),
-                                       facts->waiting_reason + ": " + facts->waiting_message};
+            auto pod = co_await read_pod(client, ref, std::min(left, limits::k_query_timeout));
+            if (!pod) co_return LaunchFailure{Step::start, pod.error()};
+            const auto facts = pod_facts(*pod);
+            if (lacks_localhost_profile(facts, asked.seccomp_profile)) {
+                MissingProfile missing{facts.node_name, MonoClock::now(), WallClock::now(),
+                                       facts.waiting_reason + ": " + facts.waiting_message};
                 m_missing_profile.note(missing);
                 m_remakes.insert_or_assign(ref.name, missing);
                 co_return LaunchFailure{Step::start,
                                         make_error(api_error::k_engine_error,
-                                                   "the node " + facts->node_name + " has no seccomp profile " +
+                                                   "the node " + facts.node_name + " has no seccomp profile " +
                                                        asked.seccomp_profile + " in its kubelet's seccomp root (" +
                                                        missing.kubelet_said + ")"),
                                         true};
             }
-            if (auto failure = start_failure(*facts)) co_return LaunchFailure{Step::start, std::move(*failure)};
-            last_seen = start_progress(*facts) + "; the attach: " + session.error().message;
+            if (auto failure = start_failure(facts)) co_return LaunchFailure{Step::start, std::move(*failure)};
+            last_seen = start_progress(facts) + "; the attach: " + session.error().message;
         }
         co_await pause(k_attach_retry_interval);
     }
 }
 
-net::awaitable<Expected<void>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
-                                                          Timeout timeout)
+net::awaitable<Expected<std::string>> KubeBoxEngine::verify_node(KubeClient& client, const PodRef& ref,
+                                                                 const AskedPod& asked, Timeout timeout)
 {
     std::string node = m_settings.node;
     if (node.empty()) {
-        auto facts = co_await read_pod(client, ref, timeout);
-        if (!facts) co_return facts.error();
-        node = facts->node_name;
+        auto pod = co_await read_pod(client, ref, timeout);
+        if (!pod) co_return pod.error();
+        node = pod_facts(*pod).node_name;
     }
     if (auto problem = co_await node_problem(client, node, asked.pids))
         co_return make_error(api_error::k_engine_error, *problem);
-    co_return Expected<void>{};
+    co_return node;
 }
 
 net::awaitable<std::optional<std::string>> KubeBoxEngine::node_problem(KubeClient& client, const std::string& node,
@@ -415,13 +413,30 @@ net::awaitable<boost::system::result<engine::LaunchedBox, LaunchFailure>> KubeBo
     const auto start_budget = std::max<Timeout>(timeouts.start, k_pod_start_allowance);
     auto session = co_await attach_once_started(**client, *ref, asked->second, start_budget);
     if (!session) co_return session.error();
-    auto verified = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
-    if (!verified) {
+    auto node = co_await verify_node(**client, *ref, asked->second, timeouts.connect);
+    if (!node) {
         co_await (*session)->close(limits::k_query_timeout);
-        co_return LaunchFailure{Step::start, verified.error()};
+        co_return LaunchFailure{Step::start, node.error()};
     }
+    auto read = [this, ref = *ref](Timeout read_timeout) -> net::awaitable<Expected<json::value>> {
+        auto reader = m_client();
+        if (!reader) co_return reader.error();
+        co_return co_await read_pod(**reader, ref, read_timeout);
+    };
+    auto keep_end = [this, id = std::string(id)](json::value pod) {
+        // Kept only where it is final: a terminated container's state never changes.
+        auto* record = asked_for(id);
+        if (record != nullptr && box_container_state(pod).status == "exited") record->ended_pod = std::move(pod);
+    };
+    // No temporaries in a full-expression with a co_await: GCC 12's coroutine frame freed them early.
+    const auto executor = co_await net::this_coro::executor;
+    SummaryPod summary_pod{m_settings.namespace_name, ref->name, ref->uid};
+    auto sampler = SummarySampler::start(executor, m_client, std::move(summary_pod), std::string(k_box_container),
+                                         std::move(*node));
+    auto wait = std::make_unique<PodEndWait>(m_client, std::move(read), pods_path(), *ref, std::move(keep_end));
     co_return engine::LaunchedBox{std::make_unique<KubeBoxStreams>(*this, std::string(id), std::move(*session)),
-                                  std::make_unique<KubeBoxEnd>(m_client, pod_path(ref->name), ref->uid), start_asked};
+                                  std::make_unique<KubeBoxEnd>(std::move(wait), std::move(sampler)),
+                                  start_asked};
 }
 
 net::awaitable<Expected<BoxKillOutcome>> KubeBoxEngine::kill_box(std::string_view id, Timeout timeout)
@@ -474,8 +489,7 @@ net::awaitable<Expected<void>> KubeBoxEngine::remove_box(std::string_view id, Ti
     if (!client) co_return client.error();
     auto deleted = co_await delete_pod(**client, id, timeout);
     if (!deleted) co_return deleted.error();
-    if (const auto ref = parse_pod_ref(id)) m_asked.erase(ref->name);
-    if (const auto nonce = m_kill_nonces.find(id); nonce != m_kill_nonces.end()) m_kill_nonces.erase(nonce);
+    if (asked_for(id) != nullptr) m_asked.erase(parse_pod_ref(id)->name);
     co_return Expected<void>{};
 }
 

@@ -32,9 +32,14 @@
 //   (environment_report.hpp) and give as their environment(): no output is missed, and none is
 //   the feeder's. The image the node ran (the container status's imageID, which the kubelet
 //   names only once the container runs) is checked against the recorded manifest digest by
-//   check_settings() on the ended box. The end is read from the Pod's status (polled every
-//   k_pod_poll_interval): the exit code and OOMKilled come from there, never from the attach's
-//   status channel (attach_channels.hpp).
+//   check_settings() on the ended box. The end is the first version of the Pod whose status
+//   shows it, read by a watch of the Pod (pod_end_wait.hpp): the exit code and OOMKilled come
+//   from there, never from the attach's status channel (attach_channels.hpp). That version is
+//   kept, and inspect_box() answers from it without reading the Pod again once it shows the box
+//   container terminated (a terminated container's state never changes). From the launch until
+//   the end is seen (or the wait is stopped) the box's end samples the kubelet's summary of the
+//   node (summary_sampler.hpp) and gives what it found as its resources() (kubelet_resources.hpp):
+//   no watcher runs on a node.
 // - kill_box() first looks at the box's attach, without an API call: one that ended (its process
 //   ended: the apiserver closes the attach then, before the kubelet reports the exit) means the
 //   box was already ended; an open one gets the kill line: the kill byte and a nonce of 128
@@ -77,8 +82,6 @@ class KubeBoxStreams;
 // pull on the node, the container's start), beyond the box timer: activeDeadlineSeconds counts
 // from the Pod's start, not the program's.
 inline constexpr std::chrono::seconds k_pod_start_allowance{60};
-// How often the wait for the end reads the Pod.
-inline constexpr std::chrono::milliseconds k_pod_poll_interval{50};
 // How often a launch asks to attach while the kubelet's runtime does not run the container yet
 // (the program's delivery waits for it), and after how many refused attaches it reads the Pod
 // to see whether it is still on its way.
@@ -140,7 +143,7 @@ public:
 private:
     friend class KubeBoxStreams;
 
-    // What create_box() asked for a box, until it is removed.
+    // What create_box() asked for a box and what was seen of it since, until it is removed.
     struct AskedPod {
         boost::json::object pod;
         std::int64_t pids = 0;                       // the policy's process limit
@@ -149,12 +152,19 @@ private:
         MonoClock::time_point asked;  // right before the POST: the earliest the box can have started
         std::string seccomp_profile;  // the Localhost profile asked for; empty: RuntimeDefault...
         std::optional<MissingProfile> runtime_default_because;  // ...because its node was seen without it
+        std::string uid;         // the Pod's, as the apiserver made it
+        std::string kill_nonce;  // made at the box's first kill; empty: never killed
+        // The version of the Pod the end wait saw the box container terminated in.
+        std::optional<boost::json::value> ended_pod;
     };
 
     std::string pods_path() const;
     std::string pod_path(std::string_view name) const;
-    // The Pod's facts; "engine_no_such_object" when the name is another Pod's.
-    net::awaitable<Expected<PodFacts>> read_pod(KubeClient& client, const PodRef& ref, engine::Timeout timeout);
+    // The one read of a Pod (GET): "engine_no_such_object" when the name is another Pod's.
+    net::awaitable<Expected<boost::json::value>> read_pod(KubeClient& client, const PodRef& ref,
+                                                          engine::Timeout timeout);
+    // The record of the box `id` (its name and UID), or nullptr.
+    AskedPod* asked_for(std::string_view id);
     // Attaches to the box container as soon as the kubelet's runtime runs it (asked again every
     // k_attach_retry_interval while it does not), failing when the Pod says it never will; a node
     // without the Localhost profile the Pod asked for is remembered, and the failure asks for the
@@ -164,9 +174,9 @@ private:
     // The Localhost profile a Pod made now for `spec` asks for, or why it asks for RuntimeDefault.
     std::variant<std::string, MissingProfile> seccomp_for(const engine::BoxSpec& spec);
     // The check of a started box's node before its program is delivered: its podPidsLimit. The
-    // node is the entry's, or the Pod's as the apiserver reads it.
-    net::awaitable<Expected<void>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
-                                               engine::Timeout timeout);
+    // node is the entry's, or the Pod's as the apiserver reads it; it is returned.
+    net::awaitable<Expected<std::string>> verify_node(KubeClient& client, const PodRef& ref, const AskedPod& asked,
+                                                      engine::Timeout timeout);
     // The owner's deny-all NetworkPolicy (network_policy.hpp), made when there is none: why the
     // one the apiserver holds is not it, or nullopt.
     net::awaitable<Expected<std::optional<std::string>>> check_network_policy(KubeClient& client, std::string_view owner,
@@ -183,9 +193,8 @@ private:
     ClientSource m_client;
     ImageSource m_images;
     KubeBoxSettings m_settings;
-    std::map<std::string, AskedPod, std::less<>> m_asked;          // by box id
+    std::map<std::string, AskedPod, std::less<>> m_asked;          // by Pod name
     std::map<std::string, KubeBoxStreams*, std::less<>> m_attached;  // by box id, while its streams live
-    std::map<std::string, std::string, std::less<>> m_kill_nonces;  // by box id, from its first kill until removed
     std::map<std::string, std::optional<std::int64_t>> m_node_pids;  // podPidsLimit by node, once read
     MissingProfileNodes m_missing_profile;
     // Pods to be made again (by name) because their node lacked the profile, until made.

@@ -18,6 +18,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/json/serialize.hpp>
@@ -40,6 +41,8 @@ namespace ssl = net::ssl;
 constexpr auto as_tuple_awaitable = net::as_tuple(net::use_awaitable);
 // API answers are nested a few levels; this leaves room for any object PyBox reads.
 constexpr std::size_t k_answer_depth = 64;
+// How much of a streamed body one read takes at most.
+constexpr std::size_t k_line_read_bytes = 16 * 1024;
 
 bool expired(const beast::error_code& ec) { return ec == beast::error::timeout || ec == net::error::timed_out; }
 
@@ -65,13 +68,13 @@ Error handshake_error(const beast::error_code& ec, const PeerCheck& check, const
     return make_error(api_error::k_kube_tls, "The TLS handshake with " + where(access) + " failed: " + ec.message() + ".");
 }
 
-Error exchange_error(const beast::error_code& ec, const std::string& what)
+Error exchange_error(const beast::error_code& ec, const std::string& what, std::size_t body_limit)
 {
     if (ec == net::error::operation_aborted) return make_error(api_error::k_cancelled, what + ": cancelled.");
     if (expired(ec)) return make_error(api_error::k_engine_timeout, what + ": the apiserver did not answer in time.");
     if (ec == http::error::body_limit)
         return make_error(api_error::k_engine_protocol, what + ": the apiserver's answer is larger than " +
-                                                         std::to_string(limits::k_max_engine_response_bytes) + " bytes.");
+                                                         std::to_string(body_limit) + " bytes.");
     if (ec == http::error::header_limit)
         return make_error(api_error::k_engine_protocol, what + ": the apiserver's answer header is too large.");
     if (ec.category() == beast::error_code(http::error::bad_version).category())
@@ -199,7 +202,7 @@ net::awaitable<Expected<TlsStream>> KubeClient::connect(Clock::time_point deadli
 }
 
 net::awaitable<Expected<KubeReply>> KubeClient::call(http::verb method, std::string path, const json::value* body,
-                                                     Timeout timeout)
+                                                     Timeout timeout, std::size_t body_limit)
 {
     const auto deadline = Clock::now() + timeout;
     auto request = make_kube_request(m_access, method, path, body);
@@ -207,14 +210,81 @@ net::awaitable<Expected<KubeReply>> KubeClient::call(http::verb method, std::str
     auto stream = co_await connect(deadline);
     if (!stream) co_return stream.error();
     if (auto [ec, n] = co_await http::async_write(*stream, request, as_tuple_awaitable); ec)
-        co_return exchange_error(ec, what);
+        co_return exchange_error(ec, what, body_limit);
     beast::flat_buffer buffer;
     http::response_parser<http::string_body> parser;
-    parser.body_limit(limits::k_max_engine_response_bytes);
+    parser.body_limit(body_limit);
     if (auto [ec, n] = co_await http::async_read(*stream, buffer, parser, as_tuple_awaitable); ec)
-        co_return exchange_error(ec, what);
+        co_return exchange_error(ec, what, body_limit);
     co_return KubeReply{what, parser.get().result_int(), std::move(parser.get().body())};
 }
+
+net::awaitable<Expected<StreamedAnswer>> KubeClient::get_lines(std::string path, Timeout open_timeout,
+                                                               Clock::time_point deadline, std::size_t max_line_bytes)
+{
+    const auto request = make_kube_request(m_access, http::verb::get, path, nullptr);
+    const std::string what = describe(http::verb::get, path);
+    auto stream = co_await connect(std::min(deadline, Clock::now() + open_timeout));
+    if (!stream) co_return stream.error();
+    // Only the whole answer of a refusal is bounded (k_max_engine_response_bytes); the watch's
+    // body is not (m_parser.body_limit(boost::none)): its lines are.
+    constexpr std::size_t refusal_limit = limits::k_max_engine_response_bytes;
+    if (auto [ec, n] = co_await http::async_write(*stream, request, as_tuple_awaitable); ec)
+        co_return exchange_error(ec, what, refusal_limit);
+    beast::flat_buffer buffer;
+    http::response_parser<http::empty_body> header;
+    if (auto [ec, n] = co_await http::async_read_header(*stream, buffer, header, as_tuple_awaitable); ec)
+        co_return exchange_error(ec, what, refusal_limit);
+    const unsigned status = header.get().result_int();
+    if (status / 100 != 2) {
+        http::response_parser<http::string_body> whole(std::move(header));
+        whole.body_limit(refusal_limit);
+        if (auto [ec, n] = co_await http::async_read(*stream, buffer, whole, as_tuple_awaitable); ec)
+            co_return exchange_error(ec, what, refusal_limit);
+        co_return StreamedAnswer(KubeReply{what, status, std::move(whole.get().body())});
+    }
+    beast::get_lowest_layer(*stream).expires_at(deadline);
+    co_return StreamedAnswer(std::unique_ptr<KubeLineStream>(
+        new KubeLineStream(what, std::move(*stream), std::move(buffer), std::move(header), max_line_bytes)));
+}
+
+KubeLineStream::KubeLineStream(std::string what, TlsStream stream, beast::flat_buffer buffer,
+                               http::response_parser<http::empty_body>&& header, std::size_t max_line_bytes)
+    : m_what(std::move(what)),
+      m_stream(std::move(stream)),
+      m_buffer(std::move(buffer)),
+      m_parser(std::move(header)),
+      m_lines(max_line_bytes),
+      m_max_line_bytes(max_line_bytes),
+      m_piece(k_line_read_bytes)
+{
+    // The body is bounded line by line (m_lines) and in time (the stream's deadline), not in all.
+    m_parser.body_limit(boost::none);
+}
+
+net::awaitable<Expected<std::optional<std::string>>> KubeLineStream::next_line()
+{
+    for (;;) {
+        if (auto line = m_lines.next()) co_return std::optional<std::string>(std::move(*line));
+        if (m_lines.overflowed())
+            co_return make_error(api_error::k_engine_protocol, m_what + ": a line of the apiserver's answer is longer than " +
+                                                                 std::to_string(m_max_line_bytes) + " bytes.");
+        if (m_parser.is_done()) {
+            if (m_lines.partial())
+                co_return make_error(api_error::k_engine_protocol, m_what + ": the apiserver's answer ended inside a line.");
+            co_return std::optional<std::string>();
+        }
+        auto& body = m_parser.get().body();
+        body.data = m_piece.data();
+        body.size = m_piece.size();
+        auto [ec, n] = co_await http::async_read_some(m_stream, m_buffer, m_parser, as_tuple_awaitable);
+        if (ec == http::error::need_buffer) ec = {};
+        if (ec) co_return exchange_error(ec, m_what, limits::k_max_engine_response_bytes);  // no body limit is set
+        m_lines.add(std::string_view(m_piece.data(), m_piece.size() - body.size));
+    }
+}
+
+void KubeLineStream::cancel() { beast::get_lowest_layer(m_stream).cancel(); }
 
 net::awaitable<Expected<json::value>> KubeClient::call_json(http::verb method, std::string path, const json::value* body,
                                                              Timeout timeout)

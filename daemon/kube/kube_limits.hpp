@@ -1,6 +1,7 @@
 // The Kubernetes client's own fixed numbers (daemon/kube/): how much of a kubeconfig and the
 // files it names is read, how long connecting may take, and the bounds of the attach stream.
-// Answers of the apiserver are bounded by limits::k_max_engine_response_bytes, as the engine's.
+// Answers of the apiserver are bounded by limits::k_max_engine_response_bytes, as the engine's,
+// except the kubelet's summary of a node (kubelet_summary.hpp), bounded by its own figure.
 #pragma once
 
 #include <chrono>
@@ -22,5 +23,9 @@ inline constexpr std::size_t k_max_attach_message_bytes = 64 * 1024;
 inline constexpr std::size_t k_max_attach_status_bytes = 16 * 1024;
 // Stdin is written in messages of at most this many bytes (channel byte not counted).
 inline constexpr std::size_t k_stdin_message_bytes = 32 * 1024;
+
+// The kubelet's summary of a node's Pods, CPU and memory only (about 1 KiB per Pod: a node's
+// 110 Pods of the default maxPods fit many times over).
+inline constexpr std::size_t k_max_kubelet_summary_bytes = 4 * 1024 * 1024;
 
 }  // namespace pybox::kube

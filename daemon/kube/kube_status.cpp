@@ -60,8 +60,14 @@ std::string reason_phrase(unsigned http_status)
 std::optional<KubeStatus> parse_kube_status(std::string_view body)
 {
     const auto parsed = util::parse_json_strictly(body, k_status_depth);
-    if (!parsed.ok() || !parsed.value.is_object()) return std::nullopt;
-    const auto& object = parsed.value.get_object();
+    if (!parsed.ok()) return std::nullopt;
+    return read_kube_status(parsed.value);
+}
+
+std::optional<KubeStatus> read_kube_status(const json::value& value)
+{
+    if (!value.is_object()) return std::nullopt;
+    const auto& object = value.get_object();
     bool bad = false;
     if (string_at(object, "kind", bad) != std::optional<std::string>("Status") || bad) return std::nullopt;
     KubeStatus status;

@@ -12,6 +12,8 @@
 
 #include "common/error.hpp"
 
+#include <boost/json/fwd.hpp>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,6 +32,8 @@ struct KubeStatus {
 // The Status in `body`, or nullopt when the body is not one (not JSON, not kind "Status", a
 // field of the wrong type). Keys it does not know are ignored, as an API client must.
 std::optional<KubeStatus> parse_kube_status(std::string_view body);
+// The same of a JSON value already parsed (a watch's ERROR event carries its Status as its object).
+std::optional<KubeStatus> read_kube_status(const boost::json::value& value);
 
 // The Error for an answer with HTTP status `http_status` (not 2xx) and `body`, for the call
 // `what` ("POST /api/v1/namespaces/ns/pods").

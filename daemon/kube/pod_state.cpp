@@ -215,7 +215,9 @@ PodFacts pod_facts(const json::value& pod)
     facts.reason = string_field(status, "reason");
     facts.message = string_field(status, "message");
     facts.node_name = string_field(object_field(object, "spec"), "nodeName");
+    facts.name = string_field(object_field(object, "metadata"), "name");
     facts.uid = string_field(object_field(object, "metadata"), "uid");
+    facts.resource_version = string_field(object_field(object, "metadata"), "resourceVersion");
     bool malformed = false;
     if (const json::value* container = box_status(pod, malformed)) {
         const auto* fields = container->if_object();
@@ -227,6 +229,13 @@ PodFacts pod_facts(const json::value& pod)
         facts.waiting_message = string_field(waiting, "message");
     }
     return facts;
+}
+
+bool shows_end(const json::value& pod)
+{
+    const auto state = box_container_state(pod);
+    const auto phase = pod_facts(pod).phase;
+    return (state.reported && !state.running && state.exit_code) || phase == "Failed" || phase == "Succeeded";
 }
 
 Expected<std::vector<engine::ListedBox>> listed_pods(const json::value& list)

@@ -49,7 +49,9 @@ struct PodFacts {
     std::string reason;   // the Pod's, e.g. "DeadlineExceeded", "Evicted"; empty when none
     std::string message;  // the Pod's sentence for that reason
     std::string node_name;
+    std::string name;
     std::string uid;
+    std::string resource_version;  // metadata.resourceVersion: where a watch of the Pod starts
     // The box container's: the image it runs ("docker-pullable://...@sha256:..."; empty before
     // it started), and why it waits (e.g. "ContainerCreating", "ErrImagePull",
     // "CreateContainerConfigError") with the kubelet's sentence.
@@ -60,6 +62,11 @@ struct PodFacts {
 };
 // Fields that are missing or of another type are left empty.
 PodFacts pod_facts(const boost::json::value& pod);
+
+// Whether this version of the Pod shows its box's end: the box container's state reported
+// terminated (box_container_state), or the Pod in a terminal phase ("Succeeded", "Failed": it
+// ended without its box, e.g. DeadlineExceeded). The end wait's rule.
+bool shows_end(const boost::json::value& pod);
 
 // The boxes of a PodList answer: id "<name>/<uid>" and the Pod's labels. "engine_protocol" when
 // the answer is not a PodList of Pods with a valid name and UID and string labels.

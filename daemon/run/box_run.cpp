@@ -525,11 +525,16 @@ net::awaitable<void> BoxRun::measure_engine_clock()
     }
 }
 
-// Removes the box, then collects the watcher's final reading and removes the run parent.
+// Removes the box, then collects the watcher's final reading (or what the engine observed of a
+// box no watcher ran for) and removes the run parent.
 net::awaitable<void> BoxRun::cleanup()
 {
     co_await remove_box();
-    co_await m_watch.finish();
+    // A named value, not a conditional's temporary in the co_await's operand: that one was read
+    // after it was destroyed in GCC 12's coroutine frame (measured: ASan SEGV in this function).
+    std::optional<engine::BoxResources> from_engine;
+    if (m_end) from_engine = m_end->resources();
+    co_await m_watch.finish(std::move(from_engine));
     m_evidence.watch = WatchSummary{m_watch.resources(), m_watch.unknown(), m_watch.oom_kills(),
                                     m_watch.process_ends(), m_watch.process_ends_unread()};
     m_evidence.ended = MonoClock::now();

@@ -119,7 +119,7 @@ void RunWatch::exit_observed()
     if (m_session) m_session->request_final();
 }
 
-net::awaitable<void> RunWatch::finish()
+net::awaitable<void> RunWatch::finish(std::optional<engine::BoxResources> from_engine)
 {
     if (m_followed_pid) m_ends = m_process_ends.log->take(*std::exchange(m_followed_pid, std::nullopt));
     std::optional<watcher::WatchOutput> output;
@@ -148,6 +148,8 @@ net::awaitable<void> RunWatch::finish()
         summary = watcher::summarize_resources(watcher::parse_watch_output(output->text, version), version, errors);
         summary.resources["ready_after_s"] =
             output->first_sample_after_s ? json::value(*output->first_sample_after_s) : json::value(nullptr);
+    } else if (from_engine) {
+        summary = watcher::ResourceSummary{std::move(from_engine->resources), std::move(from_engine->unknown)};
     } else {
         not_watched("the program never started, so there was nothing to watch");
         summary = watcher::resources_not_watched(*m_not_watched);

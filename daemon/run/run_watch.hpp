@@ -2,7 +2,9 @@
 // under a run parent of its own (run_cgroup.hpp) on the CgroupHost; once the box has started it
 // runs the watcher script on the box's cgroup; when the engine reports the exit it asks for the
 // final reading; after the box is removed it collects the output, parses it strictly, turns it
-// into observed.resources (watcher/resource_summary.hpp) and removes the run parent.
+// into observed.resources (watcher/resource_summary.hpp) and removes the run parent. A box no
+// watcher ran for has the resources its engine observed, when it observed any (a cluster's
+// kubelet samples), else none and the reason.
 //
 // Nothing here can fail the run: a host that cannot be watched (no CgroupHost: the reason the
 // WatchSetup gives, such as config.json; an unknown
@@ -13,6 +15,7 @@
 // off), which must outlive it. Lives in the run's coroutine frame; all calls on the daemon's executor.
 #pragma once
 
+#include "daemon/engine/box_engine.hpp"
 #include "daemon/run/run_cgroup.hpp"
 #include "daemon/watcher/cgroup_host.hpp"
 #include "daemon/watcher/process_end_log.hpp"
@@ -86,8 +89,9 @@ public:
     // The engine reported the exit, or the box is being removed: ask for the final reading.
     void exit_observed();
     // After the box is removed (or was never created): collects the watcher's output and removes
-    // the run parent.
-    net::awaitable<void> finish();
+    // the run parent. `from_engine` is what the engine itself observed of the box's resources
+    // (engine::BoxEnd::resources()), which the receipt says instead when no watcher ran for the box.
+    net::awaitable<void> finish(std::optional<engine::BoxResources> from_engine = std::nullopt);
 
     // observed.resources, and the unknown entries that go with it (after finish()).
     const json::value& resources() const { return m_resources; }

@@ -15,14 +15,11 @@
 set -euo pipefail
 rounds=${1:-10}
 : "${PYBOX_HOME:?the suite's runtime home (tests/integration/env_up.sh)}" "${PYBOX_BIN:?the build's bin folder}"
-export PYBOX_K8S_HOME=${PYBOX_K8S_HOME:-/tmp/pybox-k8s}
-# shellcheck source=/dev/null
-. "$PYBOX_K8S_HOME/cluster.env"
-
-profile=$K8S_SECCOMP_ROOT/$K8S_SECCOMP_PROFILE
-aside=$profile.moved-away
 # shellcheck source=tests/bench/side_daemons.sh
 . "$(dirname "$0")/side_daemons.sh"
+load_cluster_env
+profile=$K8S_SECCOMP_ROOT/$K8S_SECCOMP_PROFILE
+aside=$profile.moved-away
 times=$(mktemp -d)
 cleanup() {
   [ ! -f "$aside" ] || mv "$aside" "$profile"

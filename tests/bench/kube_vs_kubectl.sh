@@ -17,12 +17,9 @@ set -euo pipefail
 runs=${1:-20}
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
 : "${PYBOX_HOME:?the suite's runtime home (tests/integration/env_up.sh)}" "${PYBOX_BIN:?the build's bin folder}"
-export PYBOX_K8S_HOME=${PYBOX_K8S_HOME:-/tmp/pybox-k8s}
-# shellcheck source=/dev/null
-. "$PYBOX_K8S_HOME/cluster.env"
-
 # shellcheck source=tests/bench/side_daemons.sh
 . "$source_dir/tests/bench/side_daemons.sh"
+load_cluster_env
 times=$(mktemp)
 cleanup() {
   rm -f "$times"

@@ -15,6 +15,12 @@ box_docker_flags=(--network none --user 10000:10000 --cap-drop ALL --security-op
                   --security-opt "seccomp=$seccomp_profile" --ulimit core=0:0 --ulimit nofile=128:128
                   --log-driver none)
 
+load_cluster_env() {  # the test cluster's cluster.env ($PYBOX_K8S_HOME, default /tmp/pybox-k8s): for the kube benchmarks
+  export PYBOX_K8S_HOME=${PYBOX_K8S_HOME:-/tmp/pybox-k8s}
+  # shellcheck source=/dev/null
+  . "$PYBOX_K8S_HOME/cluster.env"
+}
+
 image_id() {  # name: the image ID $PYBOX_HOME/images.json records for it, or nothing
   python3 -c 'import json, sys
 print(next((i["image_id"] for i in json.load(open(sys.argv[1]))["images"] if i["name"] == sys.argv[2]), ""))' \

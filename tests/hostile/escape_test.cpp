@@ -1,6 +1,7 @@
 // docs/hostile.md cases 1-12: programs that try to escape the box or reach past it. Each runs
 // through the real client, daemon and engine, and each case ends clean (check_ended_clean).
 #include "tests/hostile/hostile.hpp"
+#include "tests/integration/hostile_programs.hpp"
 
 #include "common/ids.hpp"
 #include "common/process.hpp"
@@ -219,24 +220,10 @@ TEST_CASE("The engine's socket, the daemon's socket and the host's abstract unix
     const AbstractListener listener(abstract_name);
     REQUIRE(listener.reachable_from_host());
     const auto engine_socket = (runtime_home() / "engine" / "docker.sock").string();
-    const auto run = run_json(R"PY(
-import errno, json, socket
-def reach(address):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(0.5)
-    try:
-        s.connect(address)
-        return 'connected'
-    except OSError as e:
-        return errno.errorcode.get(e.errno, str(e.errno))
-    finally:
-        s.close()
-paths = [')PY" + engine_socket + R"PY(', ')PY" + daemon_socket().string() + R"PY(',
-         '/var/run/docker.sock', '/run/docker.sock', '/run/containerd/containerd.sock']
-out = {p: reach(p) for p in paths}
-out['abstract'] = reach('\0)PY" + abstract_name + R"PY(')
-print(json.dumps(out))
-)PY");
+    const auto run = run_json(unix_socket_probe_program(
+        {engine_socket, daemon_socket().string(), "/var/run/docker.sock", "/run/docker.sock",
+         "/run/containerd/containerd.sock"},
+        abstract_name));
     REQUIRE(run.process.exit_code == 0);
     const auto found = program_json(run);
     CHECK(found.as_object().size() == 6);
@@ -329,24 +316,10 @@ print(json.dumps(out))
 TEST_CASE("Markers written to /tmp and /dev/shm are gone in the next run")
 {
     const std::string marker = "pybox-marker-" + random_id_128();
-    const auto first = run_json(R"PY(
-import json
-out = {}
-for d in ('/tmp', '/dev/shm'):
-    try:
-        with open(d + '/)PY" + marker + R"PY(', 'w') as f:
-            f.write('left behind')
-        out[d] = 'written'
-    except OSError as e:
-        out[d] = e.errno
-print(json.dumps(out))
-)PY");
+    const auto first = run_json(marker_writing_program(marker));
     REQUIRE(first.process.exit_code == 0);
     CHECK(program_json(first).at("/tmp") == "written");
-    const auto second = run_json(R"PY(
-import json, os
-print(json.dumps({d: sorted(os.listdir(d)) for d in ('/tmp', '/dev/shm') if os.path.isdir(d)}))
-)PY");
+    const auto second = run_json(marker_listing_program());
     REQUIRE(second.process.exit_code == 0);
     const auto found = program_json(second);
     CHECK(found.at("/tmp").as_array().empty());

@@ -1,6 +1,7 @@
 // docs/hostile.md cases 13-25: programs that exhaust processes, memory, disk, files, CPU, time or
 // output. Each runs through the real client, daemon and engine, and each case ends clean.
 #include "tests/hostile/hostile.hpp"
+#include "tests/integration/hostile_programs.hpp"
 
 #include "common/files.hpp"
 #include "common/ids.hpp"
@@ -35,14 +36,6 @@ void check_stopped_at_deadline(const JsonRun& run, double timeout_s)
     CHECK(run.receipt.at("cleanup").at("status") == "REMOVED");
 }
 
-// Python's os.write loop: every byte of `data` reaches the stream even if writes are partial.
-constexpr const char* k_put_all = R"PY(
-import os
-def put(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-)PY";
 
 }  // namespace
 
@@ -86,19 +79,13 @@ while True:
 // docs/hostile.md case 14
 TEST_CASE("A thread bomb stops at the pids limit: 30 threads besides PID 1 and the main thread")
 {
-    const auto run = run_json(R"PY(
-import os, threading, time
-threads = 0
-try:
-    while True:
-        threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
-        threads += 1
-except RuntimeError as e:
-    print(threads, e, flush=True)
-os._exit(0)
-)PY");
+    const auto run = run_json(thread_bomb_program());
     CHECK(run.process.exit_code == 0);
-    CHECK(captured(run.receipt, "stdout") == "30 can't start new thread\n");
+    const auto found = program_json(run);
+    CHECK(found.at("threads") == 30);
+    CHECK(found.at("error") == "can't start new thread");
+    // PID 1, the interpreter's main thread and the threads: the box's pids limit, every task.
+    CHECK(found.at("tasks") == run.receipt.at("configured").at("pids"));
     check_ended_clean();
 }
 
@@ -147,26 +134,7 @@ while True:
 // docs/hostile.md case 16
 TEST_CASE("Children that each allocate 50 MiB are capped by the box's total, not per process")
 {
-    const auto run = run_json(R"PY(
-import os, time
-children = []
-for _ in range(3):
-    pid = os.fork()
-    if pid == 0:
-        block = bytearray(50 << 20)
-        time.sleep(1.5)
-        os._exit(0)
-    children.append(pid)
-held = killed = 0
-for pid in children:
-    _, status = os.waitpid(pid, 0)
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
-        held += 1
-    elif os.WIFSIGNALED(status) and os.WTERMSIG(status) == 9:
-        killed += 1
-print(held, 'held', killed, 'killed')
-)PY",
-                              {"--timeout", "5"});
+    const auto run = run_json(memory_children_program(), {"--timeout", "5"});
     const auto out = captured(run.receipt, "stdout");
     INFO("stdout: " << out);
     if (out.empty()) {
@@ -241,14 +209,7 @@ TEST_CASE("while True: pass is killed at the deadline and the command exits 124"
 // docs/hostile.md case 19
 TEST_CASE("A busy loop gets at most half a core of CPU time")
 {
-    const auto run = run_json(R"PY(
-import time
-wall, cpu = time.monotonic(), time.process_time()
-while time.monotonic() - wall < 1.5:
-    pass
-print(round((time.process_time() - cpu) / (time.monotonic() - wall), 3))
-)PY",
-                              {"--timeout", "5"});
+    const auto run = run_json(cpu_share_program(), {"--timeout", "5"});
     REQUIRE(run.process.exit_code == 0);
     const double share = std::stod(captured(run.receipt, "stdout"));
     INFO("CPU share: " << share);
@@ -285,7 +246,7 @@ TEST_CASE("A 100 MB flood on stdout and stderr at once keeps exactly the cap per
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
     });
-    const auto run = run_json(std::string(k_put_all) + R"PY(
+    const auto run = run_json(put_all_prelude() + R"PY(
 total = 100_000_000
 out, err = b'o' * 65536, b'e' * 65536
 sent = 0
@@ -322,21 +283,15 @@ while sent < total:
 // docs/hostile.md case 22
 TEST_CASE("A 10 MB line with no newline interleaved with stderr is capped per stream and the frames stay apart")
 {
-    const auto run = run_json(std::string(k_put_all) + R"PY(
-piece = b'a' * (1 << 20)
-for _ in range(10):
-    put(1, piece)
-    put(2, b'b' * 100_000)
-)PY",
-                              {"--timeout", "10"});
+    const auto run = run_json(long_line_program(), {"--timeout", "10"});
     REQUIRE(run.process.exit_code == 0);
     const auto& capture = run.receipt.at("capture");
     CHECK(captured(run.receipt, "stdout") == std::string(65536, 'a'));
     CHECK(captured(run.receipt, "stderr") == std::string(65536, 'b'));
-    CHECK(capture.at("stdout_bytes") == 10 * 1024 * 1024);
-    CHECK(capture.at("stderr_bytes") == 1'000'000);
-    CHECK(capture.at("stdout_bytes_dropped") == 10 * 1024 * 1024 - 65536);
-    CHECK(capture.at("stderr_bytes_dropped") == 1'000'000 - 65536);
+    CHECK(capture.at("stdout_bytes") == k_long_line_stdout_bytes);
+    CHECK(capture.at("stderr_bytes") == k_long_line_stderr_bytes);
+    CHECK(capture.at("stdout_bytes_dropped") == k_long_line_stdout_bytes - 65536);
+    CHECK(capture.at("stderr_bytes_dropped") == k_long_line_stderr_bytes - 65536);
     CHECK(capture.at("stream_error").is_null());
     check_ended_clean();
 }
@@ -348,7 +303,7 @@ TEST_CASE("Invalid UTF-8, NUL and terminal escape bytes are kept exactly and the
     constexpr char k_valid_with_controls[] = "ok\x00\x07\x1b]0;title\x07\x1b[2J\xe2\x9c\x93\r\n";
     const std::string invalid(k_invalid, sizeof k_invalid - 1);
     const std::string valid_with_controls(k_valid_with_controls, sizeof k_valid_with_controls - 1);
-    const auto run = run_json(std::string(k_put_all) + R"PY(
+    const auto run = run_json(put_all_prelude() + R"PY(
 put(1, b'\xff\xfe\x00\x1b[31mred\x1b[0m\xc3\x28 \xed\xa0\x80 \xf0\x9f\x98')
 put(2, b'ok\x00\x07\x1b]0;title\x07\x1b[2J\xe2\x9c\x93\r\n')
 )PY");

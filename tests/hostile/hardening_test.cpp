@@ -3,13 +3,13 @@
 // read name neither the user's home nor the user, and no resource limit can be raised. Each
 // runs through the real client, daemon and engine, and each case ends clean (check_ended_clean).
 #include "tests/hostile/hostile.hpp"
+#include "tests/integration/hostile_programs.hpp"
 #include "tests/support/unfinished_command.hpp"
 
 #include <boost/json.hpp>
 
 #include <catch2/catch.hpp>
 
-#include <cctype>
 #include <cstdlib>
 #include <string_view>
 #include <vector>
@@ -28,37 +28,6 @@ std::string command_output(const std::vector<std::string>& argv)
     std::string text = result.output;
     while (!text.empty() && text.back() == '\n') text.pop_back();
     return text;
-}
-
-bool is_word_char(char c)
-{
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
-}
-
-// True when `needle` appears in `text` as a whole: not glued to further letters, digits, '.',
-// '_' or '-' at either end, e.g. "root" or "/root" in "/root/x" but not in "/rootfs".
-bool contains_whole(std::string_view text, std::string_view needle)
-{
-    for (auto at = text.find(needle); at != std::string_view::npos; at = text.find(needle, at + 1)) {
-        const auto end = at + needle.size();
-        const bool starts = at == 0 || !is_word_char(needle.front()) || !is_word_char(text[at - 1]);
-        const bool ends = end == text.size() || !is_word_char(needle.back()) || !is_word_char(text[end]);
-        if (starts && ends) return true;
-    }
-    return false;
-}
-
-// Every string in a JSON document (keys too), depth first.
-void collect_strings(const json::value& value, std::vector<std::string>& out)
-{
-    if (const auto* text = value.if_string()) out.emplace_back(*text);
-    if (const auto* array = value.if_array())
-        for (const auto& item : *array) collect_strings(item, out);
-    if (const auto* object = value.if_object())
-        for (const auto& [key, item] : *object) {
-            out.emplace_back(key);
-            collect_strings(item, out);
-        }
 }
 
 }  // namespace
@@ -135,21 +104,7 @@ print(json.dumps(out))
 // docs/hostile.md case 42
 TEST_CASE("mountinfo, cgroup and the files the engine mounts name neither the user's home, the runtime folder, the user nor the installation")
 {
-    const auto run = run_json(R"PY(
-import json, os
-def read(path):
-    try:
-        with open(path, errors='replace') as f:
-            return f.read()
-    except OSError as e:
-        return 'error %d' % e.errno
-paths = ['/proc/self/mountinfo', '/proc/self/mounts', '/proc/self/cgroup', '/proc/1/mountinfo', '/proc/1/cgroup',
-         '/proc/1/cmdline', '/proc/self/environ', '/proc/1/environ', '/etc/hostname', '/etc/hosts', '/etc/resolv.conf',
-         '/proc/self/cpuset']
-out = {p: read(p) for p in paths}
-out['uname'] = ' '.join(os.uname())
-print(json.dumps(out))
-)PY");
+    const auto run = run_json(mount_probe_program());
     REQUIRE(run.process.exit_code == 0);
     const auto found = program_json(run);
     const std::string user = command_output({"/usr/bin/id", "-un"});
@@ -159,15 +114,7 @@ print(json.dumps(out))
                                           std::string(run.receipt.at("identity").at("installation_id").as_string())};
     if (const char* home = std::getenv("HOME"); home != nullptr && std::string_view(home).size() > 1)
         forbidden.emplace_back(home);
-    std::vector<std::string> seen;
-    collect_strings(found, seen);
-    for (const auto& text : seen) {
-        INFO("the program read: " << text);
-        for (const auto& needle : forbidden) {
-            INFO("which must not show " << needle);
-            CHECK_FALSE(contains_whole(text, needle));
-        }
-    }
+    for (const auto& naming : texts_naming(found, forbidden)) FAIL_CHECK("the program read: " << naming);
     check_ended_clean();
 }
 
@@ -227,46 +174,7 @@ print(json.dumps(out))
 TEST_CASE("memfd_create is refused, so no file the program writes can be executed, and ctypes callbacks still work")
 {
     // Each exec runs in a child that exits 0 when the exec'd /bin/true ran, or 100 + errno.
-    const auto run = run_json(R"PY(
-import ctypes, json, os, platform, shutil
-libc = ctypes.CDLL(None, use_errno=True)
-def exec_in_child(call):
-    child = os.fork()
-    if child == 0:
-        try:
-            call()
-        except OSError as e:
-            os._exit(100 + e.errno)
-        os._exit(99)
-    return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
-out = {}
-try:
-    memfd = os.memfd_create('elf')
-    out['memfd_create'] = 'succeeded'
-except OSError as e:
-    memfd = None
-    out['memfd_create'] = e.errno
-ctypes.set_errno(0)
-raw = libc.syscall(ctypes.c_long({'x86_64': 319, 'aarch64': 279}[platform.machine()]), b'elf', ctypes.c_uint(0))
-out['memfd_create_raw'] = 'succeeded' if raw >= 0 else ctypes.get_errno()
-if memfd is None:
-    out['memfd_exec'] = 'no memfd'
-else:
-    os.write(memfd, open('/bin/true', 'rb').read())
-    out['memfd_exec'] = exec_in_child(lambda: os.execve(memfd, ['true'], {}))
-shutil.copy('/bin/true', '/tmp/true')
-os.chmod('/tmp/true', 0o755)
-written = os.open('/tmp/true', os.O_RDONLY)
-out['exec_proc_self_fd'] = exec_in_child(lambda: os.execv('/proc/self/fd/%d' % written, ['true']))
-out['execveat_written'] = exec_in_child(lambda: os.execve(written, ['true'], {}))
-system = os.open('/bin/true', os.O_RDONLY)
-out['execveat_bin_true'] = exec_in_child(lambda: os.execve(system, ['true'], {}))
-compare = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
-numbers = (ctypes.c_int * 5)(5, 1, 4, 2, 3)
-libc.qsort(numbers, 5, ctypes.sizeof(ctypes.c_int), compare(lambda a, b: a[0] - b[0]))
-out['callback_sorted'] = list(numbers)
-print(json.dumps(out))
-)PY");
+    const auto run = run_json(memfd_exec_program());
     REQUIRE(run.process.exit_code == 0);
     const auto found = program_json(run);
     constexpr int k_refused_eacces = 100 + 13;
@@ -283,26 +191,7 @@ print(json.dumps(out))
 // docs/hostile.md case 56
 TEST_CASE("The host's CPU, load, memory and boot counters read as empty, while the CPU count still answers")
 {
-    const auto run = run_json(R"PY(
-import json, os
-def read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except OSError as e:
-        return 'error %d' % e.errno
-paths = ['/proc/stat', '/proc/loadavg', '/proc/meminfo', '/proc/vmstat', '/proc/diskstats', '/proc/interrupts',
-         '/proc/softirqs', '/proc/schedstat', '/proc/locks', '/proc/cmdline', '/proc/sys/kernel/random/boot_id',
-         '/proc/sys/fs/file-nr']
-out = {'files': {p: read(p) for p in paths}}
-try:
-    out['pressure'] = os.listdir('/proc/pressure')
-except OSError as e:
-    out['pressure'] = 'error %d' % e.errno
-out['cpu_count'] = os.cpu_count()
-out['affinity'] = len(os.sched_getaffinity(0))
-print(json.dumps(out))
-)PY");
+    const auto run = run_json(host_counters_program());
     REQUIRE(run.process.exit_code == 0);
     const auto found = program_json(run);
     // Each masked file reads as empty, or is absent where this kernel has none (schedstat

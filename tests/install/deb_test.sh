@@ -76,11 +76,17 @@ for _ in $(seq 1 100); do [ -S "$PYBOX_HOME/pyboxd.sock" ] && break; sleep 0.1; 
 sealed_run
 # The Python library, installed for the system python3, through the same daemon (PYBOX_HOME),
 # run from / so that nothing of a source tree can be imported instead, writing no byte code
-# under /usr (dpkg -r would leave it).
+# under /usr (dpkg -r would leave it). Debian's python3 searches /usr/local/lib/python3.X/
+# dist-packages (where pip installs as root: scripts/demo.sh does) before the packages' folder,
+# so a pybox installed there would be imported instead: the checks leave the /usr/local folders
+# out of sys.path, to import the package's own.
 export PYTHONDONTWRITEBYTECODE=1
-python_out=$(cd / && /usr/bin/python3 -c 'import pybox; print(pybox.run("print(6*7)").stdout)')
+without_local='import sys; sys.path[:] = [p for p in sys.path if not p.startswith("/usr/local/")]'
+python_out=$(cd / && /usr/bin/python3 -c "$without_local"'
+import pybox; print(pybox.run("print(6*7)").stdout)')
 [ "$python_out" = 42 ] || fail "/usr/bin/python3 -c 'import pybox; print(pybox.run(\"print(6*7)\").stdout)' printed '$python_out', not 42"
-(cd / && /usr/bin/python3 -c 'import pybox; print(pybox.__file__)') | grep -qx /usr/lib/python3/dist-packages/pybox/__init__.py ||
+(cd / && /usr/bin/python3 -c "$without_local"'
+import pybox; print(pybox.__file__)') | grep -qx /usr/lib/python3/dist-packages/pybox/__init__.py ||
   fail "python3 does not import pybox from /usr/lib/python3/dist-packages"
 "$pybox" vm stop
 echo "deb_test: /usr/bin/pybox and python3's pybox printed 42 with a receipt from pyboxd $version; $(( $(date +%s) - started )) s"

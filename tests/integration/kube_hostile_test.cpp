@@ -5,14 +5,20 @@
 // says. Cheap probes share one program, each finding under its own key. Tagged [kube].
 #include "common/files.hpp"
 #include "common/ids.hpp"
+#include "common/process.hpp"
+#include "tests/integration/hostile_programs.hpp"
 #include "tests/integration/kube_harness.hpp"
+#include "tests/support/cluster_env.hpp"
 
 #include <boost/json/serialize.hpp>
 
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 #include <string>
+#include <vector>
 
 using namespace pybox;
 using namespace pybox::test;
@@ -36,6 +42,68 @@ const json::value& effective_container(const JsonRun& run)
 {
     return run.receipt.at("observed").at("effective_policy").at("spec").at("containers").at(0);
 }
+
+// `nsenter -t K8S_NS_PID -n -- argv...`: argv in the test cluster's node's network namespace
+// (docs/testing.md), where the kubelet and the node's container runtime run.
+std::vector<std::string> in_node_network(std::vector<std::string> argv)
+{
+    std::vector<std::string> command{"/usr/bin/nsenter", "-t", cluster_env("K8S_NS_PID"), "-n", "--"};
+    command.insert(command.end(), argv.begin(), argv.end());
+    return command;
+}
+
+// The unix sockets of the node's network namespace (/proc/net/unix there): the paths of those
+// bound to a file, and the names of the abstract ones ('@' first).
+std::set<std::string> node_unix_sockets()
+{
+    const auto listed = run_process(in_node_network({"cat", "/proc/net/unix"}));
+    REQUIRE(listed.has_value());
+    REQUIRE(listed->exit_code == 0);
+    std::set<std::string> sockets;
+    std::istringstream lines(listed->output);
+    std::string line;
+    std::getline(lines, line);  // the header
+    while (std::getline(lines, line)) {
+        std::istringstream fields(line);
+        std::vector<std::string> words;
+        for (std::string word; fields >> word;) words.push_back(word);
+        if (words.size() == 8) sockets.insert(words.back());
+    }
+    return sockets;
+}
+
+// Listens on an abstract unix socket name in the node's network namespace for as long as it
+// lives (a Python process started there, killed at the end of its scope), as the node's
+// container runtime's shims may.
+class NodeAbstractListener {
+public:
+    explicit NodeAbstractListener(const std::string& name)
+        : m_log(runtime_home().string() + "-node-listener-" + name + ".log")
+    {
+        auto started = spawn_detached(in_node_network({"/usr/bin/python3", "-c",
+                                                       "import socket, time\n"
+                                                       "s = socket.socket(socket.AF_UNIX)\n"
+                                                       "s.bind('\\0" + name + "')\n"
+                                                       "s.listen(8)\n"
+                                                       "time.sleep(600)\n"}),
+                                      m_log);
+        REQUIRE(started.has_value());
+        m_pid = *started;
+        REQUIRE(within(std::chrono::seconds(10), [&] { return node_unix_sockets().contains("@" + name); }));
+    }
+    ~NodeAbstractListener()
+    {
+        send_signal(m_pid, k_signal_kill);
+        std::error_code ignored;
+        std::filesystem::remove(m_log, ignored);
+    }
+    NodeAbstractListener(const NodeAbstractListener&) = delete;
+    NodeAbstractListener& operator=(const NodeAbstractListener&) = delete;
+
+private:
+    std::filesystem::path m_log;
+    int m_pid = -1;
+};
 
 void check_stopped_at_deadline(const JsonRun& run)
 {
@@ -367,12 +435,7 @@ TEST_CASE("Invalid UTF-8, NUL and escape bytes come from a Pod exactly, stdout a
 {
     constexpr char k_bytes[] = "\xff\xfe\x00\x1b[31mred\x1b[0m\xc3\x28 \xed\xa0\x80 \xf0\x9f\x98";
     const std::string bytes(k_bytes, sizeof k_bytes - 1);
-    const auto run = run_watched(R"PY(
-import os
-def put(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+    const auto run = run_watched(put_all_prelude() + R"PY(
 for _ in range(40):
     put(2, b'e' * 50000)
     put(1, b'\xff\xfe\x00\x1b[31mred\x1b[0m\xc3\x28 \xed\xa0\x80 \xf0\x9f\x98')
@@ -491,4 +554,177 @@ TEST_CASE("A child that daemonizes in a Pod does not outlive the run", "[kube]")
     // The node's processes are this host's (the test cluster runs here): the box's PID 1 ended
     // with the program, and with it every process of its PID namespace.
     CHECK(within(std::chrono::seconds(5), [&] { return processes_with_argument(marker) == 0; }));
+}
+
+// docs/hostile.md cases 6, 42, 55 and 56, in one Pod: what of its node a program can reach and
+// read, against the Pod settings and the unknowns of the receipt.
+TEST_CASE("A program in a Pod reaches no unix socket of its node, finds no user in its mounts, cannot run a file "
+          "without a path, and reads host counters the receipt does not claim masked",
+          "[kube]")
+{
+    auto& daemon = cluster_daemon();
+    const std::string abstract_name = "pybox-kube-hostile-" + random_id_128();
+    const NodeAbstractListener listener(abstract_name);
+    // Every socket file of the node (its kubelet's, its container runtime's), the daemon's and
+    // the suite's engine's, and the usual places of a runtime's socket.
+    std::vector<std::string> sockets{(daemon.home() / "pyboxd.sock").string(),
+                                     (runtime_home() / "engine" / "docker.sock").string(),
+                                     "/var/run/docker.sock",
+                                     "/run/docker.sock",
+                                     "/run/containerd/containerd.sock",
+                                     "/var/run/dockershim.sock"};
+    for (const auto& socket : node_unix_sockets())
+        if (socket.starts_with("/")) sockets.push_back(socket);
+    const auto run = run_watched(probes_in_one_run({{"sockets", unix_socket_probe_program(sockets, abstract_name)},
+                                                    {"mounts", mount_probe_program()},
+                                                    {"memfd", memfd_exec_program()},
+                                                    {"counters", host_counters_program()}}),
+                                 {"--timeout", "10"})
+                         .run;
+    INFO("stderr: " << captured(run.receipt, "stderr"));
+    REQUIRE(run.process.exit_code == 0);
+    const auto found = program_json(run);
+    const auto& spec = run.receipt.at("observed").at("effective_policy").at("spec").as_object();
+    INFO("program: " << json::serialize(found));
+
+    // Case 6: no host namespace and no volume but the emptyDir, so no socket of the node is in
+    // the Pod's file system, and its network namespace is its own.
+    for (const char* shared : {"hostNetwork", "hostPID", "hostIPC"}) CHECK_FALSE(spec.contains(shared));
+    for (const auto& volume : spec.at("volumes").as_array()) CHECK_FALSE(volume.as_object().contains("hostPath"));
+    const auto& reached = found.at("sockets").as_object();
+    CHECK(reached.size() == std::set<std::string>(sockets.begin(), sockets.end()).size() + 1);
+    for (const auto& [address, outcome] : reached) {
+        INFO(address << " -> " << outcome);
+        CHECK(outcome != "connected");
+    }
+    CHECK(reached.at("abstract") == "ECONNREFUSED");
+
+    // Case 42: nothing the Pod can read names the user, their home, a runtime folder or the
+    // installation (the node's own paths, here under the cluster's home, are the node's).
+    const auto user = run_process({"/usr/bin/id", "-un"});
+    REQUIRE(user.has_value());
+    std::vector<std::string> forbidden{runtime_home().string(), daemon.home().string(), ".pybox",
+                                       user->output.substr(0, user->output.find('\n')),
+                                       std::string(run.receipt.at("identity").at("installation_id").as_string())};
+    if (const char* home = std::getenv("HOME"); home != nullptr && std::string_view(home).size() > 1)
+        forbidden.emplace_back(home);
+    for (const auto& naming : texts_naming(found.at("mounts"), forbidden)) FAIL_CHECK("the program read: " << naming);
+
+    // Case 55: the Localhost profile refuses memfd_create; the emptyDir /tmp is not noexec, so a
+    // file written there runs by its descriptor as by its path (case 8), which the receipt
+    // leaves unknown.
+    CHECK(effective_container(run).at("securityContext").at("seccompProfile").at("type") == "Localhost");
+    const auto& memfd = found.at("memfd");
+    CHECK(memfd.at("memfd_create") == k_eperm);
+    CHECK(memfd.at("memfd_create_raw") == k_eperm);
+    CHECK(memfd.at("memfd_exec") == "no memfd");
+    CHECK(memfd.at("exec_proc_self_fd") == 0);
+    CHECK(memfd.at("execveat_written") == 0);
+    CHECK(run.receipt.at("unknown").at("tmpfs_noexec") == true);
+    CHECK(memfd.at("execveat_bin_true") == 0);
+    CHECK(memfd.at("callback_sorted") == json::array{1, 2, 3, 4, 5});
+
+    // Case 56: a Pod cannot name paths to mask, and its runtime's defaults leave the host's
+    // counters readable: the receipt claims no masking.
+    CHECK_FALSE(effective_container(run).at("securityContext").as_object().contains("procMount"));
+    CHECK(run.receipt.at("unknown").at("masked_paths") == true);
+    const auto& counters = found.at("counters");
+    for (const char* path : {"/proc/stat", "/proc/loadavg", "/proc/meminfo", "/proc/sys/kernel/random/boot_id"}) {
+        INFO(path);
+        CHECK_FALSE(counters.at("files").at(path).as_string().empty());
+    }
+    CHECK(counters.at("cpu_count").to_number<int>() >= 1);
+}
+
+// docs/hostile.md case 9.
+TEST_CASE("Markers a program leaves in its Pod's /tmp and /dev/shm are not in the next run's Pod", "[kube]")
+{
+    const std::string marker = "pybox-kube-marker-" + random_id_128();
+    const auto first = run_watched(marker_writing_program(marker)).run;
+    REQUIRE(first.process.exit_code == 0);
+    CHECK(program_json(first).at("/tmp") == "written");
+    CHECK(program_json(first).at("/dev/shm") == "written");
+    const auto second = run_watched(marker_listing_program()).run;
+    REQUIRE(second.process.exit_code == 0);
+    CHECK(second.receipt.at("container_id") != first.receipt.at("container_id"));
+    const auto found = program_json(second);
+    CHECK(found.as_object().size() == 2);
+    for (const auto& [dir, entries] : found.as_object()) {
+        INFO(dir << ": " << entries);
+        CHECK(entries.as_array().empty());
+    }
+}
+
+// docs/hostile.md case 14.
+TEST_CASE("A thread bomb in a Pod stops at the node's pids limit the receipt names, every task of the Pod counted",
+          "[kube]")
+{
+    const auto run = run_watched(thread_bomb_program(), {"--timeout", "10"}).run;
+    REQUIRE(run.process.exit_code == 0);
+    const auto found = program_json(run);
+    INFO("program: " << json::serialize(found));
+    CHECK(found.at("error") == "can't start new thread");
+    CHECK(found.at("threads").as_int64() > 0);
+    // The tasks of the box's PID namespace (PID 1, the feeder, the interpreter and its threads),
+    // and the Pod's sandbox process (outside that namespace, in the Pod's cgroup): the limit.
+    const auto& limit = run.receipt.at("observed").at("effective_policy").at("node_pids_limit");
+    CHECK(limit.at("read") == true);
+    CHECK(found.at("tasks").as_int64() + 1 == limit.at("pod_pids_limit").as_int64());
+}
+
+// docs/hostile.md case 16.
+TEST_CASE("Children in a Pod that each allocate 50 MiB are capped by the Pod's memory limit, not per process",
+          "[kube]")
+{
+    const auto run = run_watched(memory_children_program(), {"--timeout", "5"}).run;
+    const auto& limits = effective_container(run).at("resources").at("limits");
+    const auto memory_bytes = run.receipt.at("configured").at("memory_bytes").as_int64();
+    CHECK(limits.at("memory") == json::value(std::to_string(memory_bytes >> 20) + "Mi"));
+    // One child's 50 MiB fits the limit, three do not.
+    REQUIRE(memory_bytes > (50 << 20));
+    REQUIRE(memory_bytes < 3 * (50 << 20));
+    const auto out = captured(run.receipt, "stdout");
+    INFO("stdout: " << out << "\nmechanism: " << termination_mechanism(run));
+    if (out.empty()) {
+        // The parent itself was chosen by the OOM killer: the Pod's limit was still enforced.
+        CHECK(termination_mechanism(run) == "OUT_OF_MEMORY");
+    } else {
+        CHECK(out != "3 held 0 killed\n");
+        CHECK(out.find(" 0 killed") == std::string::npos);
+        CHECK(out.rfind("0 held", 0) != 0);
+    }
+}
+
+// docs/hostile.md case 19.
+TEST_CASE("A busy loop in a Pod gets at most the Pod's cpu limit", "[kube]")
+{
+    const auto run = run_watched(cpu_share_program(), {"--timeout", "5"}).run;
+    REQUIRE(run.process.exit_code == 0);
+    const auto& configured = run.receipt.at("configured");
+    const auto millicores = configured.at("nano_cpus").as_int64() / 1'000'000;
+    CHECK(effective_container(run).at("resources").at("limits").at("cpu") == json::value(std::to_string(millicores) + "m"));
+    const double share = std::stod(captured(run.receipt, "stdout"));
+    INFO("CPU share: " << share);
+    CHECK(share > 0.05);
+    // The limit, plus at most one CFS period of slack.
+    CHECK(share <= configured.at("cpu_cores").to_number<double>() + 0.1);
+}
+
+// docs/hostile.md case 22.
+TEST_CASE("A 10 MiB line with no newline from a Pod, interleaved with stderr, is capped per stream and counted "
+          "exactly",
+          "[kube]")
+{
+    const auto run = run_watched(long_line_program(), {"--timeout", "10"}).run;
+    REQUIRE(run.process.exit_code == 0);
+    const auto& capture = run.receipt.at("capture");
+    const auto kept = static_cast<std::size_t>(run.receipt.at("configured").at("output_limit_bytes").as_int64());
+    CHECK(captured(run.receipt, "stdout") == std::string(kept, 'a'));
+    CHECK(captured(run.receipt, "stderr") == std::string(kept, 'b'));
+    CHECK(capture.at("stdout_bytes") == k_long_line_stdout_bytes);
+    CHECK(capture.at("stderr_bytes") == k_long_line_stderr_bytes);
+    CHECK(capture.at("stdout_bytes_dropped") == k_long_line_stdout_bytes - kept);
+    CHECK(capture.at("stderr_bytes_dropped") == k_long_line_stderr_bytes - kept);
+    CHECK(capture.at("stdout_truncated") == true);
+    CHECK(capture.at("stream_error").is_null());
 }

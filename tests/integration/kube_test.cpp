@@ -4,7 +4,9 @@
 // only engine that takes runs is the cluster, in the namespace the fixture made. Needs the
 // fixtures engine and k8s (ctest's integration_kube); tagged [kube] so the suite's other runs
 // leave it out.
+#include "common/clock.hpp"
 #include "common/files.hpp"
+#include "common/limits.hpp"
 #include "common/process.hpp"
 #include "tests/integration/kube_harness.hpp"
 #include "tests/support/build_paths.hpp"
@@ -31,6 +33,69 @@
 using namespace pybox;
 using namespace pybox::test;
 namespace json = boost::json;
+
+namespace {
+
+// Seconds since the epoch of a container status's or the summary's RFC 3339 time (to the second).
+std::int64_t unix_seconds(const json::value& time)
+{
+    const auto ns = parse_rfc3339_ns(time.as_string());
+    REQUIRE(ns.has_value());
+    return *ns / 1'000'000'000;
+}
+
+// observed.resources of a cluster run: the kubelet's summary of the box's node, sampled while
+// the program ran; either samples (the CPU time a lower bound, never more than the program's
+// lifetime allows, each sample taken within it) or UNKNOWN with the reason. Returns the status.
+std::string check_kubelet_resources(const json::value& receipt)
+{
+    const auto& resources = receipt.at("observed").at("resources").as_object();
+    INFO(json::serialize(resources));
+    const std::string node = cluster_env("K8S_NODE");
+    CHECK_THAT(std::string(resources.at("source").as_string()),
+               Catch::StartsWith("the kubelet's summary API of the node " + node + " (GET /api/v1/nodes/" + node +
+                                 "/proxy/stats/summary through the apiserver)"));
+    CHECK(resources.at("node") == json::value(node));
+    const auto& reads = resources.at("reads");
+    // A read may fail on a loaded machine (its 5 s timeout); the receipt then says how many did.
+    CHECK(resources.at("errors").as_array().empty() == (reads.at("failed") == 0));
+    const auto& unknown = receipt.at("unknown");
+    const auto& reasons = receipt.at("unknown_reasons");
+    CHECK(unknown.at("final_resource_counters") == true);
+    const std::string status(resources.at("status").as_string());
+    if (status == "UNKNOWN") {
+        CHECK(reads.at("with_entry") == 0);
+        CHECK(unknown.at("resources") == true);
+        CHECK(reasons.at("resources") == resources.at("reason"));
+        CHECK_THAT(std::string(resources.at("reason").as_string()),
+                   Catch::Contains("the kubelet's summary of the node " + node));
+        return status;
+    }
+    REQUIRE(status == "COLLECTED");
+    CHECK_FALSE(unknown.as_object().contains("resources"));
+    CHECK(reads.at("with_entry").to_number<int>() >= 1);
+    CHECK(resources.at("final_counters_complete") == false);
+    CHECK_THAT(std::string(reasons.at("final_resource_counters").as_string()),
+               Catch::Contains("keeps no entry for a container once it ended") && Catch::Contains("lower bound"));
+    const auto& terminated = receipt.at("observed").at("engine_state").at("state").at("terminated");
+    const auto started = unix_seconds(terminated.at("startedAt"));
+    const auto finished = unix_seconds(terminated.at("finishedAt"));
+    const auto& cpu = resources.at("metrics").at("cpu.stat.usage_usec");
+    CHECK(cpu.at("final").is_null());
+    const auto usec = cpu.at("max").to_number<std::int64_t>();
+    CHECK(usec > 0);
+    // Both times are to the second: the lifetime is at most one second longer than they say.
+    CHECK(usec <= (finished - started + 1) * 1'000'000);
+    for (const char* key : {"first_time", "last_time"}) {
+        const auto at = unix_seconds(cpu.at(key));
+        CHECK(at >= started);
+        CHECK(at <= finished);
+    }
+    CHECK(resources.at("metrics").at("memory.working_set").at("max").to_number<std::int64_t>() > 0);
+    return status;
+}
+
+}  // namespace
 
 TEST_CASE("vm start pushes the images to the cluster's registry by digest and verifies the cluster", "[kube]")
 {
@@ -63,12 +128,10 @@ TEST_CASE("A program runs as a sealed Pod: its output, exit code and receipt, an
     CHECK(ran.ends_with(image.substr(image.find('@'))));
     CHECK(receipt.at("cleanup").at("removed") == true);
     // What a cluster cannot show is named for what it is, never as a Docker engine's gap.
-    const auto& reasons = receipt.at("unknown_reasons");
-    for (const char* key : {"resources", "program_end"})
-        CHECK_THAT(std::string(reasons.at(key).as_string()), Catch::Contains("where no PyBox agent reads"));
-    const auto& resources = receipt.at("observed").at("resources");
-    CHECK(resources.at("source") == "none: no cgroup file of the box was read");
-    CHECK_FALSE(resources.as_object().contains("cgroup_version"));
+    CHECK_THAT(std::string(receipt.at("unknown_reasons").at("program_end").as_string()),
+               Catch::Contains("where no PyBox agent reads"));
+    // A program this short ends before the kubelet's second sample of it, often before its first.
+    check_kubelet_resources(run.receipt);
     // The bytes came through the apiserver's attach websocket, and the receipt says so.
     const std::string provenance(receipt.at("capture").at("provenance").as_string());
     CHECK_THAT(provenance, Catch::Contains("attach websocket") && !Catch::Contains("Docker"));
@@ -119,6 +182,30 @@ TEST_CASE("A cluster's receipt lists what the kubelet added to the program's env
     CHECK_FALSE(names.contains("PWD"));
 }
 
+TEST_CASE("A busy program's CPU time on the cluster is a lower bound from the kubelet's samples taken while it ran",
+          "[kube]")
+{
+    // About 15 s of a busy loop, then 32 MiB: the samples read while it runs. The kubelet refreshes
+    // a container's figures every 10-15 s or more (docs/kubernetes.md), so whether a sample after
+    // the start's falls inside the run is the kubelet's business: when one does, it shows the busy
+    // loop's CPU time.
+    const auto run = run_watched("import time\nt = time.time()\nwhile time.time() - t < 15: pass\n"
+                                 "x = bytearray(32 * 1024 * 1024)\ntime.sleep(2)\nprint('done')\n",
+                                 {"--timeout", "30"})
+                         .run;
+    INFO(run.process.output << run.process.error_output);
+    CHECK(run.process.exit_code == 0);
+    CHECK(run.receipt.at("capture").at("stdout") == "done\n");
+    CHECK(check_kubelet_resources(run.receipt) == "COLLECTED");
+    const auto& resources = run.receipt.at("observed").at("resources");
+    const auto samples = resources.at("sample_count").to_number<int>();
+    const auto cpu_usec = resources.at("metrics").at("cpu.stat.usage_usec").at("max").to_number<std::int64_t>();
+    CHECK(samples >= 1);
+    CHECK(cpu_usec > 0);
+    if (samples >= 2) CHECK(cpu_usec > 1'000'000);  // more than the interpreter's start
+    WARN("a 17 s busy run on the cluster: " << samples << " distinct summary samples, CPU >= " << cpu_usec << " us");
+}
+
 TEST_CASE("A program past its deadline is stopped on the cluster, on the evidence of the feeder's record of the kill",
           "[kube]")
 {
@@ -148,6 +235,22 @@ TEST_CASE("A program past its deadline is stopped on the cluster, on the evidenc
     CHECK(run.receipt.at("observed").at("engine_state").at("state").at("terminated").at("message") == record);
     CHECK(run.receipt.at("lifecycle").at("timing").at("total_s").to_number<double>() < 10.0);
     CHECK(run.receipt.at("cleanup").at("removed") == true);
+}
+
+TEST_CASE("A program of the largest size a request takes reaches its Pod whole, in several stdin messages", "[kube]")
+{
+    // A literal of 10 * copies bytes; the source just under the request's limit, so it is sent
+    // as more than one stdin message, each of more than one Beast write buffer.
+    const std::size_t copies = (limits::k_max_source_bytes - 64) / 10;
+    std::string literal;
+    for (std::size_t i = 0; i < copies; ++i) literal += "0123456789";
+    const std::string program = "x = '" + literal + "'\nprint(len(x), x == '0123456789' * " + std::to_string(copies) + ")\n";
+    REQUIRE(program.size() <= limits::k_max_source_bytes);
+    const auto run = run_watched(program).run;
+    INFO(captured(run.receipt, "stderr"));
+    CHECK(run.process.exit_code == 0);
+    CHECK(captured(run.receipt, "stdout") == std::to_string(literal.size()) + " True\n");
+    CHECK(run.receipt.at("submission").at("source_bytes") == program.size());
 }
 
 TEST_CASE("A fork bomb on the cluster meets the node's pids limit", "[kube]")
@@ -293,14 +396,22 @@ TEST_CASE("A pushed image whose recorded digest was tampered with is never run",
         CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
     };
     restart_with(tampered);
+    std::optional<PodWatch> watch(std::in_place);
     const auto run = daemon.run_json("print('must not run')\n");
-    restart_with(*original);
     INFO(run.process.output << run.process.error_output);
+    const std::string run_id(run.receipt.at("identity").at("run_id").as_string());
+    // The Pod the run made, as the apiserver recorded it: it never ran the program, and it is
+    // the receipt's, deleted.
+    const auto pods = watch->run_histories(run_id, 1);
+    watch.reset();
+    restart_with(*original);
+    CHECK(pods.size() == 1);
+    for (const auto& history : pods) check_unstarted_pod(run, history);
     CHECK(run.process.exit_code != 0);
     CHECK(run.receipt.at("capture").at("stdout") == "");
     CHECK(termination_mechanism(run) == "NOT_STARTED");
     CHECK(run.receipt.at("cleanup").at("removed") == true);
-    CHECK(pods_of_run(std::string(run.receipt.at("identity").at("run_id").as_string())).empty());
+    CHECK(pods_of_run(run_id).empty());
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
 }
 
@@ -326,7 +437,10 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
         return false;
     };
     REQUIRE(within(std::chrono::seconds(60), container_runs));
-    watch.reset();  // its open watch would hold up the apiserver's graceful stop
+    // The observer's record up to the stop: its open watch would hold up the apiserver's
+    // graceful stop, and nothing can be watched while the apiserver is away.
+    const auto until_stop = watch->events();
+    watch.reset();
     std::this_thread::sleep_for(std::chrono::seconds(2));
     const auto stopped = run_process({apiserver, "stop"});
     const auto run = pending.get();
@@ -335,6 +449,8 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
     CHECK(stopped->exit_code == 0);
     REQUIRE(started.has_value());
     REQUIRE(started->exit_code == 0);
+    // A record from the apiserver's return on, before the daemon looks at the cluster again.
+    watch.emplace();
     REQUIRE(run.has_value());
     INFO(run->output << run->error_output);
     CHECK(run->exit_code == 125);
@@ -354,6 +470,17 @@ TEST_CASE("A run whose apiserver stops mid-run says so, and its Pod is removed o
     CHECK(cluster_status(answer_of(status)).at("verified") == true);
     CHECK(daemon.run_json("print(6*7)\n").receipt.at("capture").at("stdout") == "42\n");
     CHECK(pods_of_run(run_id).empty());
+    // The observer: up to the stop the Pod ran and neither ended nor went; after the return it
+    // was deleted, with grace 0.
+    const std::string container_id(receipt.at("container_id").as_string());
+    const auto uid = container_id.substr(container_id.find('/') + 1);
+    std::vector<PodEvent> until_lost;
+    for (const auto& event : until_stop)
+        if (event.pod.at("metadata").at("uid") == json::value(uid)) until_lost.push_back(event);
+    const auto after_return = watch->history(uid);
+    INFO("the receipt: " << json::serialize(receipt));
+    for (const auto& contradiction : lost_pod_contradictions(receipt, until_lost, after_return))
+        FAIL_CHECK(contradiction);
 }
 
 TEST_CASE("A program cannot fill its node's disk through the kubelet's termination log", "[kube]")
@@ -426,9 +553,18 @@ TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the r
     ProfileMovedAway moved;
 
     // The first run meets the node without the profile: its Pod is deleted, and a Pod asking for
-    // RuntimeDefault runs the program.
+    // RuntimeDefault runs the program. The apiserver's record of both is held against the
+    // receipt: the first never ran, the second is the receipt's.
+    std::optional<PodWatch> watch(std::in_place);
     const auto first = daemon.run_json("print(6*7)\n");
     INFO(first.process.output << first.process.error_output);
+    const auto pods = watch->run_histories(std::string(first.receipt.at("identity").at("run_id").as_string()), 2);
+    watch.reset();
+    REQUIRE(pods.size() == 2);
+    check_unstarted_pod(first, pods.front());
+    CHECK(pods.front().front().pod.at("spec").at("containers").at(0).at("securityContext").at("seccompProfile").at(
+              "type") == "Localhost");
+    check_receipt_against_pod_history(first, pods.back());
     CHECK(first.process.exit_code == 0);
     CHECK(first.receipt.at("capture").at("stdout") == "42\n");
     CHECK(seccomp_type(first.receipt) == "RuntimeDefault");
@@ -445,7 +581,7 @@ TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the r
     CHECK(pods_of_run(std::string(first.receipt.at("identity").at("run_id").as_string())).empty());
 
     // The node is remembered: the next run asks for RuntimeDefault at once.
-    const auto second = daemon.run_json("print(6*7)\n");
+    const auto second = run_watched("print(6*7)\n").run;
     CHECK(second.receipt.at("capture").at("stdout") == "42\n");
     CHECK(seccomp_type(second.receipt) == "RuntimeDefault");
     CHECK(second.receipt.at("unknown").at("seccomp_profile") == true);
@@ -454,7 +590,7 @@ TEST_CASE("On a node without PyBox's seccomp profile the run goes on under the r
     // With the profile back, `vm status` makes the daemon look again: Localhost.
     moved.put_back();
     CHECK(cluster_status(answer_of(daemon.pybox({"vm", "status", "--json"}))).at("verified") == true);
-    const auto third = daemon.run_json("print(6*7)\n");
+    const auto third = run_watched("print(6*7)\n").run;
     CHECK(third.receipt.at("capture").at("stdout") == "42\n");
     CHECK(seccomp_type(third.receipt) == "Localhost");
     CHECK_FALSE(third.receipt.at("unknown").as_object().contains("seccomp_profile"));

@@ -228,9 +228,10 @@ TEST_CASE("The deadline and the box timer count from delivery: 1.5 s of sleep in
     CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == false);
     check_warm_receipt(run, 2, requested_at);
     CHECK(lifecycle(run).at("preparation").at("waited_s").to_number<double>() >= 10);
-    const double run_s = phase(run, "run").at("duration_s").to_number<double>();
-    CHECK(run_s >= 1.5);
-    CHECK(run_s < 2);
+    // The timers count from delivery: not before (the run lasted the program's sleep), and the
+    // mechanism above says the deadline did not end it. How long past the sleep the run lasted is
+    // the load's business, so no upper bound is asserted.
+    CHECK(phase(run, "run").at("duration_s").to_number<double>() >= 1.5);
 }
 
 TEST_CASE("A program past its 1 s deadline in a box that waited warm for 10 s is killed 1 s into its run", "[warm]")
@@ -249,9 +250,10 @@ TEST_CASE("A program past its 1 s deadline in a box that waited warm for 10 s is
     // started: both killed after the kill was sent.
     CHECK(mechanism(run) == "DEADLINE_KILL");
     CHECK(run.receipt.at("observed").at("termination").at("box_end").at("signal") == 9);
-    const double run_s = phase(run, "run").at("duration_s").to_number<double>();
-    CHECK(run_s >= 1);
-    CHECK(run_s < 1.8);
+    // Killed at the deadline counted from delivery: not before it (a timer counted from the box's
+    // making would have ended the run at once), and by PyBox's kill, not the box timer 1 s later
+    // (the mechanism above); how long the kill and the end took is the load's business.
+    CHECK(phase(run, "run").at("duration_s").to_number<double>() >= 1);
     CHECK(phase(run, "run").at("outcome") == "timeout");
 }
 
@@ -552,9 +554,9 @@ TEST_CASE("A warm run whose program signals PID 1, its parent, and stops itself 
     CHECK(run.receipt.at("capture").at("stdout") == "1\nstill here\n");
     CHECK(run.process.exit_code == 124);
     CHECK(run.receipt.at("observed").at("termination").at("deadline_kill_sent") == true);
-    const double run_s = phase(run, "run").at("duration_s").to_number<double>();
-    CHECK(run_s >= 1);
-    CHECK(run_s < 1.8);
+    // Ended at the deadline by PyBox's kill, not by the box timer 1 s later.
+    CHECK(mechanism(run) == "DEADLINE_KILL");
+    CHECK(phase(run, "run").at("duration_s").to_number<double>() >= 1);
 }
 
 TEST_CASE("The box timer of a warm box's command, in a real box, kills at its value a program that signals PID 1 and "

@@ -67,6 +67,8 @@ public:
     std::vector<engine::SettingMismatch> mismatches_once_ended;
     // What check_settings says the settings leave unknown.
     std::vector<std::pair<std::string, std::string>> settings_unknown;
+    // What a launched box's end says the engine observed of its resources (BoxEnd::resources()).
+    std::optional<engine::BoxResources> observed_resources;
 
     void fail(std::string method, std::string code, int times = 1, int skip = 0)
     {
@@ -258,6 +260,7 @@ private:
             m_cancelled = true;
             m_engine.m_changed.cancel();
         }
+        std::optional<engine::BoxResources> resources() const override { return m_engine.observed_resources; }
 
     private:
         FakeBoxEngine& m_engine;

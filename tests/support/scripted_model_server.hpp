@@ -97,6 +97,7 @@ struct ScriptedAnswer {
     std::string body;
     Headers headers;
     std::chrono::milliseconds delay;
+    bool chunked = false;  // the body sent with Transfer-Encoding: chunked, as a streamed answer is
 };
 
 struct RecordedRequest {
@@ -224,6 +225,7 @@ private:
         for (const auto& [name, value] : answer.headers) response.set(name, value);
         response.body() = std::move(answer.body);
         response.prepare_payload();
+        if (answer.chunked) response.chunked(true);
         timed.expires_after(std::chrono::seconds(10));
         co_await http::async_write(stream, response, tuple);
         beast::error_code ignored;

@@ -340,6 +340,26 @@ TEST_CASE("Through the box engine, what the box's settings leave unknown is in t
     CHECK(receipt.unknown.at("seccomp_profile") == "the runtime's default");
 }
 
+TEST_CASE("Through the box engine, what the engine observed of an unwatched box's resources is the receipt's")
+{
+    Fixture f;
+    const json::object observed{{"status", "COLLECTED"}, {"source", "the engine's own samples"}};
+    f.engine.observed_resources = engine::BoxResources{observed, {{"final_resource_counters", "only samples"}}};
+    const auto receipt = f.run(request());
+    CHECK(receipt.observed.resources == observed);
+    CHECK(receipt.unknown.at("final_resource_counters") == "only samples");
+    CHECK_FALSE(receipt.unknown.contains("resources"));
+}
+
+TEST_CASE("Through the box engine, an unwatched box whose engine observed nothing has resources UNKNOWN, saying why")
+{
+    Fixture f;
+    const auto receipt = f.run(request());
+    CHECK(receipt.observed.resources.at("status") == "UNKNOWN");
+    CHECK(receipt.observed.resources.at("reason").as_string() == daemon::k_watcher_off_in_config);
+    CHECK(receipt.unknown.at("resources") == daemon::k_watcher_off_in_config);
+}
+
 TEST_CASE("Through the box engine, a program still running at the deadline is killed: DEADLINE_KILL")
 {
     Fixture f;

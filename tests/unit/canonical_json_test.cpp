@@ -154,3 +154,14 @@ TEST_CASE("Doubles written in their shortest form read back exactly, so their ca
         REQUIRE(std::bit_cast<std::uint64_t>(parsed.value.get_double()) == std::bit_cast<std::uint64_t>(number));
     }
 }
+
+TEST_CASE("A number beyond a double's range is refused by the strict reader, not read as infinity")
+{
+    for (const char* text : {"[1141502e552]", "{\"a\":-1e999}", "1e99999"}) {
+        const auto parsed = pybox::util::parse_json_strictly(text, 4);
+        INFO(text);
+        CHECK_FALSE(parsed.ok());
+        CHECK(parsed.problem == "a number is too large");
+    }
+    CHECK(pybox::util::parse_json_strictly("[1.7976931348623157e308, 5e-324]", 4).ok());
+}

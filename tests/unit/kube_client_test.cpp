@@ -5,6 +5,7 @@
 #include "common/limits.hpp"
 #include "common/version.hpp"
 #include "daemon/kube/kube_client.hpp"
+#include "tests/support/kube_test_access.hpp"
 #include "tests/support/scripted_model_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
@@ -17,47 +18,18 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <variant>
+#include <vector>
 
 using namespace pybox;
 using namespace pybox::kube;
 using namespace std::chrono_literals;
+using test::access_to;
+using test::pem_text;
+using test::run_kube;
+using test::ScriptedAnswer;
 using test::ScriptedModelServer;
 using test::TestPki;
-
-namespace {
-
-std::string pem_text(const std::filesystem::path& file)
-{
-    std::ostringstream text;
-    text << std::ifstream(file).rdbuf();
-    return text.str();
-}
-
-KubeAccess access_to(unsigned short port, const std::string& host = "127.0.0.1")
-{
-    KubeAccess access;
-    access.context = "ctx";
-    access.cluster = "test";
-    access.user = "u";
-    access.server = parse_api_server("https://" + host + ":" + std::to_string(port), "server").value();
-    access.ca_pem = pem_text(TestPki::get().ca());
-    access.token = "t0k3n";
-    return access;
-}
-
-template <class T>
-Expected<T> run_kube(boost::asio::awaitable<Expected<T>> call)
-{
-    boost::asio::io_context io;
-    std::optional<Expected<T>> result;
-    boost::asio::co_spawn(
-        io, [&]() -> boost::asio::awaitable<void> { result = co_await std::move(call); }, boost::asio::detached);
-    io.run();
-    REQUIRE(result.has_value());
-    return std::move(*result);
-}
-
-}  // namespace
 
 TEST_CASE("A call goes over TLS verified against the kubeconfig's CA, with the token, pybox's agent and no pretty JSON")
 {
@@ -196,4 +168,77 @@ TEST_CASE("A CA, client certificate or key that cannot be loaded, or the key of 
     auto bad_cert = cert_user;
     bad_cert.client_cert_pem = "junk";
     CHECK_THAT(KubeClient::make(bad_cert).error().message, Catch::Contains("client certificate of user \"u\""));
+}
+
+namespace {
+
+// Every line of a streaming GET's answer, or its first Error.
+Expected<std::vector<std::string>> all_lines(KubeClient& client, std::size_t max_line_bytes)
+{
+    return run_kube([&]() -> boost::asio::awaitable<Expected<std::vector<std::string>>> {
+        auto opened = co_await client.get_lines("/api/v1/namespaces/ns/pods?watch=1", 5s,
+                                                std::chrono::steady_clock::now() + 5s, max_line_bytes);
+        if (!opened) co_return opened.error();
+        auto* lines = std::get_if<std::unique_ptr<KubeLineStream>>(&*opened);
+        REQUIRE(lines != nullptr);
+        std::vector<std::string> read;
+        for (;;) {
+            auto line = co_await (*lines)->next_line();
+            if (!line) co_return line.error();
+            if (!*line) co_return read;
+            read.push_back(std::move(**line));
+        }
+    }());
+}
+
+}  // namespace
+
+TEST_CASE("A streaming GET gives a chunked 2xx answer's body line by line, then its end", "[kube_watch]")
+{
+    ScriptedAnswer answer(200, "{\"type\":\"ADDED\"}\n{\"type\":\"MODIFIED\"}\n");
+    answer.chunked = true;
+    ScriptedModelServer server("localhost", {answer});
+    auto client = KubeClient::make(access_to(server.port()));
+    REQUIRE(client.has_value());
+    const auto lines = all_lines(**client, 64);
+    REQUIRE(lines.has_value());
+    CHECK(*lines == std::vector<std::string>{R"({"type":"ADDED"})", R"({"type":"MODIFIED"})"});
+    const auto requests = server.requests();
+    REQUIRE(requests.size() == 1);
+    CHECK(requests[0].target == "/api/v1/namespaces/ns/pods?watch=1");
+    CHECK(requests[0].authorization == "Bearer t0k3n");
+}
+
+TEST_CASE("A streamed line longer than the bound, or an answer that ends inside a line, is engine_protocol",
+          "[kube_watch]")
+{
+    ScriptedAnswer long_line(200, std::string(65, 'x') + "\n");
+    ScriptedAnswer unended(200, "{\"type\":\"ADDED\"}");
+    long_line.chunked = unended.chunked = true;
+    ScriptedModelServer server("localhost", {long_line, unended});
+    auto client = KubeClient::make(access_to(server.port()));
+    REQUIRE(client.has_value());
+    const auto too_long = all_lines(**client, 64);
+    REQUIRE_FALSE(too_long.has_value());
+    CHECK(too_long.error().code == "engine_protocol");
+    CHECK_THAT(too_long.error().message, Catch::Contains("longer than 64 bytes"));
+    const auto cut = all_lines(**client, 64);
+    REQUIRE_FALSE(cut.has_value());
+    CHECK(cut.error().code == "engine_protocol");
+    CHECK_THAT(cut.error().message, Catch::Contains("ended inside a line"));
+}
+
+TEST_CASE("A streaming GET answered with another status gives that answer whole", "[kube_watch]")
+{
+    ScriptedModelServer server("localhost", {{403, R"({"kind":"Status","code":403,"reason":"Forbidden"})"}});
+    auto client = KubeClient::make(access_to(server.port()));
+    REQUIRE(client.has_value());
+    auto opened = run_kube((*client)->get_lines("/api/v1/namespaces/ns/pods?watch=1", 5s,
+                                                std::chrono::steady_clock::now() + 5s, 64));
+    REQUIRE(opened.has_value());
+    const auto* reply = std::get_if<KubeReply>(&*opened);
+    REQUIRE(reply != nullptr);
+    CHECK(reply->status == 403);
+    CHECK(reply->what == "GET /api/v1/namespaces/ns/pods");
+    CHECK_THAT(reply->body, Catch::Contains("Forbidden"));
 }

@@ -3,7 +3,7 @@
 // docs/api.md's limits table), its config.json table lists exactly the keys the daemon
 // accepts, the box's environment it states is the one the daemon sets plus the engine's
 // HOSTNAME, and its soak figures name the soak's defaults, which scripts/test.sh runs. The
-// figures docs/kubernetes.md states (the Pod's limits, the launch's allowance, budget and polling,
+// figures docs/kubernetes.md states (the Pod's limits, the launch's allowance, budget and polling, the end's watch,
 // max_runs, how long a node without PyBox's seccomp profile is remembered) are the code's too.
 #include "common/limits.hpp"
 #include "daemon/config/config_keys.hpp"
@@ -15,7 +15,10 @@
 #include "daemon/engine/ssh_session.hpp"
 #include "daemon/kube/environment_report.hpp"
 #include "daemon/kube/kube_box_engine.hpp"
+#include "daemon/kube/kube_limits.hpp"
+#include "daemon/kube/pod_end_wait.hpp"
 #include "daemon/kube/pod_spec.hpp"
+#include "daemon/kube/summary_sampler.hpp"
 #include "daemon/repair/repair_prompt.hpp"
 #include "daemon/run/box_spec.hpp"
 #include "daemon/watcher/ssh_cgroup_host.hpp"
@@ -401,7 +404,7 @@ std::vector<std::string> figures(const std::string& text, const std::string& pat
     return found;
 }
 
-TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and max_runs from the code")
+TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing, the end's watch and max_runs from the code")
 {
     const std::string doc = test::read_text(pybox::test::source_dir() / "docs" / "kubernetes.md");
     const std::string allowance = std::to_string(kube::k_pod_start_allowance.count());
@@ -413,6 +416,10 @@ TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and m
         CHECK(stated == std::to_string(kube::k_attaches_per_pod_read));
     for (const auto& stated : figures(doc, R"(the Pod \(?every (\d+) ms)"))
         CHECK(stated == std::to_string(kube::k_pod_poll_interval.count()));
+    for (const auto& stated : figures(doc, R"(&timeoutSeconds=(\d+)`)"))
+        CHECK(stated == std::to_string(kube::k_pod_watch_seconds.count()));
+    for (const auto& stated : figures(doc, R"(each event one line of at most (\d+) bytes)"))
+        CHECK(stated == std::to_string(kube::k_max_pod_watch_line_bytes));
     for (const auto& stated : figures(doc, R"(strict, at most (\d+) bytes)"))
         CHECK(stated == std::to_string(kube::k_max_environment_report_bytes));
     const auto remembered = figures(doc, R"(remembers the node for (\d+) minutes)");
@@ -431,6 +438,17 @@ TEST_CASE("docs/kubernetes.md states the Pod's limits, the launch's timing and m
     CHECK(policy.user == uid + ":" + uid);  // the doc states one number for both
     CHECK_THAT(doc, Catch::Contains("`runAsUser`/`runAsGroup` " + uid + ","));
     CHECK_THAT(doc, Catch::Contains("open-files limit (" + std::to_string(policy.open_files) + ")"));
+    for (const auto& stated : figures(doc, R"(at once and then every (\d+(?:\.\d+)? s), one read)"))
+        CHECK(stated == seconds(kube::k_summary_interval));
+}
+
+TEST_CASE("docs/receipt.md states how often and how much of a cluster box's kubelet summary is read, from the code")
+{
+    const std::string doc = test::read_text(pybox::test::source_dir() / "docs" / "receipt.md");
+    for (const auto& stated : figures(doc, R"(at once and then every (\d+(?:\.\d+)? s), one read)"))
+        CHECK(stated == seconds(kube::k_summary_interval));
+    for (const auto& stated : figures(doc, R"(at most (\d+) bytes,)"))
+        CHECK(stated == std::to_string(kube::k_max_kubelet_summary_bytes));
 }
 
 TEST_CASE("The repair loop's limits in repair.md and reference.md are the ones the loop keeps")

@@ -347,3 +347,20 @@ TEST_CASE("A receipt pyboxd did not keep gets a Kept line that says so, why, and
                   "Cannot write /r/x.tmp: Read-only file system.? `pybox receipts show` cannot show it: this answer "
                   "holds its only copy.\n");
 }
+
+TEST_CASE("The Environment line names what the program's environment held beyond PyBox's, only where it was observed")
+{
+    auto receipt = normal_run();
+    CHECK(render_short_receipt(receipt).find("Environment") == std::string::npos);
+    receipt.observed.environment = EnvironmentRecord{"the box's first process", {}};
+    CHECK_THAT(render_short_receipt(receipt), Catch::Contains("  Network               none\n"
+                                                              "  Environment           only what PyBox set\n"));
+    receipt.observed.environment->beyond_spec = {"HOSTNAME=pybox-5319e024", "KUBERNETES_PORT=tcp://10.0.0.1:443",
+                                                 "X\x1b=1"};
+    CHECK_THAT(render_short_receipt(receipt),
+               Catch::Contains("  Environment           also HOSTNAME, KUBERNETES_PORT, X? (not set by PyBox)\n"));
+    receipt.observed.environment->beyond_spec.clear();
+    for (char letter = 'A'; letter <= 'L'; ++letter) receipt.observed.environment->beyond_spec.push_back(std::string(1, letter) + "=v");
+    CHECK_THAT(render_short_receipt(receipt),
+               Catch::Contains("  Environment           also A, B, C, D, E, F, G, H, I, J and 2 more (not set by PyBox)\n"));
+}

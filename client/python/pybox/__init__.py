@@ -25,8 +25,8 @@ from ._errors import (API_ERRORS, DaemonLost, DaemonTimeout, DaemonUnavailable, 
                       ProtocolError, PyBoxError, RequestRefused)
 from ._files import InputFiles, Outcome, OutputFile, StrPath
 from ._receipt import (Capture, Cleanup, CleanupStatus, Configured, Engine, Explanation, FileEntry, FilesReport,
-                       Identity, Lifecycle, Mechanism, Metric, Observed, Phase, Receipt, Resources, ResourceStatus,
-                       Signature, SkippedFile, Submission, Termination, Unknown)
+                       Environment, Identity, Lifecycle, Mechanism, Metric, Observed, Phase, Receipt, Resources,
+                       ResourceStatus, Signature, SkippedFile, Submission, Termination, Unknown)
 from ._run import (MAX_OUTPUT_LIMIT, MAX_SOURCE_BYTES, MAX_TIMEOUT_S, MIN_OUTPUT_LIMIT, MIN_TIMEOUT_S, Event,
                    Finished, Output, OutputCallback, Result, Started)
 from ._files import MAX_INPUT_BYTES, MAX_INPUT_FILES
@@ -38,6 +38,7 @@ __all__ = [
     "run", "stream", "images", "receipts", "receipt", "attempts", "status", "ping", "verify",
     "Client", "Result", "Event", "Started", "Output", "Finished", "OutputCallback",
     "Receipt", "Identity", "Engine", "Submission", "Configured", "Observed", "Resources", "Metric", "Termination",
+    "Environment",
     "Capture", "Lifecycle", "Phase", "Cleanup", "FilesReport", "FileEntry", "SkippedFile", "Unknown", "Explanation",
     "Signature", "Mechanism", "CleanupStatus", "ResourceStatus",
     "Image", "ReceiptSummary", "Attempts", "Status",

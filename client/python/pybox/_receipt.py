@@ -215,19 +215,31 @@ class Resources:
 
 
 @dataclass(frozen=True)
+class Environment:
+    """What the program's environment held beyond what PyBox set (observed.environment)."""
+    source: str | None
+    beyond_spec: list[str]  # "NAME=value", in ascending byte order of the names
+
+    @classmethod
+    def from_json(cls, o: Json) -> Environment | None:
+        return cls(_str(o.get("source")), _strs(o.get("beyond_spec"))) if isinstance(o, dict) else None
+
+
+@dataclass(frozen=True)
 class Observed:
     policy_verified_before_start: bool | None
     effective_policy: dict[str, Json] | None
     engine_state: dict[str, Json] | None
     resources: Resources
     termination: Termination
+    environment: Environment | None  # None: not observed (unknown_reasons["environment"] says why)
 
     @classmethod
     def from_json(cls, o: Mapping[str, Json]) -> Observed:
         policy, state = o.get("effective_policy"), o.get("engine_state")
         return cls(_bool(o.get("policy_verified_before_start")), policy if isinstance(policy, dict) else None,
                    state if isinstance(state, dict) else None, Resources.from_json(_obj(o.get("resources"))),
-                   Termination.from_json(_obj(o.get("termination"))))
+                   Termination.from_json(_obj(o.get("termination"))), Environment.from_json(o.get("environment")))
 
 
 def _stream_bytes(text: Json, encoding: Json) -> bytes:

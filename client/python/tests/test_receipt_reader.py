@@ -84,3 +84,13 @@ def test_a_nearly_empty_receipt_reads_without_crashing() -> None:
     receipt = pybox.Receipt.from_text('{"schema_version": 1}')
     assert receipt.identity.run_id is None and receipt.observed.resources.metrics == {}
     assert receipt.unknown.final_resource_counters is False and receipt.files is None
+
+
+def test_the_environment_beyond_pyboxs_reads_where_observed_and_is_none_where_not() -> None:
+    assert pybox.Receipt.from_json(SEED_SHAPE).observed.environment is None
+    cluster = json.loads(json.dumps(SEED_SHAPE))
+    cluster["observed"]["environment"] = {"source": "the box's first process",
+                                          "beyond_spec": ["HOSTNAME=pybox-5319e024", 7, "KUBERNETES_PORT=tcp://10.0.0.1:443"]}
+    environment = pybox.Receipt.from_json(cluster).observed.environment
+    assert environment == pybox.Environment("the box's first process",
+                                            ["HOSTNAME=pybox-5319e024", "KUBERNETES_PORT=tcp://10.0.0.1:443"])
