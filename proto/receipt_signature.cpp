@@ -70,6 +70,9 @@ Expected<VerifiedReceipt> verify_receipt(std::string_view text, std::string_view
     if (parsed.duplicate_key)
         return make_error(api_error::k_not_json, "The receipt repeats the key \"" + util::printable_excerpt(*parsed.duplicate_key) +
                                           "\", so it has no single meaning.");
+    if (parsed.number_too_large)
+        return make_error(api_error::k_not_canonical, "The receipt holds a number beyond a double's range (at byte " +
+                                               std::to_string(parsed.at_byte) + "), which has no canonical form.");
     if (!parsed.ok())
         return make_error(api_error::k_not_json, "The receipt is not JSON: " + parsed.problem + " (at byte " +
                                           std::to_string(parsed.at_byte) + ").");

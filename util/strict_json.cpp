@@ -173,6 +173,7 @@ StrictJson parse_json_strictly(std::string_view text, std::size_t max_depth)
         ec = json::error::extra_data;
     }
     if (ec) {
+        result.number_too_large = ec == json::error::exponent_overflow;
         result.problem = describe_json_error(ec, max_depth);
         return result;
     }

@@ -15,11 +15,14 @@
 namespace pybox::util {
 
 // On failure `problem` is a phrase ("it is nested deeper than 16 levels") or `duplicate_key`
-// names the repeated key, and `at_byte` says where the reading stopped.
+// names the repeated key, and `at_byte` says where the reading stopped. A number beyond a
+// double's range is refused with `number_too_large` set as well as `problem`: the text is JSON,
+// but the value has no canonical form, which a verifier words differently from broken text.
 struct StrictJson {
     boost::json::value value;
     std::optional<std::string> duplicate_key;
     std::string problem;
+    bool number_too_large = false;
     std::size_t at_byte = 0;
     bool ok() const { return !duplicate_key && problem.empty(); }
 };

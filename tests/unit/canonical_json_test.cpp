@@ -162,6 +162,7 @@ TEST_CASE("A number beyond a double's range is refused by the strict reader, not
         INFO(text);
         CHECK_FALSE(parsed.ok());
         CHECK(parsed.problem == "a number is too large");
+        CHECK(parsed.number_too_large);
     }
     CHECK(pybox::util::parse_json_strictly("[1.7976931348623157e308, 5e-324]", 4).ok());
 }

@@ -169,6 +169,9 @@ TEST_CASE("Each way a file is not a verifiable receipt has its own error")
     CHECK(error_code_of("{\"schema_version\": 1", key.public_key()) == "not_json");
     CHECK(error_code_of("{\"a\":1,\"a\":2}", key.public_key()) == "not_json");
     CHECK(error_code_of("[1]", key.public_key()) == "not_a_receipt");
+    // JSON text whose number no double holds has no canonical form (the Python library agrees)
+    CHECK(error_code_of("{\"x\":1e400}", key.public_key()) == "not_canonical");
+    CHECK(error_code_of("{\"x\":1" + std::string(400, '0') + "}", key.public_key()) == "not_canonical");
     json::object unsigned_receipt = receipt;
     unsigned_receipt.erase("signature");
     CHECK(error_code_of(pybox::util::to_json_text(unsigned_receipt), key.public_key()) == "not_signed");
