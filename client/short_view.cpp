@@ -20,8 +20,6 @@ using util::format_number, util::is_valid_utf8, util::printable_excerpt;
 namespace {
 
 constexpr std::size_t k_label_width = 22;
-// The most names of observed.environment the Environment line lists before "and N more".
-constexpr std::size_t k_environment_names_shown = 10;
 constexpr std::size_t k_max_shown_bytes = 300;
 
 // Text from the receipt made safe for a terminal: control characters (C0, DEL, C1) become

@@ -4,10 +4,15 @@
 
 #include "proto/receipt.hpp"
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace pybox::client {
+
+// The most names of observed.environment the Environment line lists before "and N more"
+// (docs/receipt.md, "The short view").
+inline constexpr std::size_t k_environment_names_shown = 10;
 
 // Which machine the user's folders are on, for the line that says none were shared with the box:
 // "Mac folders shared" on macOS (the seed's wording: the box runs in a VM on the Mac), "Host

@@ -4,6 +4,7 @@
 // (explain("CODE", ...), unknown["key"], PhaseTimer(*this, "phase"[, "budget"]),
 // timeouts.push_back("budget")), so a new emitter that uses another pattern must extend the
 // patterns here.
+#include "client/short_view.hpp"
 #include "daemon/kube/kube_box_engine.hpp"
 #include "proto/receipt.hpp"
 #include "proto/receipt_signature.hpp"
@@ -143,4 +144,11 @@ TEST_CASE("The signature section's figures are the code's")
     CHECK_THAT(section, Catch::Contains("RFC 8785"));
     CHECK_THAT(section, Catch::Contains(std::to_string(pybox::k_ed25519_public_key_bytes) + " bytes"));
     CHECK_THAT(section, Catch::Contains(std::to_string(pybox::k_ed25519_signature_bytes) + " bytes"));
+}
+
+TEST_CASE("The short view's section gives the code's count of environment names shown")
+{
+    const auto section = doc_section("## The short view");
+    CHECK_THAT(section, Catch::Contains("(at most " + std::to_string(pybox::client::k_environment_names_shown) +
+                                        ", then `and N more`"));
 }
