@@ -17,6 +17,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "common/resource_observation.hpp"
 #include "daemon/engine/box_output.hpp"
 #include "daemon/engine/engine_call.hpp"
 #include "daemon/engine/engine_facts.hpp"
@@ -45,7 +46,10 @@ struct BoxSpec {
     std::vector<std::string> environment;  // exactly this, nothing from the host
     std::string hostname;
     proto::BoxPolicy policy;
-    std::string cgroup_parent;  // the run parent PyBox owns; empty = the engine's default
+    // The run parent PyBox made for the box on the engine's host (run/run_cgroup.hpp), under which
+    // a backend that can places the box (box_cgroup() then says where); empty = the engine's
+    // default.
+    std::string cgroup_parent;
     std::vector<std::pair<std::string, std::string>> labels;
     // How long the first process may run once it has its program: the box timer (the deadline
     // plus its margin), which the first process keeps itself; an engine that can end a box on
@@ -99,14 +103,6 @@ public:
     virtual EnvironmentReport environment() const = 0;
 };
 
-// What a backend itself observed of a box's resource use while it ran (a cluster's kubelet
-// samples it), as the receipt's observed.resources and the `unknown` keys with their reasons that
-// go with it (docs/receipt.md, "resources").
-struct BoxResources {
-    boost::json::object resources;
-    std::vector<std::pair<std::string, std::string>> unknown;
-};
-
 // A launched box's end.
 class BoxEnd {
 public:
@@ -119,7 +115,7 @@ public:
     // resource use from its launch until then, which run/ reports for a box the kernel watcher
     // does not watch (run_watch.hpp). nullopt: the backend observes none (a Docker engine's
     // boxes are the watcher's).
-    virtual std::optional<BoxResources> resources() const { return std::nullopt; }
+    virtual std::optional<ResourceObservation> resources() const { return std::nullopt; }
 };
 
 // A box that launch_box() started: nothing it wrote and not its end can have been missed.
@@ -191,6 +187,16 @@ public:
     // start at delivery, as a warm box's does (proto::warm_box_command), or the wait for the
     // attach would count against the program.
     virtual bool starts_before_delivery() const { return false; }
+
+    // Where the kernel watcher finds a box this backend made under `run_parent` (the spec's
+    // cgroup_parent, a cgroup PyBox made for the run on the engine's host): the box's own cgroup,
+    // below the same mounts. nullopt: this backend does not place its boxes under a run parent
+    // (a Pod's cgroup is the kubelet's), so the watcher has nothing to read.
+    virtual std::optional<std::string> box_cgroup(std::string_view run_parent, std::string_view box_id) const
+    {
+        (void)run_parent, (void)box_id;
+        return std::nullopt;
+    }
 
     // How a box's output reaches PyBox, for the receipt's capture.provenance, e.g. "target byte
     // streams via bounded Docker attach; untrusted content".

@@ -76,6 +76,11 @@ std::string DockerBoxEngine::output_provenance() const
     return "target byte streams via bounded Docker attach; untrusted content";
 }
 
+std::optional<std::string> DockerBoxEngine::box_cgroup(std::string_view run_parent, std::string_view box_id) const
+{
+    return std::string(run_parent) + "/" + std::string(box_id);
+}
+
 net::awaitable<Expected<CreatedBox>> DockerBoxEngine::create_box(const BoxSpec& spec, Timeout timeout)
 {
     auto created = co_await m_client.create_container(docker_create_body(spec, m_runtime), spec.name, timeout);

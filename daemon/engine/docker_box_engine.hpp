@@ -24,6 +24,8 @@ public:
     EngineClient& client() { return m_client; }
 
     std::string output_provenance() const override;
+    // The cgroupfs driver names a box's cgroup by its container id below its CgroupParent.
+    std::optional<std::string> box_cgroup(std::string_view run_parent, std::string_view box_id) const override;
     net::awaitable<Expected<CreatedBox>> create_box(const BoxSpec& spec, Timeout timeout) override;
     net::awaitable<Expected<BoxInspection>> inspect_box(std::string_view id, Timeout timeout) override;
     SettingsCheck check_settings(const BoxSpec& spec, const BoxInspection& inspection) const override;

@@ -176,7 +176,7 @@ public:
         m_wait->cancel();
         m_sampler->stop();
     }
-    std::optional<engine::BoxResources> resources() const override { return sampled_resources(m_sampler->reads()); }
+    std::optional<ResourceObservation> resources() const override { return sampled_resources(m_sampler->reads()); }
 
 private:
     std::unique_ptr<PodEndWait> m_wait;

@@ -124,9 +124,9 @@ void SummaryReads::add(const Expected<std::optional<ContainerStats>>& read)
     keep_highest(highest->rss_bytes, stats.rss_bytes);
 }
 
-engine::BoxResources sampled_resources(const SummaryReads& reads)
+ResourceObservation sampled_resources(const SummaryReads& reads)
 {
-    engine::BoxResources out;
+    ResourceObservation out;
     auto& resources = out.resources;
     if (!reads.last) {
         const std::string reason = why_no_sample(reads);

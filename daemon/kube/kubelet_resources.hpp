@@ -38,6 +38,6 @@ struct SummaryReads {
 };
 
 // The receipt's observed.resources and `unknown` entries of those reads.
-engine::BoxResources sampled_resources(const SummaryReads& reads);
+ResourceObservation sampled_resources(const SummaryReads& reads);
 
 }  // namespace pybox::kube

@@ -368,7 +368,7 @@ net::awaitable<bool> BoxRun::launch_box(bool may_remake)
     // A warm box's program and watcher start at delivery (run_program).
     if (m_description.kind == BoxKind::cold) {
         m_evidence.program_started = m_evidence.box_started;
-        m_watch.start(id, timeout_s);
+        m_watch.start(m_engine, id, timeout_s);
     }
     phase.done("ok");
     co_return true;
@@ -386,7 +386,7 @@ net::awaitable<void> BoxRun::run_program()
         // The engine's clock and the first process were read while the box waited (prepare(),
         // still_usable()): the run makes no engine call but its own.
         m_evidence.program_started = MonoClock::now();
-        m_watch.start(m_evidence.container_id, timeout_s);
+        m_watch.start(m_engine, m_evidence.container_id, timeout_s);
         if (m_first_pid) m_watch.first_process(*m_first_pid, monotonic_ns(m_start_asked));
         co_await (feed_and_drain() && wait_for_exit() && kill_at_deadline());
     } else {
@@ -532,7 +532,7 @@ net::awaitable<void> BoxRun::cleanup()
     co_await remove_box();
     // A named value, not a conditional's temporary in the co_await's operand: that one was read
     // after it was destroyed in GCC 12's coroutine frame (measured: ASan SEGV in this function).
-    std::optional<engine::BoxResources> from_engine;
+    std::optional<ResourceObservation> from_engine;
     if (m_end) from_engine = m_end->resources();
     co_await m_watch.finish(std::move(from_engine));
     m_evidence.watch = WatchSummary{m_watch.resources(), m_watch.unknown(), m_watch.oom_kills(),

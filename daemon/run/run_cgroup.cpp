@@ -5,11 +5,6 @@
 
 namespace pybox::daemon {
 
-std::string RunCgroup::box(std::string_view container_id) const
-{
-    return parent + "/" + std::string(container_id);
-}
-
 std::string run_parent_path(std::string_view installation_id, std::string_view run_id)
 {
     return "/pybox-" + sha256_hex(installation_id).substr(0, 16) + "/" + std::string(run_id);

@@ -4,7 +4,8 @@
 // PyBox cgroup per installation: /pybox-<installation key>/<run id>, where the key is the first
 // 16 hex digits of the installation ID's SHA-256 (a box reads its own cgroup path, and the
 // installation ID, the owner label of every box, has no business inside one). The engine
-// creates the box's cgroup <parent>/<container id> below it. The run parent outlives the box's
+// creates the box's cgroup below it, where its backend says (BoxEngine::box_cgroup: Docker's
+// cgroupfs driver names it <parent>/<container id>). The run parent outlives the box's
 // cgroup, so the hierarchical counters it keeps are the box's final totals (docs/how-it-works.md,
 // "The kernel watcher"); no other box runs under it, so nothing mixes into the run's counters.
 // It carries no limits of its own: the box's limits are the policy's, read back before start.
@@ -29,9 +30,6 @@ struct RunCgroup {
     // "/pybox-<installation key>/<run>": the box's cgroup parent, and the run parent's path below each
     // v1 controller's mount (or below the unified mount in v2).
     std::string parent;
-
-    // The box's own cgroup path, below the same mounts.
-    std::string box(std::string_view container_id) const;
 };
 
 // The run parent of one run. Fails ("cgroup_unsupported") for drivers PyBox cannot place.

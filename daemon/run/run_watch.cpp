@@ -91,11 +91,16 @@ net::awaitable<std::string> RunWatch::prepare(Expected<CgroupFacts> facts, std::
     co_return m_cgroup->parent;
 }
 
-void RunWatch::start(std::string_view container_id, double deadline_s)
+void RunWatch::start(const engine::BoxEngine& engine, std::string_view box_id, double deadline_s)
 {
     if (!m_cgroup) return;
-    const watcher::WatchTarget target{version_of(m_cgroup->version), m_host->mount_root(),
-                                      m_cgroup->box(container_id), m_cgroup->parent};
+    auto box_cgroup = engine.box_cgroup(m_cgroup->parent, box_id);
+    if (!box_cgroup) {
+        not_watched("the engine does not say where it placed the box's cgroup");
+        return;
+    }
+    const watcher::WatchTarget target{version_of(m_cgroup->version), m_host->mount_root(), std::move(*box_cgroup),
+                                      m_cgroup->parent};
     auto session = m_host->start_watch(watcher::watch_command(target, watcher::watch_schedule(deadline_s), m_script));
     if (!session) {
         not_watched("the kernel watcher could not be started: " + session.error().message);
@@ -119,7 +124,7 @@ void RunWatch::exit_observed()
     if (m_session) m_session->request_final();
 }
 
-net::awaitable<void> RunWatch::finish(std::optional<engine::BoxResources> from_engine)
+net::awaitable<void> RunWatch::finish(std::optional<ResourceObservation> from_engine)
 {
     if (m_followed_pid) m_ends = m_process_ends.log->take(*std::exchange(m_followed_pid, std::nullopt));
     std::optional<watcher::WatchOutput> output;
@@ -135,7 +140,7 @@ net::awaitable<void> RunWatch::finish(std::optional<engine::BoxResources> from_e
             errors.push_back("the run's parent cgroup was not removed: " + removed.error().message);
     }
     const auto version = version_of(m_cgroup ? m_cgroup->version : 1);
-    watcher::ResourceSummary summary;
+    ResourceObservation summary;
     if (output) {
         if (output->truncated)
             errors.push_back("the watcher printed more than the " + std::to_string(limits::k_watch_max_output_bytes) +
@@ -149,7 +154,7 @@ net::awaitable<void> RunWatch::finish(std::optional<engine::BoxResources> from_e
         summary.resources["ready_after_s"] =
             output->first_sample_after_s ? json::value(*output->first_sample_after_s) : json::value(nullptr);
     } else if (from_engine) {
-        summary = watcher::ResourceSummary{std::move(from_engine->resources), std::move(from_engine->unknown)};
+        summary = std::move(*from_engine);
     } else {
         not_watched("the program never started, so there was nothing to watch");
         summary = watcher::resources_not_watched(*m_not_watched);

@@ -75,8 +75,9 @@ public:
     // Before create: makes the run parent. Returns the box's CgroupParent, or "" when the run is
     // not watched (the reason is kept for the receipt).
     net::awaitable<std::string> prepare(Expected<CgroupFacts> facts, std::string installation_id, std::string run_id);
-    // After a successful start: starts the watcher on the box's cgroup.
-    void start(std::string_view container_id, double deadline_s);
+    // After a successful start: starts the watcher on the box's cgroup, where `engine` placed the
+    // box `box_id` under the run parent.
+    void start(const engine::BoxEngine& engine, std::string_view box_id, double deadline_s);
     // Whether a watcher runs for this box.
     bool watching() const { return m_session != nullptr; }
     // Whether first_process() has a use: a watcher runs, or the kernel's record is read.
@@ -91,7 +92,7 @@ public:
     // After the box is removed (or was never created): collects the watcher's output and removes
     // the run parent. `from_engine` is what the engine itself observed of the box's resources
     // (engine::BoxEnd::resources()), which the receipt says instead when no watcher ran for the box.
-    net::awaitable<void> finish(std::optional<engine::BoxResources> from_engine = std::nullopt);
+    net::awaitable<void> finish(std::optional<ResourceObservation> from_engine = std::nullopt);
 
     // observed.resources, and the unknown entries that go with it (after finish()).
     const json::value& resources() const { return m_resources; }

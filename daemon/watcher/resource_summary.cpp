@@ -215,9 +215,9 @@ std::string join_reasons(const std::map<std::string, std::vector<std::string_vie
     return text;
 }
 
-ResourceSummary summarize_record(const WatchRecord& record, const std::vector<std::string>& delivery_errors)
+ResourceObservation summarize_record(const WatchRecord& record, const std::vector<std::string>& delivery_errors)
 {
-    ResourceSummary summary;
+    ResourceObservation summary;
     auto& out = summary.resources;
     json::object metrics;
     std::map<std::string, MetricValues> by_name;
@@ -292,10 +292,10 @@ ResourceSummary summarize_record(const WatchRecord& record, const std::vector<st
 }
 
 // `version`: the watcher's, when it ran; nullopt when no cgroup file was read.
-ResourceSummary without_values(std::optional<CgroupVersion> version, std::string status, const std::string& reason,
-                               json::array errors)
+ResourceObservation without_values(std::optional<CgroupVersion> version, std::string status, const std::string& reason,
+                                   json::array errors)
 {
-    ResourceSummary summary;
+    ResourceObservation summary;
     summary.resources = json::object{{"status", std::move(status)},
                                      {"reason", reason},
                                      {"source", version ? source_text(*version) : std::string(k_nothing_read_source)}};
@@ -308,8 +308,8 @@ ResourceSummary without_values(std::optional<CgroupVersion> version, std::string
 
 }  // namespace
 
-ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupVersion version,
-                                    const std::vector<std::string>& delivery_errors)
+ResourceObservation summarize_resources(const Expected<WatchRecord>& parsed, CgroupVersion version,
+                                        const std::vector<std::string>& delivery_errors)
 {
     if (!parsed) {
         json::array errors{json::value(parsed.error().message)};
@@ -322,7 +322,7 @@ ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupV
     return summarize_record(*parsed, delivery_errors);
 }
 
-ResourceSummary resources_not_watched(const std::string& reason)
+ResourceObservation resources_not_watched(const std::string& reason)
 {
     return without_values(std::nullopt, "UNKNOWN", reason, json::array{});
 }

@@ -21,6 +21,7 @@
 #pragma once
 
 #include "common/error.hpp"
+#include "common/resource_observation.hpp"
 #include "daemon/watcher/watch_output.hpp"
 
 #include <boost/json/object.hpp>
@@ -32,21 +33,16 @@
 
 namespace pybox::watcher {
 
-struct ResourceSummary {
-    boost::json::object resources;                              // the receipt's observed.resources
-    std::vector<std::pair<std::string, std::string>> unknown;  // the receipt's unknown: key -> why
-};
-
 // `parsed` is parse_watch_output's result for a watcher started for `version`.
 // `delivery_errors` are what went wrong around the output (the watcher was late, killed, or
 // printed more than was kept): they join `errors`.
-ResourceSummary summarize_resources(const Expected<WatchRecord>& parsed, CgroupVersion version,
-                                    const std::vector<std::string>& delivery_errors = {});
+ResourceObservation summarize_resources(const Expected<WatchRecord>& parsed, CgroupVersion version,
+                                        const std::vector<std::string>& delivery_errors = {});
 
 // For a run whose watcher never produced output (it could not start, the box never ran, or its
 // engine's boxes are not watched at all, as on a cluster): no cgroup file was read, so the
 // summary names no cgroup version and its source says nothing was read.
 inline constexpr std::string_view k_nothing_read_source = "none: no cgroup file of the box was read";
-ResourceSummary resources_not_watched(const std::string& reason);
+ResourceObservation resources_not_watched(const std::string& reason);
 
 }  // namespace pybox::watcher

@@ -3,6 +3,7 @@
 // the colima VM's watcher host (macOS) reaching "the VM" directly, or through a stand-in for
 // `colima ssh` that runs its commands on this host.
 #include "common/process.hpp"
+#include "daemon/engine/docker_box_engine.hpp"
 #include "daemon/engine/docker_facts.hpp"
 #include "daemon/engine/ssh_dialer.hpp"
 #include "daemon/engine/ssh_session.hpp"
@@ -164,8 +165,10 @@ void check_same_readings_as_local(Fixture& fixture, boost::asio::io_context& io,
                         .as_object();
         auto created = co_await client.create_container(spec, "", k_call);
         REQUIRE(created.has_value());
+        const auto box_cgroup = engine::DockerBoxEngine(client, "runc").box_cgroup(cgroup.parent, created->id);
+        REQUIRE(box_cgroup.has_value());
         const watcher::WatchTarget target{static_cast<watcher::CgroupVersion>(cgroup.version), "/sys/fs/cgroup",
-                                          cgroup.box(created->id), cgroup.parent};
+                                          *box_cgroup, cgroup.parent};
         const auto argv = watcher::watch_command(target, watcher::watch_schedule(30));
         auto remote_watch = remote.start_watch(argv);
         auto local_watch = local.start_watch(argv);

@@ -68,7 +68,8 @@ public:
     // What check_settings says the settings leave unknown.
     std::vector<std::pair<std::string, std::string>> settings_unknown;
     // What a launched box's end says the engine observed of its resources (BoxEnd::resources()).
-    std::optional<engine::BoxResources> observed_resources;
+    std::optional<ResourceObservation> observed_resources;
+    bool places_boxes = true;  // whether box_cgroup() names where a box is
 
     void fail(std::string method, std::string code, int times = 1, int skip = 0)
     {
@@ -91,6 +92,12 @@ public:
 
     std::string describe() const override { return "fake://box-engine"; }
     std::string output_provenance() const override { return "target byte streams via the fake engine; untrusted content"; }
+    // Placed as a Docker engine with the cgroupfs driver places its boxes, unless !places_boxes.
+    std::optional<std::string> box_cgroup(std::string_view run_parent, std::string_view box_id) const override
+    {
+        if (!places_boxes) return std::nullopt;
+        return std::string(run_parent) + "/" + std::string(box_id);
+    }
 
     boost::asio::awaitable<Expected<void>> prepare(engine::Timeout timeout) override
     {
@@ -260,7 +267,7 @@ private:
             m_cancelled = true;
             m_engine.m_changed.cancel();
         }
-        std::optional<engine::BoxResources> resources() const override { return m_engine.observed_resources; }
+        std::optional<ResourceObservation> resources() const override { return m_engine.observed_resources; }
 
     private:
         FakeBoxEngine& m_engine;

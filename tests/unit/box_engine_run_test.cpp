@@ -344,7 +344,7 @@ TEST_CASE("Through the box engine, what the engine observed of an unwatched box'
 {
     Fixture f;
     const json::object observed{{"status", "COLLECTED"}, {"source", "the engine's own samples"}};
-    f.engine.observed_resources = engine::BoxResources{observed, {{"final_resource_counters", "only samples"}}};
+    f.engine.observed_resources = ResourceObservation{observed, {{"final_resource_counters", "only samples"}}};
     const auto receipt = f.run(request());
     CHECK(receipt.observed.resources == observed);
     CHECK(receipt.unknown.at("final_resource_counters") == "only samples");

@@ -36,12 +36,12 @@ SummaryReads summary_reads(std::initializer_list<Expected<std::optional<Containe
     return reads;
 }
 
-std::map<std::string, std::string> unknown_keys_of(const engine::BoxResources& resources)
+std::map<std::string, std::string> unknown_keys_of(const ResourceObservation& resources)
 {
     return {resources.unknown.begin(), resources.unknown.end()};
 }
 
-const json::object& sampled_metric(const engine::BoxResources& resources, std::string_view name)
+const json::object& sampled_metric(const ResourceObservation& resources, std::string_view name)
 {
     return resources.resources.at("metrics").as_object().at(name).as_object();
 }

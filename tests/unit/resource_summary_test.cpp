@@ -56,14 +56,14 @@ WatchRecord finished(CgroupVersion version, Reading final_box)
     return record(version, std::move(final_box), reading(version, 130, 9000, {{"pids.current", 0}}), WatchEnd::final);
 }
 
-watcher::ResourceSummary summarize(const WatchRecord& r) { return watcher::summarize_resources(r, r.version); }
+ResourceObservation summarize(const WatchRecord& r) { return watcher::summarize_resources(r, r.version); }
 
-const json::object& metric(const watcher::ResourceSummary& s, std::string_view name)
+const json::object& metric(const ResourceObservation& s, std::string_view name)
 {
     return s.resources.at("metrics").as_object().at(name).as_object();
 }
 
-std::string unknown_reason(const watcher::ResourceSummary& s, std::string_view key)
+std::string unknown_reason(const ResourceObservation& s, std::string_view key)
 {
     for (const auto& [name, why] : s.unknown)
         if (name == key) return why;
@@ -71,7 +71,7 @@ std::string unknown_reason(const watcher::ResourceSummary& s, std::string_view k
 }
 
 // The counters whose final value came from the run parent.
-std::set<std::string> finals_from_parent(const watcher::ResourceSummary& s)
+std::set<std::string> finals_from_parent(const ResourceObservation& s)
 {
     std::set<std::string> names;
     for (const auto& [name, value] : s.resources.at("metrics").as_object())
@@ -146,7 +146,7 @@ TEST_CASE("Metrics are named by their cgroup v2 file on both versions; a v1-only
                                          "cpu.stat.usage_usec", "cpu.stat.user_usec", "cpu.stat.system_usec",
                                          "cpu.stat.nr_periods", "cpu.stat.nr_throttled", "cpu.stat.throttled_usec",
                                          "pids.current", "pids.peak", "pids.events.max"};
-    const auto names_of = [](const watcher::ResourceSummary& s) {
+    const auto names_of = [](const ResourceObservation& s) {
         std::set<std::string> names;
         for (const auto& [name, value] : s.resources.at("metrics").as_object()) names.insert(std::string(name));
         return names;

@@ -23,13 +23,12 @@ TEST_CASE("An /info without a known cgroup version is an error, not a guess")
     CHECK_FALSE(pybox::engine::cgroup_facts_from_info(pybox::engine::docker_engine_info(json::parse(R"([])"))).has_value());
 }
 
-TEST_CASE("Each run gets its own parent under the installation's cgroup, and the box sits below it")
+TEST_CASE("Each run gets its own parent under the installation's cgroup")
 {
     const auto cgroup = run_cgroup_for({2, "cgroupfs"}, "inst", "run1");
     REQUIRE(cgroup.has_value());
     CHECK(cgroup->version == 2);
     CHECK(cgroup->parent == run_parent_path("inst", "run1"));
-    CHECK(cgroup->box("abc") == cgroup->parent + "/abc");
 }
 
 TEST_CASE("The systemd cgroup driver gets no run parent, and says why")

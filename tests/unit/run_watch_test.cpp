@@ -3,11 +3,14 @@
 #include "daemon/macos/colima_cgroup_host.hpp"
 #include "daemon/run/run_watch.hpp"
 #include "daemon/watcher/local_cgroup_host.hpp"
+#include "tests/support/fake_box_engine.hpp"
 #include "tests/support/fake_engine.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace net = boost::asio;
 using namespace pybox;
@@ -108,4 +111,58 @@ TEST_CASE("A setup without a host and without a reason of its own gives config.j
 {
     const auto resources = resources_of_unstarted_run(WatchSetup{nullptr, "script"});
     CHECK(resources.at("reason").as_string() == k_watcher_off_in_config);
+}
+
+namespace {
+
+// A host whose run parents are made and removed at once and whose watchers only record their argv.
+class RecordingHost final : public watcher::CgroupHost {
+public:
+    std::vector<std::vector<std::string>> watches;
+
+    std::string mount_root() const override { return "/sys/fs/cgroup"; }
+    std::string describe() const override { return "recording"; }
+    net::awaitable<Expected<void>> create_run_parent(int, std::string) override { co_return Expected<void>{}; }
+    net::awaitable<Expected<void>> remove_run_parent(std::string) override { co_return Expected<void>{}; }
+    net::awaitable<Expected<int>> empty_run_parent(std::string) override { co_return 0; }
+    Expected<std::unique_ptr<watcher::WatchSession>> start_watch(const std::vector<std::string>& argv) override
+    {
+        watches.push_back(argv);
+        return make_error("spawn_failed", "recorded only");
+    }
+};
+
+bool names(const std::vector<std::string>& argv, const std::string& path)
+{
+    return std::find(argv.begin(), argv.end(), path) != argv.end();
+}
+
+}  // namespace
+
+TEST_CASE("The watcher reads the box's cgroup where its backend placed it, and a backend that names none is not "
+          "watched, saying so")
+{
+    net::io_context io;
+    RecordingHost host;
+    test::FakeBoxEngine engine(io);
+    const auto setup = engine_watch_setup(true, &host, "script", ProcessEnds{nullptr, "no log"}, "");
+
+    RunWatch placed(setup);
+    const auto parent = test::run_to_result(io, placed.prepare(CgroupFacts{1, "cgroupfs"}, "install", "run"));
+    REQUIRE(parent == run_parent_path("install", "run"));
+    placed.start(engine, "box9", 5);
+    REQUIRE(host.watches.size() == 1);
+    CHECK(names(host.watches[0], *engine.box_cgroup(parent, "box9")));
+    CHECK(names(host.watches[0], parent));
+
+    engine.places_boxes = false;
+    RunWatch unplaced(setup);
+    test::run_to_result(io, unplaced.prepare(CgroupFacts{1, "cgroupfs"}, "install", "run"));
+    unplaced.start(engine, "box9", 5);
+    CHECK(host.watches.size() == 1);
+    test::run_to_result(io, [&]() -> net::awaitable<bool> {
+        co_await unplaced.finish();
+        co_return true;
+    }());
+    CHECK(unplaced.resources().at("reason") == "the engine does not say where it placed the box's cgroup");
 }

@@ -187,6 +187,14 @@ proto::Receipt run(RunFixture& f, proto::RunRequest run_request, net::cancellati
 
 }  // namespace
 
+TEST_CASE("A Docker box sits below its run parent, named by its container id (the cgroupfs driver's layout)")
+{
+    RunFixture f;
+    make_service(f);
+    const auto parent = daemon::run_parent_path("inst", "run1");
+    CHECK(f.boxes->box_cgroup(parent, "abc") == parent + "/abc");
+}
+
 TEST_CASE("A program that exits by itself gets a complete receipt with every phase ok")
 {
     RunFixture f;
