@@ -179,7 +179,7 @@ private:
     bool m_exited = false;              // the wait for the exit ended, however
     bool m_create_uncertain = false;    // the create's answer did not say whether a box was made
     std::optional<Error> m_remake_asked;  // why the first launch failed, when the engine would make the box again
-    std::optional<std::int64_t> m_first_pid;  // the box's first process (State.Pid), once read
+    std::optional<std::int64_t> m_first_pid;  // the box's first process on the engine's host, once read
     MonoClock::time_point m_start_asked;      // right before the backend asked for the start
     std::optional<std::string> m_files_marker;  // runs that move files: where the helper's report begins
 };

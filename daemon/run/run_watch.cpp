@@ -58,7 +58,7 @@ RunWatch::~RunWatch()
 std::string RunWatch::process_ends_unread() const
 {
     if (m_process_ends.log == nullptr) return m_process_ends.unread;
-    return "the engine did not name the box's first process (State.Pid) while it ran";
+    return "the engine did not name the box's first process on its host while it ran";
 }
 
 void RunWatch::not_watched(std::string reason)

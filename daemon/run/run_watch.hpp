@@ -82,10 +82,10 @@ public:
     bool watching() const { return m_session != nullptr; }
     // Whether first_process() has a use: a watcher runs, or the kernel's record is read.
     bool wants_first_process() const { return watching() || m_process_ends.log != nullptr; }
-    // The engine named the box's first process (State.Pid): from now the kernel's record of its
-    // end and of its interpreter's is kept (events from `started_mono_ns`, the start call, on);
-    // when a watcher runs, the first process's end asks it for the final reading at once, while
-    // the box's own cgroup still exists.
+    // The engine named the box's first process on its host (BoxState.first_pid): from now the
+    // kernel's record of its end and of its interpreter's is kept (events from `started_mono_ns`,
+    // the start call, on); when a watcher runs, the first process's end asks it for the final
+    // reading at once, while the box's own cgroup still exists.
     void first_process(std::int64_t pid, std::int64_t started_mono_ns);
     // The engine reported the exit, or the box is being removed: ask for the final reading.
     void exit_observed();
