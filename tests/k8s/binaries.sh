@@ -6,7 +6,7 @@
 #   1. $PYBOX_K8S_BIN, if set (a folder that holds them, used as they are);
 #   2. else ../shared/k8s beside the repository (kube-apiserver.s.xz, kubelet.s.xz),
 #      decompressed into the cache (again only when a .xz changed);
-#   3. else built from the source package into the cache by build_k8s.sh (about 30 min on 2
+#   3. else built from the source package into the cache by build_k8s.sh (about 15 min on 2
 #      cores; once, then taken from the cache).
 #  pause: $PYBOX_K8S_BIN/pause if there, else ../shared/k8s/pause, else built (static, seconds)
 #  from the same source package.
@@ -52,7 +52,7 @@ elif [ -x "$built/kube-apiserver" ] && [ -x "$built/kubelet" ]; then
   say "kube-apiserver and kubelet built earlier from Debian's kubernetes source package ($built)"
 else
   say "no PYBOX_K8S_BIN and no $shared: building kube-apiserver, kubelet and pause from Debian's" \
-      "kubernetes source package into $built (about 30 min on 2 cores, once)"
+      "kubernetes source package into $built (about 15 min on 2 cores, once)"
   "$source_dir/tests/k8s/build_k8s.sh" "$built" >&2
   use kube-apiserver "$built/kube-apiserver"
   use kubelet "$built/kubelet"

@@ -2,7 +2,7 @@
 # Usage: tests/k8s/build_k8s.sh OUT [pause]   (as root; binaries.sh runs it when it has no binaries)
 # Builds the test cluster's kube-apiserver and kubelet (v1.20: cmd/kube-apiserver and cmd/kubelet
 # with Debian's Go) and the static pause (build/pause/linux/pause.c) from Debian 12's own
-# `kubernetes` source package into OUT; with "pause", only the pause (seconds). About 30 min on
+# `kubernetes` source package into OUT; with "pause", only the pause (seconds). About 15 min on
 # 2 cores; prints each step as it starts.
 #
 # The machine needs no deb-src source: the Debian sources apt already uses are given to apt as
