@@ -1,5 +1,7 @@
 #include "util/strict_json.hpp"
 
+#include "util/text.hpp"
+
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/error.hpp>
 #include <boost/json/value_stack.hpp>
@@ -156,6 +158,12 @@ std::string describe_json_error(const json::error_code& ec, std::size_t max_dept
 }
 
 }  // namespace
+
+std::string StrictJson::refusal() const
+{
+    if (duplicate_key) return "repeats the key \"" + printable_excerpt(*duplicate_key) + "\"";
+    return "is not JSON: " + problem;
+}
 
 StrictJson parse_json_strictly(std::string_view text, std::size_t max_depth)
 {

@@ -25,6 +25,9 @@ struct StrictJson {
     bool number_too_large = false;
     std::size_t at_byte = 0;
     bool ok() const { return !duplicate_key && problem.empty(); }
+    // Why the text was refused, as what follows its subject in a sentence: "repeats the key
+    // \"K\"" (the untrusted key as a printable excerpt) or "is not JSON: <problem>". Only when !ok().
+    std::string refusal() const;
 };
 StrictJson parse_json_strictly(std::string_view text, std::size_t max_depth);
 

@@ -149,8 +149,7 @@ Expected<std::optional<std::int64_t>> parse_pod_pids_limit(std::string_view body
         return make_error(api_error::k_engine_protocol, "The kubelet's configz " + problem + ".");
     };
     const auto parsed = util::parse_json_strictly(body, k_configz_depth);
-    if (parsed.duplicate_key) return refuse("repeats the key \"" + *parsed.duplicate_key + "\"");
-    if (!parsed.ok()) return refuse("is not JSON: " + parsed.problem);
+    if (!parsed.ok()) return refuse(parsed.refusal());
     if (!parsed.value.is_object()) return refuse("is not a JSON object");
     std::string error;
     util::ObjectReader top(parsed.value, "configz", error, util::ReadMode::strict);

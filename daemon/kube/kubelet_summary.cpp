@@ -87,8 +87,7 @@ Expected<std::optional<ContainerStats>> container_stats(std::string_view body, c
     if (body.size() > k_max_kubelet_summary_bytes)
         return refused("is larger than " + std::to_string(k_max_kubelet_summary_bytes) + " bytes");
     const auto parsed = util::parse_json_strictly(body, k_summary_depth);
-    if (parsed.duplicate_key) return refused("repeats the key \"" + *parsed.duplicate_key + "\"");
-    if (!parsed.ok()) return refused("is not JSON: " + parsed.problem);
+    if (!parsed.ok()) return refused(parsed.refusal());
     if (!parsed.value.is_object()) return refused("is not a JSON object");
     std::string error;
     ObjectReader summary(parsed.value, "summary", error, util::ReadMode::tolerant);

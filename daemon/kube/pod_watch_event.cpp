@@ -47,8 +47,7 @@ std::string pod_version(const json::value& object)
 Expected<PodWatchEvent> parse_pod_watch_event(std::string_view line)
 {
     auto parsed = util::parse_json_strictly(line, k_max_watch_event_depth);
-    if (parsed.duplicate_key) return refuse("repeats the key \"" + *parsed.duplicate_key + "\"");
-    if (!parsed.ok()) return refuse("is not JSON: " + parsed.problem);
+    if (!parsed.ok()) return refuse(parsed.refusal());
     auto* envelope = parsed.value.if_object();
     if (envelope == nullptr || envelope->size() != 2 || !envelope->contains("type") || !envelope->contains("object"))
         return refuse("is not an object of exactly \"type\" and \"object\"");

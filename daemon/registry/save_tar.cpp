@@ -102,8 +102,7 @@ Expected<boost::json::value> parse_document(std::string_view text, std::string_v
 {
     if (!util::is_valid_utf8(text)) return invalid(std::string(what) + " is not UTF-8 text");
     auto parsed = util::parse_json_strictly(text, k_max_document_depth);
-    if (parsed.duplicate_key) return invalid(std::string(what) + " repeats the key \"" + *parsed.duplicate_key + "\"");
-    if (!parsed.ok()) return invalid(std::string(what) + " is not JSON: " + parsed.problem);
+    if (!parsed.ok()) return invalid(std::string(what) + " " + parsed.refusal());
     return std::move(parsed.value);
 }
 

@@ -166,3 +166,12 @@ TEST_CASE("A number beyond a double's range is refused by the strict reader, not
     }
     CHECK(pybox::util::parse_json_strictly("[1.7976931348623157e308, 5e-324]", 4).ok());
 }
+
+TEST_CASE("The strict reader's refusal names a repeated key as a printable excerpt, or says why the text is not JSON")
+{
+    CHECK(pybox::util::parse_json_strictly("{\"a\":1,\"a\":2}", 4).refusal() == "repeats the key \"a\"");
+    CHECK(pybox::util::parse_json_strictly("{\"\\u001b[2J\":1,\"\\u001b[2J\":2}", 4).refusal() ==
+          "repeats the key \"\\x1b[2J\"");
+    CHECK(pybox::util::parse_json_strictly("{\"a\":", 4).refusal() == "is not JSON: it ends before the JSON value does");
+    CHECK(pybox::util::parse_json_strictly("[1e400]", 4).refusal() == "is not JSON: a number is too large");
+}
