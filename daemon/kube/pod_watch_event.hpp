@@ -33,12 +33,9 @@ struct PodWatchEvent {
     boost::json::value pod;
     // Every type but ERROR: the object's metadata.resourceVersion, never empty.
     std::string resource_version;
-    // ERROR: the apiserver's Status.
+    // ERROR: the apiserver's Status (410 Gone: the version asked for is older than the apiserver
+    // keeps; the end wait reads the Pod afresh after any ERROR).
     std::optional<KubeStatus> status;
-
-    // An ERROR whose Status says 410 Gone (the version asked for is older than the apiserver
-    // keeps): the watch must start again from a fresh read of the Pod.
-    bool gone() const { return type == WatchEventType::error && status && status->code == 410; }
 };
 
 Expected<PodWatchEvent> parse_pod_watch_event(std::string_view line);

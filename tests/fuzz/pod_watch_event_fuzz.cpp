@@ -26,7 +26,6 @@ void check_event(std::string_view line)
     const bool is_error = event->type == kube::WatchEventType::error;
     check(is_error == event->status.has_value());
     check(is_error == event->resource_version.empty());
-    check(!event->gone() || is_error);
     if (is_error) return;
     check(event->pod.is_object());
     const auto facts = kube::pod_facts(event->pod);
