@@ -118,10 +118,7 @@ void SummaryReads::add(const Expected<std::optional<ContainerStats>>& read)
     if (!highest) highest = ContainerStats{};
     highest->cpu_time = stats.cpu_time;
     highest->memory_time = stats.memory_time;
-    keep_highest(highest->usage_core_nanoseconds, stats.usage_core_nanoseconds);
-    keep_highest(highest->working_set_bytes, stats.working_set_bytes);
-    keep_highest(highest->usage_bytes, stats.usage_bytes);
-    keep_highest(highest->rss_bytes, stats.rss_bytes);
+    for (const auto& metric : k_sampled_metrics) keep_highest((*highest).*metric.value, stats.*metric.value);
 }
 
 ResourceObservation sampled_resources(const SummaryReads& reads)
