@@ -14,7 +14,6 @@
 set -euo pipefail
 runs=${1:-10}
 source_dir=$(cd "$(dirname "$0")/../.." && pwd)
-: "${PYBOX_HOME:?the suite's runtime home (tests/integration/env_up.sh)}" "${PYBOX_BIN:?the build's bin folder}"
 # shellcheck source=tests/bench/side_daemons.sh
 . "$source_dir/tests/bench/side_daemons.sh"
 load_cluster_env

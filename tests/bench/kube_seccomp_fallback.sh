@@ -14,7 +14,6 @@
 # Usage: tests/bench/kube_seccomp_fallback.sh [N]   (default 10 rounds, plus a warm-up run)
 set -euo pipefail
 rounds=${1:-10}
-: "${PYBOX_HOME:?the suite's runtime home (tests/integration/env_up.sh)}" "${PYBOX_BIN:?the build's bin folder}"
 # shellcheck source=tests/bench/side_daemons.sh
 . "$(dirname "$0")/side_daemons.sh"
 load_cluster_env

@@ -15,7 +15,8 @@ box_docker_flags=(--network none --user 10000:10000 --cap-drop ALL --security-op
                   --security-opt "seccomp=$seccomp_profile" --ulimit core=0:0 --ulimit nofile=128:128
                   --log-driver none)
 
-load_cluster_env() {  # the test cluster's cluster.env ($PYBOX_K8S_HOME, default /tmp/pybox-k8s): for the kube benchmarks
+load_cluster_env() {  # the test cluster's cluster.env ($PYBOX_K8S_HOME, default /tmp/pybox-k8s): for the kube benchmarks, which run the pybox in $PYBOX_BIN
+  : "${PYBOX_BIN:?the bin folder of a build}"
   export PYBOX_K8S_HOME=${PYBOX_K8S_HOME:-/tmp/pybox-k8s}
   # shellcheck source=/dev/null
   . "$PYBOX_K8S_HOME/cluster.env"
